@@ -1,0 +1,141 @@
+//! Command-line definitions (clap derive). Parsing only; [`crate::app`] does the work.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::model::backoff::Jitter;
+use crate::time::{SimDuration, parse_duration};
+
+/// herdsim: a deterministic discrete-event simulator of the thundering herd.
+#[derive(Debug, Parser)]
+#[command(name = "herdsim", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run scenarios and write summary.csv, timeseries.csv, charts and report.html.
+    Run(RunArgs),
+    /// Validate scenarios without running them.
+    Check(CheckArgs),
+    /// Print the retry delays a backoff policy produces for a few clients.
+    Schedule(ScheduleArgs),
+}
+
+/// `herdsim run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files (default: the built-in scenarios/quickstart.toml).
+    pub scenarios: Vec<PathBuf>,
+    /// Output folder; each scenario writes into <out>/<name>/.
+    #[arg(long, default_value = "output")]
+    pub out: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override the number of replications (>= 1).
+    #[arg(long)]
+    pub replications: Option<u32>,
+    /// Worker threads (>= 1; default: one per core). Results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print nothing on stdout and no progress on stderr (errors and warnings still show).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Also write requests.csv, one row per logical request.
+    #[arg(long)]
+    pub requests: bool,
+    /// Chart formats, comma-separated: png, svg.
+    #[arg(long, value_delimiter = ',', default_value = "png,svg")]
+    pub format: Vec<ChartFormat>,
+    /// Skip charts and report.html.
+    #[arg(long)]
+    pub no_charts: bool,
+}
+
+/// A chart file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChartFormat {
+    /// Bitmap, for slides.
+    Png,
+    /// Vector, for documents and report.html.
+    Svg,
+}
+
+/// `herdsim check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Scenario files to validate.
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+}
+
+/// `herdsim schedule`.
+#[derive(Debug, Args)]
+pub struct ScheduleArgs {
+    /// Delay of the first retry, e.g. 100ms.
+    #[arg(long, value_parser = duration_arg)]
+    pub base: SimDuration,
+    /// Largest un-jittered delay, e.g. 10s.
+    #[arg(long, value_parser = duration_arg)]
+    pub cap: SimDuration,
+    /// none, full, equal, decorrelated, proportional=F or fraction=J.
+    #[arg(long, default_value = "full", value_parser = jitter_arg)]
+    pub jitter: Jitter,
+    /// Growth per retry (>= 1).
+    #[arg(long, default_value_t = 2.0)]
+    pub multiplier: f64,
+    /// Attempts, counting the first (so attempts - 1 retries are shown).
+    #[arg(long, default_value_t = 8)]
+    pub attempts: u32,
+    /// Clients to draw schedules for.
+    #[arg(long, default_value_t = 100)]
+    pub clients: u32,
+    /// Seed of the random stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A Retry-After header value received with every failure (e.g. "3", "3600", "soon").
+    #[arg(long)]
+    pub retry_after: Option<String>,
+    /// Largest usable Retry-After hint.
+    #[arg(long, default_value = "60s", value_parser = duration_arg)]
+    pub retry_after_max: SimDuration,
+}
+
+fn duration_arg(s: &str) -> Result<SimDuration, String> {
+    parse_duration(s)
+}
+
+fn jitter_arg(s: &str) -> Result<Jitter, String> {
+    let number = |v: &str, ok: fn(f64) -> bool, range: &str| {
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| ok(*x))
+            .ok_or_else(|| format!("expected a number in {range}, found \"{v}\""))
+    };
+    match s.split_once('=') {
+        None => match s {
+            "none" => Ok(Jitter::None),
+            "full" => Ok(Jitter::Full),
+            "equal" => Ok(Jitter::Equal),
+            "decorrelated" => Ok(Jitter::Decorrelated),
+            _ => Err(format!(
+                "expected none, full, equal, decorrelated, proportional=F or fraction=J, found \"{s}\""
+            )),
+        },
+        Some(("proportional", v)) => {
+            number(v, |x| (0.0..1.0).contains(&x), "[0, 1)").map(Jitter::Proportional)
+        }
+        Some(("fraction", v)) => {
+            number(v, |x| (0.0..=1.0).contains(&x), "[0, 1]").map(Jitter::Fraction)
+        }
+        Some((k, _)) => Err(format!(
+            "expected proportional=F or fraction=J, found \"{k}=\""
+        )),
+    }
+}

@@ -1,0 +1,253 @@
+//! Circuit breakers during a run: closed, open, half-open; per client or fleet-wide.
+//!
+//! Closed: every attempt outcome is recorded in a rolling window; once the window holds at
+//! least `min_calls` outcomes and the failure share reaches `failure_rate`, the breaker opens.
+//! Open: attempts fail fast (`breaker_open`) without reaching the server. After `open_for`
+//! (a timed event, so open time is exact) it is half-open: the next `half_open_probes`
+//! attempts go through; if all succeed it closes (window cleared), any failure re-opens it.
+//! Only probe outcomes count while half-open; outcomes arriving while open are ignored.
+
+use std::collections::VecDeque;
+
+use crate::model::policy::{BreakerSpec, Scope};
+use crate::time::{SimDuration, SimTime};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Closed,
+    Open,
+    HalfOpen,
+}
+
+#[derive(Debug, Clone)]
+struct State {
+    mode: Mode,
+    /// (time, failed) of recorded outcomes in the window, oldest first.
+    window: VecDeque<(SimTime, bool)>,
+    failures: u32,
+    probes_sent: u32,
+    probes_ok: u32,
+    opened_at: SimTime,
+}
+
+/// What recording an outcome did to the breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// No change of mode.
+    None,
+    /// It opened: schedule its half-open event at `now + open_for`.
+    Opened,
+    /// It closed after successful probes.
+    Closed,
+}
+
+/// All breakers of a run: one (global) or one per client.
+#[derive(Debug, Clone)]
+pub struct Breakers {
+    spec: BreakerSpec,
+    states: Vec<State>,
+    open_now: u32,
+    open_total: SimDuration,
+}
+
+impl Breakers {
+    /// Closed breakers for `clients` clients.
+    pub fn new(spec: &BreakerSpec, clients: u32) -> Self {
+        let n = match spec.scope {
+            Scope::Client => clients as usize,
+            Scope::Global => 1,
+        };
+        let closed = State {
+            mode: Mode::Closed,
+            window: VecDeque::new(),
+            failures: 0,
+            probes_sent: 0,
+            probes_ok: 0,
+            opened_at: SimTime::ZERO,
+        };
+        Breakers {
+            spec: *spec,
+            states: vec![closed; n],
+            open_now: 0,
+            open_total: SimDuration::ZERO,
+        }
+    }
+
+    /// The breaker index serving `client`.
+    #[inline]
+    pub fn index(&self, client: u32) -> u32 {
+        match self.spec.scope {
+            Scope::Client => client,
+            Scope::Global => 0,
+        }
+    }
+
+    /// How long a breaker stays open.
+    pub fn open_for(&self) -> SimDuration {
+        self.spec.open_for
+    }
+
+    /// May an attempt be sent now? `Some(probe)` if yes (probe: it is a half-open trial),
+    /// `None` if it must fail fast.
+    pub fn admit(&mut self, index: u32) -> Option<bool> {
+        let probes = self.spec.half_open_probes;
+        let s = &mut self.states[index as usize];
+        match s.mode {
+            Mode::Closed => Some(false),
+            Mode::Open => None,
+            Mode::HalfOpen if s.probes_sent < probes => {
+                s.probes_sent += 1;
+                Some(true)
+            }
+            Mode::HalfOpen => None,
+        }
+    }
+
+    /// Records an attempt's outcome. `probe` says whether it was admitted as a probe.
+    pub fn record(&mut self, index: u32, now: SimTime, failed: bool, probe: bool) -> Transition {
+        let spec = self.spec;
+        let s = &mut self.states[index as usize];
+        match s.mode {
+            Mode::Open => Transition::None,
+            Mode::HalfOpen if !probe => Transition::None,
+            Mode::HalfOpen if failed => {
+                self.open(index, now);
+                Transition::Opened
+            }
+            Mode::HalfOpen => {
+                s.probes_ok += 1;
+                if s.probes_ok >= spec.half_open_probes {
+                    s.mode = Mode::Closed;
+                    s.window.clear();
+                    s.failures = 0;
+                    Transition::Closed
+                } else {
+                    Transition::None
+                }
+            }
+            Mode::Closed => {
+                s.window.push_back((now, failed));
+                s.failures += failed as u32;
+                while let Some(&(t, f)) = s.window.front() {
+                    if now.0.saturating_sub(t.0) >= spec.window.0 {
+                        s.window.pop_front();
+                        s.failures -= f as u32;
+                    } else {
+                        break;
+                    }
+                }
+                let calls = s.window.len() as u32;
+                if calls >= spec.min_calls && s.failures as f64 >= spec.failure_rate * calls as f64
+                {
+                    self.open(index, now);
+                    Transition::Opened
+                } else {
+                    Transition::None
+                }
+            }
+        }
+    }
+
+    fn open(&mut self, index: u32, now: SimTime) {
+        let s = &mut self.states[index as usize];
+        s.mode = Mode::Open;
+        s.window.clear();
+        s.failures = 0;
+        s.opened_at = now;
+        self.open_now += 1;
+    }
+
+    /// The open period of breaker `index` ended: it becomes half-open.
+    pub fn half_open(&mut self, index: u32, now: SimTime) {
+        let s = &mut self.states[index as usize];
+        if s.mode == Mode::Open {
+            s.mode = Mode::HalfOpen;
+            s.probes_sent = 0;
+            s.probes_ok = 0;
+            self.open_total += now - s.opened_at;
+            self.open_now -= 1;
+        }
+    }
+
+    /// Number of breakers open right now.
+    pub fn open_count(&self) -> u32 {
+        self.open_now
+    }
+
+    /// Total time breakers spent open, counting those still open up to `end`.
+    pub fn open_time(&self, end: SimTime) -> SimDuration {
+        let still_open = self
+            .states
+            .iter()
+            .filter(|s| s.mode == Mode::Open)
+            .fold(SimDuration::ZERO, |acc, s| acc + (end - s.opened_at));
+        self.open_total + still_open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(scope: Scope) -> BreakerSpec {
+        BreakerSpec {
+            failure_rate: 1.0,
+            window: SimDuration::from_secs(10),
+            min_calls: 5,
+            open_for: SimDuration::from_secs(5),
+            half_open_probes: 3,
+            scope,
+        }
+    }
+
+    #[test]
+    fn opens_after_exactly_min_calls_failures_at_rate_one() {
+        let mut b = Breakers::new(&spec(Scope::Client), 1);
+        for i in 0..4 {
+            assert_eq!(b.record(0, SimTime(i), true, false), Transition::None);
+        }
+        assert_eq!(b.record(0, SimTime(4), true, false), Transition::Opened);
+        assert_eq!(b.admit(0), None);
+        assert_eq!(b.open_count(), 1);
+    }
+
+    #[test]
+    fn half_open_admits_exactly_the_probes_and_closes_when_all_succeed() {
+        let mut b = Breakers::new(&spec(Scope::Global), 10);
+        for i in 0..5 {
+            b.record(0, SimTime(i), true, false);
+        }
+        let five_s = SimTime(4 + SimDuration::from_secs(5).0);
+        b.half_open(0, five_s);
+        assert_eq!(b.open_time(five_s), SimDuration::from_secs(5));
+        let admitted: Vec<_> = (0..5).map(|_| b.admit(0)).collect();
+        assert_eq!(admitted, [Some(true), Some(true), Some(true), None, None]);
+        assert_eq!(b.record(0, five_s, false, true), Transition::None);
+        assert_eq!(b.record(0, five_s, false, true), Transition::None);
+        assert_eq!(b.record(0, five_s, false, true), Transition::Closed);
+        assert_eq!(b.admit(0), Some(false));
+    }
+
+    #[test]
+    fn a_failed_probe_reopens() {
+        let mut b = Breakers::new(&spec(Scope::Client), 1);
+        for i in 0..5 {
+            b.record(0, SimTime(i), true, false);
+        }
+        b.half_open(0, SimTime(100));
+        assert_eq!(b.admit(0), Some(true));
+        assert_eq!(b.record(0, SimTime(101), true, true), Transition::Opened);
+        assert_eq!(b.admit(0), None);
+    }
+
+    #[test]
+    fn old_outcomes_leave_the_window() {
+        let mut b = Breakers::new(&spec(Scope::Client), 1);
+        for i in 0..4 {
+            b.record(0, SimTime(i), true, false);
+        }
+        // Ten seconds later the four failures have expired: one more does not open it.
+        let later = SimTime(SimDuration::from_secs(10).0 + 3);
+        assert_eq!(b.record(0, later, true, false), Transition::None);
+    }
+}

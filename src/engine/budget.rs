@@ -1,0 +1,356 @@
+//! Retry budgets during a run: the state behind [`BudgetKind`], per client or fleet-wide.
+//!
+//! The engine calls [`Budgets::on_first_attempt`] when a logical request sends its first
+//! attempt, [`Budgets::on_failure`] on every retryable failure, [`Budgets::try_retry`] once
+//! a retry has passed every other check (attempts, deadline), and [`Budgets::on_success`]
+//! when a request succeeds. Every bucket and quota starts full, as in the systems modelled.
+
+use std::collections::VecDeque;
+
+use crate::model::outcome::Status;
+use crate::model::policy::{BudgetKind, BudgetSpec, Scope};
+use crate::time::{SimDuration, SimTime};
+
+/// One budget's state.
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    /// Send times of first attempts and of allowed retries within the window.
+    Ratio {
+        firsts: VecDeque<SimTime>,
+        retries: VecDeque<SimTime>,
+    },
+    /// Tokens in thousandths.
+    Tokens(u64),
+    /// Quota units available.
+    Quota(u64),
+}
+
+/// All budget states of a run: one (global scope) or one per client.
+#[derive(Debug, Clone)]
+pub struct Budgets {
+    kind: BudgetKind,
+    scope: Scope,
+    states: Vec<State>,
+}
+
+/// What [`Budgets::try_retry`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The retry may go ahead; for a quota, `cost` was withdrawn (remember it for the refund).
+    Allowed {
+        /// Quota units taken (0 for other kinds).
+        cost: u64,
+    },
+    /// The budget is exhausted: the request gives up (`budget`).
+    Refused,
+}
+
+impl Budgets {
+    /// Fresh (full) budgets for `clients` clients.
+    pub fn new(spec: &BudgetSpec, clients: u32) -> Self {
+        let n = match spec.scope {
+            Scope::Client => clients as usize,
+            Scope::Global => 1,
+        };
+        let fresh = match spec.kind {
+            BudgetKind::Ratio { .. } => State::Ratio {
+                firsts: VecDeque::new(),
+                retries: VecDeque::new(),
+            },
+            BudgetKind::TokenBucket { max_milli, .. } => State::Tokens(max_milli),
+            BudgetKind::Adaptive { size_milli, .. } => State::Tokens(size_milli),
+            BudgetKind::Quota { capacity, .. } => State::Quota(capacity),
+        };
+        Budgets {
+            kind: spec.kind,
+            scope: spec.scope,
+            states: vec![fresh; n],
+        }
+    }
+
+    #[inline]
+    fn state(&mut self, client: u32) -> &mut State {
+        let i = match self.scope {
+            Scope::Client => client as usize,
+            Scope::Global => 0,
+        };
+        &mut self.states[i]
+    }
+
+    /// A logical request sent its first attempt.
+    pub fn on_first_attempt(&mut self, client: u32, now: SimTime) {
+        let kind = self.kind;
+        match (kind, self.state(client)) {
+            (BudgetKind::Ratio { .. }, State::Ratio { firsts, .. }) => firsts.push_back(now),
+            (
+                BudgetKind::Adaptive {
+                    fill_milli,
+                    size_milli,
+                },
+                State::Tokens(t),
+            ) => *t = (*t + fill_milli).min(size_milli),
+            _ => {}
+        }
+    }
+
+    /// A retryable failure happened (gRPC throttling takes a token for every one, whether or
+    /// not a retry follows).
+    pub fn on_failure(&mut self, client: u32) {
+        if let (BudgetKind::TokenBucket { .. }, State::Tokens(t)) = (self.kind, self.state(client))
+        {
+            *t = t.saturating_sub(1000);
+        }
+    }
+
+    /// Asks for one retry after a failure of class `status`; withdraws on success.
+    pub fn try_retry(&mut self, client: u32, now: SimTime, status: Status) -> Decision {
+        let kind = self.kind;
+        let allowed = |cost| Decision::Allowed { cost };
+        match (kind, self.state(client)) {
+            (
+                BudgetKind::Ratio {
+                    ratio,
+                    window,
+                    min_per_s,
+                },
+                State::Ratio { firsts, retries },
+            ) => {
+                expire(firsts, now, window);
+                expire(retries, now, window);
+                let limit = ratio * firsts.len() as f64 + min_per_s * window.as_secs_f64();
+                if (retries.len() as f64) < limit {
+                    retries.push_back(now);
+                    allowed(0)
+                } else {
+                    Decision::Refused
+                }
+            }
+            (BudgetKind::TokenBucket { max_milli, .. }, State::Tokens(t)) => {
+                if *t * 2 > max_milli {
+                    allowed(0)
+                } else {
+                    Decision::Refused
+                }
+            }
+            (BudgetKind::Adaptive { .. }, State::Tokens(t)) => {
+                if *t > 1000 {
+                    *t -= 1000;
+                    allowed(0)
+                } else {
+                    Decision::Refused
+                }
+            }
+            (
+                BudgetKind::Quota {
+                    retry_cost,
+                    timeout_cost,
+                    ..
+                },
+                State::Quota(available),
+            ) => {
+                let cost = match status {
+                    Status::Timeout | Status::Unreachable => timeout_cost,
+                    _ => retry_cost,
+                };
+                if *available < cost {
+                    Decision::Refused
+                } else {
+                    *available -= cost;
+                    allowed(cost)
+                }
+            }
+            _ => unreachable!("budget state always matches its kind"),
+        }
+    }
+
+    /// A logical request succeeded; `last_cost` is the quota cost of its last retry (0 if it
+    /// was not retried).
+    pub fn on_success(&mut self, client: u32, last_cost: u64) {
+        match (self.kind, self.state(client)) {
+            (
+                BudgetKind::TokenBucket {
+                    max_milli,
+                    ratio_milli,
+                },
+                State::Tokens(t),
+            ) => *t = (*t + ratio_milli).min(max_milli),
+            (
+                BudgetKind::Quota {
+                    capacity,
+                    success_refund,
+                    ..
+                },
+                State::Quota(available),
+            ) => {
+                let refund = if last_cost > 0 {
+                    last_cost
+                } else {
+                    success_refund
+                };
+                *available = (*available + refund).min(capacity);
+            }
+            _ => {}
+        }
+    }
+
+    /// Tokens (thousandths) or quota units left, for tests and diagnostics.
+    pub fn level(&self, client: u32) -> u64 {
+        let i = match self.scope {
+            Scope::Client => client as usize,
+            Scope::Global => 0,
+        };
+        match &self.states[i] {
+            State::Ratio { retries, .. } => retries.len() as u64,
+            State::Tokens(t) | State::Quota(t) => *t,
+        }
+    }
+}
+
+/// Drops entries at or before `now - window`: the window is `(now - window, now]`.
+fn expire(times: &mut VecDeque<SimTime>, now: SimTime, window: SimDuration) {
+    while let Some(&t) = times.front() {
+        if now.0.saturating_sub(t.0) >= window.0 {
+            times.pop_front();
+        } else {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: BudgetKind, scope: Scope) -> BudgetSpec {
+        BudgetSpec { kind, scope }
+    }
+
+    /// gRPC A6 throttling, max_tokens 10: a run of consecutive failures from a full bucket
+    /// allows retries after exactly the first 4; the 5th leaves 5 tokens, not above 5.
+    #[test]
+    fn grpc_throttling_allows_exactly_four_retries_from_full() {
+        let mut b = Budgets::new(
+            &spec(
+                BudgetKind::TokenBucket {
+                    max_milli: 10_000,
+                    ratio_milli: 100,
+                },
+                Scope::Client,
+            ),
+            1,
+        );
+        let mut allowed = Vec::new();
+        for _ in 0..6 {
+            b.on_failure(0);
+            allowed.push(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
+        }
+        assert_eq!(allowed, [true, true, true, true, false, false]);
+        assert_eq!(b.level(0), 4_000);
+        // Each success adds 0.1: ten successes bring 4.0 back to 5.0, still not above 5.
+        for _ in 0..10 {
+            b.on_success(0, 0);
+        }
+        assert_eq!(b.level(0), 5_000);
+        assert_eq!(
+            b.try_retry(0, SimTime(0), Status::Unavailable),
+            Decision::Refused
+        );
+        b.on_success(0, 0);
+        assert!(matches!(
+            b.try_retry(0, SimTime(0), Status::Unavailable),
+            Decision::Allowed { .. }
+        ));
+    }
+
+    /// AWS standard mode: 500 units, 5 per retry, 10 after a timeout: 100 retries (50 after
+    /// timeouts) drain a fresh bucket; a success refunds its retry's cost, else 1.
+    #[test]
+    fn aws_quota_drains_after_100_retries_and_refunds() {
+        let quota = BudgetKind::Quota {
+            capacity: 500,
+            retry_cost: 5,
+            timeout_cost: 10,
+            success_refund: 1,
+        };
+        let mut b = Budgets::new(&spec(quota, Scope::Global), 3);
+        let n = (0..200)
+            .take_while(|_| b.try_retry(1, SimTime(0), Status::Unavailable) != Decision::Refused)
+            .count();
+        assert_eq!(n, 100);
+        b.on_success(2, 5);
+        assert_eq!(b.level(0), 5);
+        b.on_success(0, 0);
+        assert_eq!(b.level(0), 6);
+        let mut t = Budgets::new(&spec(quota, Scope::Client), 1);
+        let n = (0..200)
+            .take_while(|_| t.try_retry(0, SimTime(0), Status::Timeout) != Decision::Refused)
+            .count();
+        assert_eq!(n, 50);
+    }
+
+    /// Seed 002: retries limited to 10% of calls in a rolling window.
+    #[test]
+    fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
+        let kind = BudgetKind::Ratio {
+            ratio: 0.1,
+            window: SimDuration::from_secs(10),
+            min_per_s: 0.0,
+        };
+        let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
+        for i in 0..20 {
+            b.on_first_attempt(0, SimTime(i));
+        }
+        let at = SimTime(100);
+        let first_two = [
+            b.try_retry(0, at, Status::Unavailable),
+            b.try_retry(0, at, Status::Unavailable),
+        ];
+        assert!(first_two.iter().all(|d| *d != Decision::Refused));
+        assert_eq!(b.try_retry(0, at, Status::Unavailable), Decision::Refused);
+        // Ten seconds later every first attempt has left the window: nothing is allowed.
+        let later = SimTime(SimDuration::from_secs(10).0 + 19);
+        assert_eq!(
+            b.try_retry(0, later, Status::Unavailable),
+            Decision::Refused
+        );
+    }
+
+    #[test]
+    fn ratio_budget_min_per_s_is_a_floor() {
+        let kind = BudgetKind::Ratio {
+            ratio: 0.0,
+            window: SimDuration::from_secs(2),
+            min_per_s: 1.5,
+        };
+        let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
+        let n = (0..10)
+            .take_while(|_| b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused)
+            .count();
+        assert_eq!(n, 3);
+    }
+
+    /// Brooker's adaptive bucket: first attempts add 0.1 up to the size; a retry needs > 1.
+    #[test]
+    fn adaptive_bucket_starts_full_and_refills_per_first_attempt() {
+        let kind = BudgetKind::Adaptive {
+            fill_milli: 100,
+            size_milli: 5_000,
+        };
+        let mut b = Budgets::new(&spec(kind, Scope::Client), 2);
+        let n = (0..10)
+            .take_while(|_| b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused)
+            .count();
+        assert_eq!(
+            n, 4,
+            "5.0 -> 4 -> 3 -> 2 -> 1.0, and 1.0 is not more than 1"
+        );
+        assert_eq!(b.level(0), 1_000);
+        b.on_first_attempt(0, SimTime(0));
+        assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
+        assert_eq!(
+            b.level(1),
+            5_000,
+            "client scope: the other client is untouched"
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! The one public error type, and the exit code each kind of failure maps to.
+//!
+//! Scenario faults carry their position (file, line, column, key) so the message points at the
+//! spot to fix; I/O faults carry the path. `main` turns an [`Error`] into an exit status with
+//! [`Error::exit_code`]: 2 for anything the user wrote wrong (scenario or arguments), 1 for
+//! everything else.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// One problem found in a scenario file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file as the user named it (or `<built-in quickstart>`).
+    pub file: String,
+    /// 1-based line, when the parser knows the position.
+    pub line: Option<usize>,
+    /// 1-based column, when the parser knows the position.
+    pub col: Option<usize>,
+    /// Dotted key path, e.g. `strategy[2].base`; empty for whole-file faults.
+    pub key: String,
+    /// What was expected and what was found.
+    pub msg: String,
+}
+
+impl fmt::Display for ScenarioError {
+    /// `storm.toml:14:9: strategy[2].base: must be > 0 (found "0ms")`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(col) = self.col {
+                write!(f, ":{col}")?;
+            }
+        }
+        if !self.key.is_empty() {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.msg)
+    }
+}
+
+/// Every problem found in one or more scenario files, in file order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScenarioErrors(pub Vec<ScenarioError>);
+
+impl fmt::Display for ScenarioErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// herdsim's error type.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// One or more scenario files are invalid. Exit status 2.
+    #[error("{0}")]
+    Scenario(ScenarioErrors),
+    /// The command line is invalid in a way clap cannot see (e.g. `--threads 0`). Exit status 2.
+    #[error("{0}")]
+    Usage(String),
+    /// Reading or writing a file failed. Exit status 1.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder that could not be read or written.
+        path: PathBuf,
+        /// The underlying cause.
+        source: std::io::Error,
+    },
+    /// A chart could not be drawn. Exit status 1.
+    #[error("{}: cannot draw chart: {msg}", path.display())]
+    Chart {
+        /// The chart file.
+        path: PathBuf,
+        /// What the drawing backend said.
+        msg: String,
+    },
+}
+
+impl Error {
+    /// The process exit status for this error: 2 for invalid input, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Scenario(_) | Error::Usage(_) => 2,
+            Error::Io { .. } | Error::Chart { .. } => 1,
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,30 @@
+//! The `herdsim` binary: parse the command line, run, map the outcome to an exit status.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match herdsim::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version (exit 0) and usage errors (exit 2) itself.
+            let _ = e.print();
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    match herdsim::app::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("herdsim: error: {e:#}");
+            if let herdsim::Error::Scenario(errors) = &e {
+                let n = errors.0.len();
+                eprintln!(
+                    "herdsim: {n} problem{} found; nothing was run or written",
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Backoff formulas: pure functions of (retry number, previous delay, parameters, one draw).
+//!
+//! The random draw `u` is an argument, uniform in `[0, 1)`, never generated here. The engine
+//! passes a draw from its seeded stream; tests pass fixed values and check exact results
+//! against the seeds' worked examples. `herdsim schedule` calls the same functions.
+//!
+//! Retry numbers count from 1: retry `n = 1` is the first retry (attempt 2) and waits
+//! `expo(1) = base`. All results are whole nanoseconds, rounded down.
+
+use crate::time::SimDuration;
+
+/// How a delay is randomised around the exponential ladder `expo(n)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Jitter {
+    /// `expo(n)`: every client computes the same ladder (the herd stays synchronised).
+    None,
+    /// `U(0, expo(n))` (AWS "full jitter").
+    Full,
+    /// `expo(n)/2 + U(0, expo(n)/2)` (AWS "equal jitter").
+    Equal,
+    /// `d(n) = min(cap, U(base, 3·d(n-1)))`, `d(0) = base`; state is kept per request.
+    Decorrelated,
+    /// `expo(n) · (1 + U(-f, f))`, applied after the cap, so it may exceed the cap by `f`
+    /// (seed 000's multiplicative ±10%). `f` in `[0, 1)`.
+    Proportional(f64),
+    /// `expo(n) · (1 - j·U[0, 1))` (seed 003): 0 = none, 0.5 = equal-like, 1 = full. `j` in `[0, 1]`.
+    Fraction(f64),
+}
+
+impl Jitter {
+    /// The name used in tables and charts, e.g. `full` or `proportional(0.1)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Jitter::None => "none".into(),
+            Jitter::Full => "full".into(),
+            Jitter::Equal => "equal".into(),
+            Jitter::Decorrelated => "decorrelated".into(),
+            Jitter::Proportional(f) => format!("proportional({f})"),
+            Jitter::Fraction(j) => format!("fraction({j})"),
+        }
+    }
+}
+
+/// A backoff ladder: `expo(n) = min(cap, base · multiplier^(n-1))`, then jitter.
+///
+/// Invariant (checked when the scenario is validated): `cap >= base`, `multiplier >= 1`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    /// The first retry's un-jittered delay.
+    pub base: SimDuration,
+    /// The largest un-jittered delay.
+    pub cap: SimDuration,
+    /// Growth per retry; 1 gives a constant delay.
+    pub multiplier: f64,
+    /// How the delay is randomised.
+    pub jitter: Jitter,
+}
+
+impl Backoff {
+    /// The capped exponential `min(cap, base · multiplier^(n-1))` for retry `n >= 1`.
+    pub fn expo(&self, n: u32) -> SimDuration {
+        let exponent = n.saturating_sub(1).min(i32::MAX as u32) as i32;
+        let raw = self.base.as_nanos() as f64 * self.multiplier.powi(exponent);
+        if raw >= self.cap.as_nanos() as f64 {
+            self.cap
+        } else {
+            SimDuration::from_nanos_f64(raw)
+        }
+    }
+
+    /// Whether [`Backoff::delay`] depends on its draw (so the engine can skip drawing).
+    pub fn uses_draw(&self) -> bool {
+        !matches!(self.jitter, Jitter::None)
+    }
+
+    /// The delay before retry `n` (n >= 1). `prev` is the previous delay of this request
+    /// (only decorrelated jitter reads it; start it at `base`). `u` is a draw in `[0, 1)`.
+    pub fn delay(&self, n: u32, prev: SimDuration, u: f64) -> SimDuration {
+        let scaled = |lo: f64, width: f64| SimDuration((lo + u * width).max(0.0) as u64);
+        match self.jitter {
+            Jitter::None => self.expo(n),
+            Jitter::Full => scaled(0.0, self.expo(n).as_nanos() as f64),
+            Jitter::Equal => {
+                let half = self.expo(n).as_nanos() as f64 / 2.0;
+                scaled(half, half)
+            }
+            Jitter::Decorrelated => {
+                let lo = self.base.as_nanos() as f64;
+                let hi = 3.0 * prev.as_nanos() as f64;
+                scaled(lo, (hi - lo).max(0.0)).min(self.cap)
+            }
+            Jitter::Proportional(f) => {
+                let e = self.expo(n).as_nanos() as f64;
+                SimDuration((e * (1.0 + f * (2.0 * u - 1.0))).max(0.0) as u64)
+            }
+            Jitter::Fraction(j) => {
+                let e = self.expo(n).as_nanos() as f64;
+                SimDuration((e * (1.0 - j * u)).max(0.0) as u64)
+            }
+        }
+    }
+
+    /// The closed range every delay for retry `n` lies in (for property tests and
+    /// `herdsim schedule`); `prev` as for [`Backoff::delay`].
+    pub fn bounds(&self, n: u32, prev: SimDuration) -> (SimDuration, SimDuration) {
+        let e = self.expo(n);
+        match self.jitter {
+            Jitter::None => (e, e),
+            Jitter::Full => (SimDuration::ZERO, e),
+            Jitter::Equal => (SimDuration(e.0 / 2), e),
+            Jitter::Decorrelated => {
+                let hi = SimDuration(prev.0.saturating_mul(3)).max(self.base);
+                (self.base.min(self.cap), hi.min(self.cap))
+            }
+            Jitter::Proportional(f) => (
+                SimDuration((e.0 as f64 * (1.0 - f)) as u64),
+                SimDuration((e.0 as f64 * (1.0 + f)).ceil() as u64),
+            ),
+            Jitter::Fraction(j) => (SimDuration((e.0 as f64 * (1.0 - j)) as u64), e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ladder(base_ms: u64, cap_ms: u64, jitter: Jitter) -> Backoff {
+        Backoff {
+            base: SimDuration::from_millis(base_ms),
+            cap: SimDuration::from_millis(cap_ms),
+            multiplier: 2.0,
+            jitter,
+        }
+    }
+
+    #[test]
+    fn first_retry_waits_base_then_doubles_to_the_cap() {
+        let b = ladder(100, 1000, Jitter::None);
+        let got: Vec<u64> = (1..=6)
+            .map(|n| b.delay(n, b.base, 0.7).as_nanos() / 1_000_000)
+            .collect();
+        assert_eq!(got, vec![100, 200, 400, 800, 1000, 1000]);
+    }
+
+    #[test]
+    fn multiplier_one_is_a_constant_delay_and_base_zero_is_immediate() {
+        let constant = Backoff {
+            multiplier: 1.0,
+            ..ladder(250, 1000, Jitter::None)
+        };
+        assert!((1..10).all(|n| constant.expo(n) == SimDuration::from_millis(250)));
+        let immediate = ladder(0, 1000, Jitter::Full);
+        assert!((1..10).all(|n| immediate.delay(n, immediate.base, 0.9) == SimDuration::ZERO));
+    }
+
+    #[test]
+    fn full_and_equal_jitter_scale_the_draw() {
+        let full = ladder(100, 10_000, Jitter::Full);
+        assert_eq!(full.delay(3, full.base, 0.0), SimDuration::ZERO);
+        assert_eq!(full.delay(3, full.base, 0.5), SimDuration::from_millis(200));
+        let equal = ladder(100, 10_000, Jitter::Equal);
+        assert_eq!(
+            equal.delay(3, equal.base, 0.0),
+            SimDuration::from_millis(200)
+        );
+        assert_eq!(
+            equal.delay(3, equal.base, 0.5),
+            SimDuration::from_millis(300)
+        );
+    }
+
+    #[test]
+    fn decorrelated_reads_the_previous_delay_and_clamps_at_cap() {
+        let d = ladder(100, 1000, Jitter::Decorrelated);
+        // d(0) = base: U(100, 300)
+        assert_eq!(d.delay(1, d.base, 0.0), SimDuration::from_millis(100));
+        assert_eq!(d.delay(1, d.base, 0.5), SimDuration::from_millis(200));
+        // prev 300 -> U(100, 900)
+        assert_eq!(
+            d.delay(2, SimDuration::from_millis(300), 0.5),
+            SimDuration::from_millis(500)
+        );
+        // prev 900 -> U(100, 2700) clamped at 1000
+        assert_eq!(
+            d.delay(3, SimDuration::from_millis(900), 0.9),
+            SimDuration::from_millis(1000)
+        );
+    }
+
+    #[test]
+    fn every_jitter_stays_within_its_bounds() {
+        let kinds = [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::Proportional(0.1),
+            Jitter::Fraction(0.5),
+        ];
+        for jitter in kinds {
+            let b = Backoff {
+                multiplier: 1.7,
+                ..ladder(37, 5000, jitter)
+            };
+            let mut prev = b.base;
+            for n in 1..20 {
+                for u in [0.0, 0.25, 0.5, 0.999_999] {
+                    let d = b.delay(n, prev, u);
+                    let (lo, hi) = b.bounds(n, prev);
+                    assert!(
+                        lo <= d && d <= hi,
+                        "{jitter:?} n={n} u={u}: {d:?} not in {lo:?}..{hi:?}"
+                    );
+                }
+                prev = b.delay(n, prev, 0.6);
+            }
+        }
+    }
+}

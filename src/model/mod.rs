@@ -1,0 +1,1270 @@
+//! The validated scenario: typed, with defaults resolved and every invariant checked once.
+//!
+//! [`Scenario::from_raw`] turns a [`RawScenario`] into a [`Scenario`] or into *all* the
+//! problems found, each with file, line:column, key, what was expected and what was found.
+//! After that, nothing downstream re-checks input: the engine relies on the invariants
+//! documented on each type (e.g. `cap >= base`, outages sorted and disjoint).
+
+pub mod backoff;
+pub mod dist;
+pub mod outcome;
+pub mod policy;
+
+use std::ops::Range;
+
+use toml::Spanned;
+
+use crate::error::{ScenarioError, ScenarioErrors};
+use crate::scenario::error_at;
+use crate::scenario::raw::{
+    RawBreaker, RawBudget, RawDist, RawDuration, RawJitter, RawOutage, RawPolicy, RawScenario,
+    RawServer,
+};
+use crate::time::{SimDuration, SimTime};
+use backoff::{Backoff, Jitter};
+use dist::Dist;
+use outcome::{GiveUpReason, ReasonSet, Status, StatusSet};
+use policy::{
+    Beyond, BreakerSpec, BudgetKind, BudgetSpec, RateLimitLadder, RetryAfterPolicy, RetryPolicy,
+    Scope, Strategy,
+};
+
+/// A fully validated scenario (one sweep point, when the file has a `[sweep]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// `[a-z0-9_-]{1,64}`; names the output folder.
+    pub name: String,
+    /// Free text for reports.
+    pub description: String,
+    /// The base seed every run's stream is derived from.
+    pub seed: u64,
+    /// Runs per strategy (>= 1).
+    pub replications: u32,
+    /// Simulated-time safety stop (> 0).
+    pub time_limit: SimDuration,
+    /// The client population.
+    pub clients: Clients,
+    /// One-way network latency to the primary server.
+    pub latency: Dist,
+    /// The primary server.
+    pub server: ServerSpec,
+    /// The fallback server, when `[fallback]` is present.
+    pub fallback: Option<FallbackSpec>,
+    /// Time-series resolution (> 0).
+    pub bucket: SimDuration,
+    /// One or more strategies with unique names, in file order.
+    pub strategies: Vec<Strategy>,
+}
+
+/// `[clients]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clients {
+    /// Number of clients (>= 1).
+    pub count: u32,
+    /// When the first client may start.
+    pub start: SimDuration,
+    /// Start offsets are uniform in `[0, start_spread)`; zero = all start together.
+    pub start_spread: SimDuration,
+    /// Logical requests per client, one after another (>= 1).
+    pub requests: u32,
+    /// Pause between a request's end and the next one's start; `None` = none.
+    pub think: Option<Dist>,
+}
+
+/// A Retry-After hint a server sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    /// No header.
+    None,
+    /// Always this value.
+    Fixed(SimDuration),
+    /// Computed by the simulated server, rounded up to whole seconds as real servers send it.
+    Auto,
+}
+
+/// What an outage does to arrivals during `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutageKind {
+    /// Every arrival is refused at once with 503.
+    Down,
+    /// Nothing answers: the attempt fails when the client's connect timeout or timeout expires.
+    Unreachable,
+    /// This share of arrivals is served, then answered 500.
+    Errors(f64),
+    /// Service times of services starting in the window are multiplied by this (>= 1).
+    Slow(f64),
+}
+
+impl OutageKind {
+    /// The `kind` spelling.
+    pub fn label(&self) -> &'static str {
+        match self {
+            OutageKind::Down => "down",
+            OutageKind::Unreachable => "unreachable",
+            OutageKind::Errors(_) => "errors",
+            OutageKind::Slow(_) => "slow",
+        }
+    }
+}
+
+/// One `[[server.outages]]` window, `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outage {
+    /// First instant of the window.
+    pub start: SimTime,
+    /// First instant after the window (`start < end`).
+    pub end: SimTime,
+    /// What the outage does.
+    pub kind: OutageKind,
+    /// The hint sent with a `down` outage's 503s (`Auto`: until the outage ends).
+    pub retry_after: Hint,
+}
+
+/// `[server.rate_limit]`: a token bucket in front of the server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimiter {
+    /// Tokens per second (> 0).
+    pub rate: f64,
+    /// Bucket size, and initial fill (>= 1).
+    pub burst: f64,
+    /// Hint sent with 429s (`Auto`: until the next token, rounded up to whole seconds).
+    pub retry_after: Hint,
+}
+
+/// `[server]` (and the server part of `[fallback]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    /// Requests served at once (>= 1).
+    pub concurrency: u32,
+    /// FIFO waiting places.
+    pub queue: u32,
+    /// Service time per request.
+    pub service: Dist,
+    /// Sorted by start, pairwise disjoint.
+    pub outages: Vec<Outage>,
+    /// Optional rate limiter.
+    pub rate_limit: Option<RateLimiter>,
+    /// Hint sent with overload 503s (`Auto`: estimated wait for a place).
+    pub retry_after: Hint,
+    /// Share of logical requests answered 400 on every attempt, in [0, 1].
+    pub client_error_rate: f64,
+}
+
+impl ServerSpec {
+    /// The end of the last outage window, if any.
+    pub fn last_outage_end(&self) -> Option<SimTime> {
+        self.outages.iter().map(|o| o.end).max()
+    }
+}
+
+/// `[fallback]`: where requests that would give up for a `fallback_on` reason are sent once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FallbackSpec {
+    /// The fallback server.
+    pub server: ServerSpec,
+    /// One-way latency to it (default: `[network].latency`).
+    pub latency: Dist,
+}
+
+impl Scenario {
+    /// Validates a parsed file. `file` names it in messages; `src` is its text (for positions).
+    pub fn from_raw(raw: &RawScenario, file: &str, src: &str) -> Result<Scenario, ScenarioErrors> {
+        let mut c = Check {
+            file,
+            src,
+            errors: Vec::new(),
+        };
+        let scenario = c.scenario(raw);
+        if c.errors.is_empty() {
+            Ok(scenario)
+        } else {
+            Err(ScenarioErrors(c.errors))
+        }
+    }
+
+    /// Total logical requests per run.
+    pub fn logical_requests(&self) -> u64 {
+        self.clients.count as u64 * self.clients.requests as u64
+    }
+}
+
+/// Checks a name used for folders and CSV values: `[a-z0-9_-]{1,64}`.
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// Collects problems while building the typed scenario. Each helper records an error and
+/// returns `None` (callers substitute a placeholder and carry on), so one pass finds them all.
+struct Check<'a> {
+    file: &'a str,
+    src: &'a str,
+    errors: Vec<ScenarioError>,
+}
+
+/// Where a table starts, for "missing key" messages; `None` when the table itself is absent.
+type At = Option<Range<usize>>;
+
+impl Check<'_> {
+    fn err(&mut self, span: At, key: &str, msg: impl Into<String>) {
+        self.errors
+            .push(error_at(self.file, self.src, span, key, msg.into()));
+    }
+
+    fn missing(&mut self, span: At, key: &str) {
+        let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));
+        let msg = if table.is_empty() {
+            format!("missing required key `{leaf}`")
+        } else {
+            format!("missing required key `{leaf}` in {table}")
+        };
+        self.err(span, key, msg);
+    }
+
+    fn int(&mut self, v: &Spanned<i64>, key: &str, min: i64, max: i64) -> Option<i64> {
+        let x = *v.get_ref();
+        if x < min || x > max {
+            let expected = if max == i64::MAX || max as u64 == u32::MAX as u64 {
+                format!("an integer >= {min}")
+            } else {
+                format!("an integer from {min} to {max}")
+            };
+            self.err(
+                Some(v.span()),
+                key,
+                format!("expected {expected}, found {x}"),
+            );
+            None
+        } else {
+            Some(x)
+        }
+    }
+
+    fn float(
+        &mut self,
+        v: &Spanned<f64>,
+        key: &str,
+        ok: fn(f64) -> bool,
+        expected: &str,
+    ) -> Option<f64> {
+        let x = *v.get_ref();
+        if x.is_finite() && ok(x) {
+            Some(x)
+        } else {
+            self.err(
+                Some(v.span()),
+                key,
+                format!("expected {expected}, found {x}"),
+            );
+            None
+        }
+    }
+
+    /// A duration; `positive` refuses zero. The words `none` and `auto` are refused.
+    fn duration_at(
+        &mut self,
+        v: &RawDuration,
+        span: At,
+        key: &str,
+        positive: bool,
+    ) -> Option<SimDuration> {
+        let expected = if positive {
+            "a duration > 0 with a unit, such as \"100ms\""
+        } else {
+            "a duration with a unit, such as \"100ms\""
+        };
+        match v {
+            RawDuration::Given(d) if positive && d.is_zero() => {
+                self.err(span, key, format!("expected {expected}, found \"0s\""));
+                None
+            }
+            RawDuration::Given(d) => Some(*d),
+            RawDuration::None => {
+                self.err(span, key, format!("expected {expected}, found \"none\""));
+                None
+            }
+            RawDuration::Auto => {
+                self.err(span, key, format!("expected {expected}, found \"auto\""));
+                None
+            }
+            RawDuration::Bad(found) => {
+                self.err(span, key, format!("expected {expected}; {found}"));
+                None
+            }
+        }
+    }
+
+    fn duration(
+        &mut self,
+        v: &Spanned<RawDuration>,
+        key: &str,
+        positive: bool,
+    ) -> Option<SimDuration> {
+        self.duration_at(v.get_ref(), Some(v.span()), key, positive)
+    }
+
+    /// An optional limit: absent or `"none"` is no limit, else a duration > 0.
+    fn limit(&mut self, v: Option<&Spanned<RawDuration>>, key: &str) -> Option<SimDuration> {
+        match v {
+            None => None,
+            Some(s) if *s.get_ref() == RawDuration::None => None,
+            Some(s) => self.duration(s, key, true),
+        }
+    }
+
+    /// A server hint: `"none"`, `"auto"`, or a duration > 0.
+    fn hint(&mut self, v: Option<&Spanned<RawDuration>>, key: &str) -> Hint {
+        match v.map(|s| (s.get_ref(), s.span())) {
+            None | Some((RawDuration::None, _)) => Hint::None,
+            Some((RawDuration::Auto, _)) => Hint::Auto,
+            Some((RawDuration::Given(d), _)) if !d.is_zero() => Hint::Fixed(*d),
+            Some((other, span)) => {
+                let found = match other {
+                    RawDuration::Bad(m) => m.clone(),
+                    _ => "found \"0s\"".to_string(),
+                };
+                self.err(
+                    Some(span),
+                    key,
+                    format!("expected \"none\", \"auto\" or a duration > 0; {found}"),
+                );
+                Hint::None
+            }
+        }
+    }
+
+    fn dist(&mut self, v: &Spanned<RawDist>, key: &str) -> Dist {
+        let span = Some(v.span());
+        let d = |c: &mut Self, x: &RawDuration, field: &str, positive: bool| {
+            c.duration_at(x, span.clone(), &format!("{key}.{field}"), positive)
+                .unwrap_or(SimDuration::ZERO)
+        };
+        match v.get_ref() {
+            RawDist::Constant { value } => Dist::Constant(d(self, value, "value", false)),
+            RawDist::Uniform { min, max } => {
+                let (lo, hi) = (d(self, min, "min", false), d(self, max, "max", false));
+                if hi < lo {
+                    self.err(
+                        span,
+                        &format!("{key}.max"),
+                        format!("expected max >= min ({lo}), found {hi}"),
+                    );
+                }
+                Dist::Uniform {
+                    min: lo,
+                    max: hi.max(lo),
+                }
+            }
+            RawDist::Normal { mean, sd } => Dist::Normal {
+                mean: d(self, mean, "mean", false),
+                sd: d(self, sd, "sd", false),
+            },
+            RawDist::Exponential { mean } => Dist::Exponential {
+                mean: d(self, mean, "mean", true),
+            },
+            RawDist::Lognormal { median, sigma } => {
+                let median = d(self, median, "median", true).max(SimDuration(1));
+                if !(sigma.is_finite() && *sigma >= 0.0) {
+                    self.err(
+                        span,
+                        &format!("{key}.sigma"),
+                        format!("expected a number >= 0, found {sigma}"),
+                    );
+                }
+                Dist::LogNormal {
+                    median,
+                    sigma: sigma.abs().min(1e3),
+                }
+            }
+        }
+    }
+
+    fn name(&mut self, v: &Spanned<String>, key: &str) -> String {
+        let name = v.get_ref();
+        if !valid_name(name) {
+            self.err(
+                Some(v.span()),
+                key,
+                format!(
+                    "expected 1 to 64 characters from a-z, 0-9, '_' and '-' (it names files), found \"{name}\""
+                ),
+            );
+        }
+        name.clone()
+    }
+
+    fn scenario(&mut self, raw: &RawScenario) -> Scenario {
+        let name = match &raw.name {
+            Some(n) => self.name(n, "name"),
+            None => {
+                self.missing(Some(0..0), "name");
+                String::new()
+            }
+        };
+        let seed = raw
+            .seed
+            .as_ref()
+            .and_then(|s| self.int(s, "seed", 0, i64::MAX))
+            .unwrap_or(1) as u64;
+        let replications = raw
+            .replications
+            .as_ref()
+            .and_then(|s| self.int(s, "replications", 1, 1_000_000))
+            .unwrap_or(1) as u32;
+        let time_limit = raw
+            .time_limit
+            .as_ref()
+            .and_then(|d| self.duration(d, "time_limit", true))
+            .unwrap_or(SimDuration::from_secs(3600));
+
+        let clients = self.clients(raw);
+        let latency = match raw.network.as_ref() {
+            None => {
+                self.err(
+                    None,
+                    "network",
+                    "missing required table [network] (with `latency`)",
+                );
+                Dist::Constant(SimDuration::ZERO)
+            }
+            Some(n) => match &n.get_ref().latency {
+                Some(l) => self.dist(l, "network.latency"),
+                None => {
+                    self.missing(Some(n.span()), "network.latency");
+                    Dist::Constant(SimDuration::ZERO)
+                }
+            },
+        };
+        let server = match raw.server.as_ref() {
+            None => {
+                self.err(None, "server", "missing required table [server]");
+                placeholder_server()
+            }
+            Some(s) => {
+                if let Some(l) = &s.get_ref().latency {
+                    self.err(
+                        Some(l.span()),
+                        "server.latency",
+                        "unknown key `latency` in [server]: the primary server's latency is [network].latency",
+                    );
+                }
+                self.server(s, "server")
+            }
+        };
+        let fallback = raw.fallback.as_ref().map(|f| FallbackSpec {
+            server: self.server(f, "fallback"),
+            latency: match &f.get_ref().latency {
+                Some(l) => self.dist(l, "fallback.latency"),
+                None => latency.clone(),
+            },
+        });
+        let bucket = raw
+            .metrics
+            .as_ref()
+            .and_then(|m| m.get_ref().bucket.as_ref())
+            .and_then(|b| self.duration(b, "metrics.bucket", true))
+            .unwrap_or(SimDuration::from_millis(100));
+
+        let defaults = RawPolicy::default();
+        let retry = raw.retry.as_ref().map(|r| r.get_ref()).unwrap_or(&defaults);
+        if let Some(n) = &retry.name {
+            self.err(
+                Some(n.span()),
+                "retry.name",
+                "unknown key `name` in [retry]: strategy names belong in [[strategy]]",
+            );
+        }
+        if raw.strategy.is_empty() {
+            self.err(
+                None,
+                "strategy",
+                "expected at least one [[strategy]] table, found none",
+            );
+        }
+        let mut strategies: Vec<Strategy> = Vec::new();
+        for (i, s) in raw.strategy.iter().enumerate() {
+            let strategy = self.strategy(i, s, retry, fallback.is_some());
+            if let Some(first) = strategies.iter().position(|t| t.name == strategy.name)
+                && let Some(n) = &s.get_ref().name
+            {
+                self.err(
+                    Some(n.span()),
+                    &format!("strategy[{i}].name"),
+                    format!(
+                        "expected a unique name, found \"{}\" again (also strategy[{first}])",
+                        strategy.name
+                    ),
+                );
+            }
+            strategies.push(strategy);
+        }
+
+        Scenario {
+            name,
+            description: raw.description.clone().unwrap_or_default(),
+            seed,
+            replications,
+            time_limit,
+            clients,
+            latency,
+            server,
+            fallback,
+            bucket,
+            strategies,
+        }
+    }
+
+    fn clients(&mut self, raw: &RawScenario) -> Clients {
+        let mut clients = Clients {
+            count: 1,
+            start: SimDuration::ZERO,
+            start_spread: SimDuration::ZERO,
+            requests: 1,
+            think: None,
+        };
+        let Some(t) = raw.clients.as_ref() else {
+            self.err(
+                None,
+                "clients",
+                "missing required table [clients] (with `count`)",
+            );
+            return clients;
+        };
+        let c = t.get_ref();
+        match &c.count {
+            Some(n) => {
+                clients.count = self
+                    .int(n, "clients.count", 1, u32::MAX as i64)
+                    .unwrap_or(1) as u32
+            }
+            None => self.missing(Some(t.span()), "clients.count"),
+        }
+        if let Some(s) = &c.start {
+            clients.start = self.duration(s, "clients.start", false).unwrap_or_default();
+        }
+        if let Some(s) = &c.start_spread {
+            clients.start_spread = self
+                .duration(s, "clients.start_spread", false)
+                .unwrap_or_default();
+        }
+        if let Some(r) = &c.requests {
+            clients.requests = self
+                .int(r, "clients.requests", 1, u32::MAX as i64)
+                .unwrap_or(1) as u32;
+        }
+        clients.think = c.think.as_ref().map(|d| self.dist(d, "clients.think"));
+        clients
+    }
+
+    fn server(&mut self, t: &Spanned<RawServer>, table: &str) -> ServerSpec {
+        let s = t.get_ref();
+        let key = |k: &str| format!("{table}.{k}");
+        let concurrency = match &s.concurrency {
+            Some(n) => self
+                .int(n, &key("concurrency"), 1, u32::MAX as i64)
+                .unwrap_or(1) as u32,
+            None => {
+                self.missing(Some(t.span()), &key("concurrency"));
+                1
+            }
+        };
+        let queue = s
+            .queue
+            .as_ref()
+            .and_then(|q| self.int(q, &key("queue"), 0, u32::MAX as i64))
+            .unwrap_or(0) as u32;
+        let service = match &s.service {
+            Some(d) => self.dist(d, &key("service")),
+            None => {
+                self.missing(Some(t.span()), &key("service"));
+                Dist::Constant(SimDuration::ZERO)
+            }
+        };
+        let mut outages: Vec<(Outage, Range<usize>)> = s
+            .outages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| {
+                self.outage(o, &format!("{table}.outages[{i}]"))
+                    .map(|x| (x, o.span()))
+            })
+            .collect();
+        outages.sort_by_key(|(o, _)| o.start);
+        for pair in outages.windows(2) {
+            let (a, b) = (&pair[0].0, &pair[1].0);
+            if b.start < a.end {
+                self.err(
+                    Some(pair[1].1.clone()),
+                    &format!("{table}.outages"),
+                    format!(
+                        "expected non-overlapping outages, found [{}, {}) overlapping [{}, {})",
+                        SimDuration(a.start.0),
+                        SimDuration(a.end.0),
+                        SimDuration(b.start.0),
+                        SimDuration(b.end.0)
+                    ),
+                );
+            }
+        }
+        let rate_limit = s.rate_limit.as_ref().map(|r| {
+            let rl = r.get_ref();
+            let rate = match &rl.rate {
+                Some(v) => self
+                    .float(
+                        v,
+                        &key("rate_limit.rate"),
+                        |x| x > 0.0,
+                        "a rate > 0 (tokens per second)",
+                    )
+                    .unwrap_or(1.0),
+                None => {
+                    self.missing(Some(r.span()), &key("rate_limit.rate"));
+                    1.0
+                }
+            };
+            let burst = rl
+                .burst
+                .as_ref()
+                .and_then(|v| self.float(v, &key("rate_limit.burst"), |x| x >= 1.0, "a burst >= 1"))
+                .unwrap_or(rate.max(1.0));
+            RateLimiter {
+                rate,
+                burst,
+                retry_after: self.hint(rl.retry_after.as_ref(), &key("rate_limit.retry_after")),
+            }
+        });
+        ServerSpec {
+            concurrency,
+            queue,
+            service,
+            outages: outages.into_iter().map(|(o, _)| o).collect(),
+            rate_limit,
+            retry_after: self.hint(s.retry_after.as_ref(), &key("retry_after")),
+            client_error_rate: s
+                .client_error_rate
+                .as_ref()
+                .and_then(|v| {
+                    self.float(
+                        v,
+                        &key("client_error_rate"),
+                        |x| (0.0..=1.0).contains(&x),
+                        "a share in [0, 1]",
+                    )
+                })
+                .unwrap_or(0.0),
+        }
+    }
+
+    fn outage(&mut self, t: &Spanned<RawOutage>, key: &str) -> Option<Outage> {
+        let o = t.get_ref();
+        let k = |f: &str| format!("{key}.{f}");
+        let start = match &o.start {
+            Some(d) => self.duration(d, &k("start"), false),
+            None => {
+                self.missing(Some(t.span()), &k("start"));
+                None
+            }
+        };
+        let end = match &o.end {
+            Some(d) => self.duration(d, &k("end"), false),
+            None => {
+                self.missing(Some(t.span()), &k("end"));
+                None
+            }
+        };
+        let kind_word = o
+            .kind
+            .as_ref()
+            .map(|k| k.get_ref().as_str())
+            .unwrap_or("down");
+        let only_for = |c: &mut Self, present: bool, field: &str, kind: &str| {
+            if present && kind_word != kind {
+                c.err(
+                    Some(t.span()),
+                    &k(field),
+                    format!(
+                        "`{field}` applies only to kind = \"{kind}\", found kind = \"{kind_word}\""
+                    ),
+                );
+            }
+        };
+        only_for(self, o.error_rate.is_some(), "error_rate", "errors");
+        only_for(self, o.slowdown.is_some(), "slowdown", "slow");
+        only_for(self, o.retry_after.is_some(), "retry_after", "down");
+        let kind = match kind_word {
+            "down" => OutageKind::Down,
+            "unreachable" => OutageKind::Unreachable,
+            "errors" => OutageKind::Errors(match &o.error_rate {
+                Some(v) => self
+                    .float(
+                        v,
+                        &k("error_rate"),
+                        |x| (0.0..=1.0).contains(&x),
+                        "a share in [0, 1]",
+                    )
+                    .unwrap_or(0.0),
+                None => {
+                    self.missing(Some(t.span()), &k("error_rate"));
+                    0.0
+                }
+            }),
+            "slow" => OutageKind::Slow(match &o.slowdown {
+                Some(v) => self
+                    .float(v, &k("slowdown"), |x| x >= 1.0, "a factor >= 1")
+                    .unwrap_or(1.0),
+                None => {
+                    self.missing(Some(t.span()), &k("slowdown"));
+                    1.0
+                }
+            }),
+            other => {
+                let span = o.kind.as_ref().map(|k| k.span());
+                self.err(
+                    span,
+                    &k("kind"),
+                    format!("expected \"down\", \"unreachable\", \"errors\" or \"slow\", found \"{other}\""),
+                );
+                OutageKind::Down
+            }
+        };
+        let retry_after = self.hint(o.retry_after.as_ref(), &k("retry_after"));
+        let (start, end) = (start?, end?);
+        if end <= start {
+            self.err(
+                o.end.as_ref().map(|e| e.span()),
+                &k("end"),
+                format!("expected end > start ({start}), found {end}"),
+            );
+            return None;
+        }
+        Some(Outage {
+            start: SimTime(start.0),
+            end: SimTime(end.0),
+            kind,
+            retry_after,
+        })
+    }
+
+    fn strategy(
+        &mut self,
+        i: usize,
+        t: &Spanned<RawPolicy>,
+        retry: &RawPolicy,
+        has_fallback: bool,
+    ) -> Strategy {
+        let s = t.get_ref();
+        let at = Some(t.span());
+        let prefix = format!("strategy[{i}]");
+        // A strategy value overrides the [retry] default; the key names where it came from.
+        macro_rules! pick {
+            ($field:ident) => {
+                match (&s.$field, &retry.$field) {
+                    (Some(v), _) => Some((v, format!("{prefix}.{}", stringify!($field)))),
+                    (None, Some(v)) => Some((v, format!("retry.{}", stringify!($field)))),
+                    (None, None) => None,
+                }
+            };
+        }
+        let name = match &s.name {
+            Some(n) => self.name(n, &format!("{prefix}.name")),
+            None => {
+                self.missing(at.clone(), &format!("{prefix}.name"));
+                format!("strategy-{i}")
+            }
+        };
+        let required_duration =
+            |c: &mut Self, v: Option<(&Spanned<RawDuration>, String)>, field: &str| match v {
+                Some((v, key)) => c.duration(v, &key, false).unwrap_or_default(),
+                None => {
+                    c.err(
+                    at.clone(),
+                    &format!("{prefix}.{field}"),
+                    format!(
+                        "missing required key `{field}` (set it in this [[strategy]] or in [retry])"
+                    ),
+                );
+                    SimDuration::ZERO
+                }
+            };
+        let base = required_duration(self, pick!(base), "base");
+        let cap = required_duration(self, pick!(cap), "cap");
+        if cap < base {
+            let (span, key) = match pick!(cap) {
+                Some((v, key)) => (Some(v.span()), key),
+                None => (at.clone(), format!("{prefix}.cap")),
+            };
+            self.err(
+                span,
+                &key,
+                format!("expected cap >= base ({base}), found {cap}"),
+            );
+        }
+        let multiplier = pick!(multiplier)
+            .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
+            .unwrap_or(2.0);
+        let jitter = match pick!(jitter) {
+            None => Jitter::None,
+            Some((v, key)) => self.jitter(v, &key),
+        };
+        let max_attempts = match pick!(max_attempts) {
+            Some((v, key)) => self.int(v, &key, 1, u16::MAX as i64).unwrap_or(1) as u32,
+            None => {
+                self.err(
+                    at.clone(),
+                    &format!("{prefix}.max_attempts"),
+                    "missing required key `max_attempts` (set it in [retry] or in this [[strategy]])",
+                );
+                1
+            }
+        };
+        let timeout = pick!(timeout).and_then(|(v, key)| self.limit(Some(v), &key));
+        let timeout_multiplier = pick!(timeout_multiplier)
+            .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
+            .unwrap_or(1.0);
+        let connect_timeout = pick!(connect_timeout).and_then(|(v, key)| self.limit(Some(v), &key));
+        let deadline = pick!(deadline).and_then(|(v, key)| self.limit(Some(v), &key));
+        let retry_on = match pick!(retry_on) {
+            None => StatusSet::all_retryable(),
+            Some((v, key)) => self.retry_on(v, &key),
+        };
+        let retry_after = match pick!(retry_after) {
+            None => RetryAfterPolicy::default(),
+            Some((v, key)) => {
+                let r = v.get_ref();
+                let default = RetryAfterPolicy::default();
+                let beyond = match r.beyond.as_ref().map(|b| (b.get_ref().as_str(), b.span())) {
+                    None | Some(("ignore", _)) => Beyond::Ignore,
+                    Some(("clamp", _)) => Beyond::Clamp,
+                    Some((other, span)) => {
+                        self.err(
+                            Some(span),
+                            &format!("{key}.beyond"),
+                            format!("expected \"ignore\" or \"clamp\", found \"{other}\""),
+                        );
+                        Beyond::Ignore
+                    }
+                };
+                RetryAfterPolicy {
+                    honor: r.honor.unwrap_or(true),
+                    max: r
+                        .max
+                        .as_ref()
+                        .map(|m| {
+                            self.duration(m, &format!("{key}.max"), true)
+                                .unwrap_or(default.max)
+                        })
+                        .unwrap_or(default.max),
+                    beyond,
+                }
+            }
+        };
+        let rate_limit = pick!(rate_limit).map(|(v, key)| {
+            let r = v.get_ref();
+            let max_retries = r
+                .max_retries
+                .as_ref()
+                .and_then(|m| self.int(m, &format!("{key}.max_retries"), 0, u16::MAX as i64))
+                .unwrap_or(5) as u32;
+            let escalate_after = match &r.escalate_after {
+                None => max_retries,
+                Some(e) => {
+                    let x = self
+                        .int(e, &format!("{key}.escalate_after"), 0, u16::MAX as i64)
+                        .unwrap_or(0) as u32;
+                    if x > max_retries {
+                        self.err(
+                            Some(e.span()),
+                            &format!("{key}.escalate_after"),
+                            format!(
+                                "expected escalate_after <= max_retries ({max_retries}), found {x}"
+                            ),
+                        );
+                    }
+                    x
+                }
+            };
+            let wait =
+                |c: &mut Self, d: &Option<Spanned<RawDuration>>, field: &str, default: u64| {
+                    d.as_ref()
+                        .and_then(|d| c.duration(d, &format!("{key}.{field}"), true))
+                        .unwrap_or(SimDuration::from_secs(default))
+                };
+            RateLimitLadder {
+                max_retries,
+                escalate_after,
+                default_wait: wait(self, &r.default_wait, "default_wait", 5),
+                max_wait: wait(self, &r.max_wait, "max_wait", 60),
+            }
+        });
+        let budget = pick!(budget).map(|(v, key)| self.budget(v, &key));
+        let breaker = pick!(breaker).map(|(v, key)| self.breaker(v, &key));
+        let fallback_on = match pick!(fallback_on) {
+            None => ReasonSet::default(),
+            Some((v, key)) => {
+                let mut set = ReasonSet::default();
+                for r in v.get_ref() {
+                    match GiveUpReason::parse_fallback(r.get_ref()) {
+                        Some(reason) => set.insert(reason),
+                        None => self.err(
+                            Some(r.span()),
+                            &key,
+                            format!(
+                                "expected one of \"attempts\", \"deadline\", \"non_retryable\", \"rate_limit_escalation\", \"budget\", \"breaker_open\", found \"{}\"",
+                                r.get_ref()
+                            ),
+                        ),
+                    }
+                }
+                if !set.is_empty() && !has_fallback {
+                    self.err(
+                        Some(v.span()),
+                        &key,
+                        "`fallback_on` needs a [fallback] table describing the fallback server, found none",
+                    );
+                }
+                set
+            }
+        };
+        Strategy {
+            name,
+            backoff: Backoff {
+                base,
+                cap: cap.max(base),
+                multiplier,
+                jitter,
+            },
+            retry: RetryPolicy {
+                max_attempts,
+                timeout,
+                timeout_multiplier,
+                connect_timeout,
+                deadline,
+                retry_on,
+                retry_after,
+                rate_limit,
+                budget,
+                breaker,
+                fallback_on,
+            },
+        }
+    }
+
+    fn jitter(&mut self, v: &Spanned<RawJitter>, key: &str) -> Jitter {
+        let span = Some(v.span());
+        match v.get_ref() {
+            RawJitter::Word(w) => match w.as_str() {
+                "none" => Jitter::None,
+                "full" => Jitter::Full,
+                "equal" => Jitter::Equal,
+                "decorrelated" => Jitter::Decorrelated,
+                other => {
+                    self.err(
+                        span,
+                        key,
+                        format!(
+                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", {{ proportional = f }} or {{ fraction = j }}, found \"{other}\""
+                        ),
+                    );
+                    Jitter::None
+                }
+            },
+            RawJitter::Proportional(f) if (0.0..1.0).contains(f) => Jitter::Proportional(*f),
+            RawJitter::Proportional(f) => {
+                self.err(
+                    span,
+                    key,
+                    format!("expected proportional in [0, 1), found {f}"),
+                );
+                Jitter::None
+            }
+            RawJitter::Fraction(j) if (0.0..=1.0).contains(j) => Jitter::Fraction(*j),
+            RawJitter::Fraction(j) => {
+                self.err(span, key, format!("expected fraction in [0, 1], found {j}"));
+                Jitter::None
+            }
+            RawJitter::Bad(found) => {
+                self.err(
+                    span,
+                    key,
+                    format!("expected {{ proportional = f }} or {{ fraction = j }}; {found}"),
+                );
+                Jitter::None
+            }
+        }
+    }
+
+    fn retry_on(&mut self, v: &Spanned<Vec<Spanned<toml::Value>>>, key: &str) -> StatusSet {
+        let mut set = StatusSet::default();
+        for item in v.get_ref() {
+            let text = match item.get_ref() {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            match Status::parse_retryable(&text) {
+                Some(s) => set.insert(s),
+                None => {
+                    let why = if text.starts_with('4') {
+                        " (4xx other than 429 are never retried)"
+                    } else {
+                        ""
+                    };
+                    self.err(
+                        Some(item.span()),
+                        key,
+                        format!(
+                            "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found {text}{why}"
+                        ),
+                    );
+                }
+            }
+        }
+        set
+    }
+
+    fn scope(&mut self, v: Option<&str>, span: At, key: &str, default: Scope) -> Scope {
+        match v {
+            None => default,
+            Some("client") => Scope::Client,
+            Some("global") => Scope::Global,
+            Some(other) => {
+                self.err(
+                    span,
+                    key,
+                    format!("expected \"client\" or \"global\", found \"{other}\""),
+                );
+                default
+            }
+        }
+    }
+
+    fn budget(&mut self, v: &Spanned<RawBudget>, key: &str) -> BudgetSpec {
+        let span = Some(v.span());
+        // Values inside a tagged table carry no position of their own: point at the table.
+        let num = |c: &mut Self,
+                   x: Option<f64>,
+                   field: &str,
+                   default: f64,
+                   ok: fn(f64) -> bool,
+                   expected: &str| {
+            let x = x.unwrap_or(default);
+            if x.is_finite() && ok(x) {
+                x
+            } else {
+                c.err(
+                    span.clone(),
+                    &format!("{key}.{field}"),
+                    format!("expected {expected}, found {x}"),
+                );
+                default
+            }
+        };
+        let milli = |x: f64| (x * 1000.0).round() as u64;
+        match v.get_ref() {
+            RawBudget::Ratio {
+                ratio,
+                window,
+                min_per_s,
+                scope,
+            } => {
+                let ratio = num(
+                    self,
+                    *ratio,
+                    "ratio",
+                    0.1,
+                    |x| (0.0..=1.0).contains(&x),
+                    "a ratio in [0, 1]",
+                );
+                let min_per_s = num(
+                    self,
+                    *min_per_s,
+                    "min_per_s",
+                    0.0,
+                    |x| x >= 0.0,
+                    "a rate >= 0",
+                );
+                let window = match window {
+                    Some(w) => self
+                        .duration_at(w, span.clone(), &format!("{key}.window"), true)
+                        .unwrap_or(SimDuration::from_secs(10)),
+                    None => SimDuration::from_secs(10),
+                };
+                BudgetSpec {
+                    kind: BudgetKind::Ratio {
+                        ratio,
+                        window,
+                        min_per_s,
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Global,
+                    ),
+                }
+            }
+            RawBudget::TokenBucket {
+                max_tokens,
+                token_ratio,
+                scope,
+            } => {
+                let max = num(
+                    self,
+                    *max_tokens,
+                    "max_tokens",
+                    10.0,
+                    |x| x > 0.0 && x <= 1000.0,
+                    "max_tokens in (0, 1000]",
+                );
+                let ratio = num(
+                    self,
+                    *token_ratio,
+                    "token_ratio",
+                    0.1,
+                    |x| x > 0.0,
+                    "token_ratio > 0",
+                );
+                BudgetSpec {
+                    kind: BudgetKind::TokenBucket {
+                        max_milli: milli(max),
+                        ratio_milli: milli(ratio).max(1),
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+            RawBudget::Quota {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                success_refund,
+                scope,
+            } => {
+                let count = |c: &mut Self, x: Option<i64>, field: &str, default: i64, min: i64| {
+                    let x = x.unwrap_or(default);
+                    if x < min {
+                        c.err(
+                            span.clone(),
+                            &format!("{key}.{field}"),
+                            format!("expected an integer >= {min}, found {x}"),
+                        );
+                        default as u64
+                    } else {
+                        x as u64
+                    }
+                };
+                let kind = BudgetKind::Quota {
+                    capacity: count(self, *capacity, "capacity", 500, 1),
+                    retry_cost: count(self, *retry_cost, "retry_cost", 5, 0),
+                    timeout_cost: count(self, *timeout_cost, "timeout_cost", 10, 0),
+                    success_refund: count(self, *success_refund, "success_refund", 1, 0),
+                };
+                BudgetSpec {
+                    kind,
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+            RawBudget::Adaptive {
+                fill_per_call,
+                size,
+                scope,
+            } => {
+                let fill = num(
+                    self,
+                    *fill_per_call,
+                    "fill_per_call",
+                    0.1,
+                    |x| x > 0.0,
+                    "fill_per_call > 0",
+                );
+                let size = num(
+                    self,
+                    *size,
+                    "size",
+                    5.0,
+                    |x| x > 1.0,
+                    "a size > 1 (a retry needs more than 1 token)",
+                );
+                BudgetSpec {
+                    kind: BudgetKind::Adaptive {
+                        fill_milli: milli(fill).max(1),
+                        size_milli: milli(size),
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+        }
+    }
+
+    fn breaker(&mut self, v: &Spanned<RawBreaker>, key: &str) -> BreakerSpec {
+        let b = v.get_ref();
+        let k = |f: &str| format!("{key}.{f}");
+        BreakerSpec {
+            failure_rate: b
+                .failure_rate
+                .as_ref()
+                .and_then(|x| {
+                    self.float(
+                        x,
+                        &k("failure_rate"),
+                        |x| x > 0.0 && x <= 1.0,
+                        "a rate in (0, 1]",
+                    )
+                })
+                .unwrap_or(0.5),
+            window: b
+                .window
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("window"), true))
+                .unwrap_or(SimDuration::from_secs(10)),
+            min_calls: b
+                .min_calls
+                .as_ref()
+                .and_then(|x| self.int(x, &k("min_calls"), 1, u32::MAX as i64))
+                .unwrap_or(20) as u32,
+            open_for: b
+                .open_for
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("open_for"), true))
+                .unwrap_or(SimDuration::from_secs(5)),
+            half_open_probes: b
+                .half_open_probes
+                .as_ref()
+                .and_then(|x| self.int(x, &k("half_open_probes"), 1, u32::MAX as i64))
+                .unwrap_or(3) as u32,
+            scope: self.scope(
+                b.scope.as_ref().map(|s| s.get_ref().as_str()),
+                b.scope.as_ref().map(|s| s.span()),
+                &k("scope"),
+                Scope::Client,
+            ),
+        }
+    }
+}
+
+fn placeholder_server() -> ServerSpec {
+    ServerSpec {
+        concurrency: 1,
+        queue: 0,
+        service: Dist::Constant(SimDuration::ZERO),
+        outages: Vec::new(),
+        rate_limit: None,
+        retry_after: Hint::None,
+        client_error_rate: 0.0,
+    }
+}

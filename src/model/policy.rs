@@ -1,0 +1,359 @@
+//! A strategy's client-side rules: when to retry, how long to wait, and what bounds the storm.
+//!
+//! These are validated values plus the small pure rules that act on them (how a Retry-After
+//! hint is chosen, how the rate-limit ladder waits, how the attempt timeout grows). The state
+//! machines that carry budgets and breakers through a run live in [`crate::engine`].
+
+use super::backoff::Backoff;
+use super::outcome::{ReasonSet, Status, StatusSet};
+use crate::time::SimDuration;
+
+/// One `[[strategy]]`, with its `[retry]` defaults resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Strategy {
+    /// Unique within the scenario; `[a-z0-9_-]{1,64}`.
+    pub name: String,
+    /// The delay ladder.
+    pub backoff: Backoff,
+    /// Everything else about retrying.
+    pub retry: RetryPolicy,
+}
+
+/// When and how often a client retries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Transport attempts per logical request, counting the first (>= 1).
+    pub max_attempts: u32,
+    /// Per-attempt timeout of the first attempt; `None` waits for the response however long.
+    pub timeout: Option<SimDuration>,
+    /// The attempt timeout grows by this factor per retry (>= 1; seed 000's timeout ladder).
+    pub timeout_multiplier: f64,
+    /// How long to wait for the server to be reached at all (`None`: no separate limit).
+    pub connect_timeout: Option<SimDuration>,
+    /// Per-request deadline, measured from the first send.
+    pub deadline: Option<SimDuration>,
+    /// Failure classes that may be retried.
+    pub retry_on: StatusSet,
+    /// How a server's Retry-After hint is used.
+    pub retry_after: RetryAfterPolicy,
+    /// The separate 429 ladder, when configured.
+    pub rate_limit: Option<RateLimitLadder>,
+    /// A retry budget, when configured.
+    pub budget: Option<BudgetSpec>,
+    /// A circuit breaker, when configured.
+    pub breaker: Option<BreakerSpec>,
+    /// Give-up reasons that send the request to the fallback server instead.
+    pub fallback_on: ReasonSet,
+}
+
+impl RetryPolicy {
+    /// The timeout of transport attempt `attempt` (1-based): `timeout · multiplier^(attempt-1)`.
+    pub fn attempt_timeout(&self, attempt: u32) -> Option<SimDuration> {
+        self.timeout.map(|t| {
+            if self.timeout_multiplier == 1.0 {
+                t
+            } else {
+                let exp = attempt.saturating_sub(1).min(i32::MAX as u32) as i32;
+                SimDuration::from_nanos_f64(t.as_nanos() as f64 * self.timeout_multiplier.powi(exp))
+            }
+        })
+    }
+
+    /// Whether a failure of class `s` may be retried at all.
+    #[inline]
+    pub fn retries(&self, s: Status) -> bool {
+        s != Status::BadRequest && self.retry_on.contains(s)
+    }
+}
+
+/// What to do with a hint outside `(0, max]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Beyond {
+    /// Fall back to the computed delay (seed 003's validity range).
+    Ignore,
+    /// Use `min(hint, max)` (seed 000's "capped at 60 s").
+    Clamp,
+}
+
+/// `retry_after = { honor, max, beyond }`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryAfterPolicy {
+    /// Whether hints are used at all.
+    pub honor: bool,
+    /// The largest usable hint (> 0).
+    pub max: SimDuration,
+    /// What to do with a hint above `max`.
+    pub beyond: Beyond,
+}
+
+impl Default for RetryAfterPolicy {
+    /// Honor hints in `(0, 60 s]`, ignore others (seed 003's `next_delay`).
+    fn default() -> Self {
+        RetryAfterPolicy {
+            honor: true,
+            max: SimDuration::from_secs(60),
+            beyond: Beyond::Ignore,
+        }
+    }
+}
+
+impl RetryAfterPolicy {
+    /// The delay a hint imposes, or `None` to use the computed backoff. A usable hint
+    /// replaces the computed delay exactly, with no jitter.
+    pub fn choose(&self, hint: Option<SimDuration>) -> Option<SimDuration> {
+        let hint = hint.filter(|_| self.honor)?;
+        if hint.is_zero() {
+            None
+        } else if hint <= self.max {
+            Some(hint)
+        } else {
+            match self.beyond {
+                Beyond::Ignore => None,
+                Beyond::Clamp => Some(self.max),
+            }
+        }
+    }
+}
+
+/// Parses an HTTP `Retry-After` header in its delay-seconds form (`"3"`, `"1.5"`).
+/// Anything unparseable or negative gives `None` (unusable, as in seed 003).
+pub fn parse_retry_after_header(value: &str) -> Option<SimDuration> {
+    let secs: f64 = value.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| SimDuration::from_secs_f64(secs))
+}
+
+/// Seed 003's `next_delay`: a usable hint wins, else the computed backoff for retry `n`
+/// with draw `u`. This is exactly what the engine does for non-429 failures.
+pub fn next_delay(
+    backoff: &Backoff,
+    policy: &RetryAfterPolicy,
+    n: u32,
+    prev: SimDuration,
+    hint: Option<SimDuration>,
+    u: f64,
+) -> SimDuration {
+    policy
+        .choose(hint)
+        .unwrap_or_else(|| backoff.delay(n, prev, u))
+}
+
+/// `rate_limit = { max_retries, escalate_after, default_wait, max_wait }`: the separate 429
+/// ladder of seed 000. 429s count on their own counter and never use the transport attempts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimitLadder {
+    /// Largest number of 429 retries.
+    pub max_retries: u32,
+    /// The request escalates (ends as `rate_limit_escalation`) once the 429 count exceeds this.
+    /// Invariant: `escalate_after <= max_retries`.
+    pub escalate_after: u32,
+    /// Wait when the 429 carries no usable hint.
+    pub default_wait: SimDuration,
+    /// Largest wait, hint or not.
+    pub max_wait: SimDuration,
+}
+
+impl RateLimitLadder {
+    /// `min(hint if present and > 0 else default_wait, max_wait)`.
+    pub fn wait(&self, hint: Option<SimDuration>) -> SimDuration {
+        hint.filter(|h| !h.is_zero())
+            .unwrap_or(self.default_wait)
+            .min(self.max_wait)
+    }
+
+    /// Whether the `count`-th 429 of a request (1-based) ends it.
+    pub fn escalates(&self, count: u32) -> bool {
+        count > self.escalate_after.min(self.max_retries)
+    }
+}
+
+/// Whether a budget or breaker is per client or shared by the fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Each simulated client has its own state.
+    Client,
+    /// One state shared by all clients of the run.
+    Global,
+}
+
+impl Scope {
+    /// `client` or `global`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::Client => "client",
+            Scope::Global => "global",
+        }
+    }
+}
+
+/// A retry budget and its scope.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BudgetSpec {
+    /// Which budget.
+    pub kind: BudgetKind,
+    /// Per client or global.
+    pub scope: Scope,
+}
+
+/// The four budget models. Token counts are kept in thousandths (integer arithmetic, so
+/// "tokens > max/2" is exact, as in gRPC's own implementation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BudgetKind {
+    /// Retries in the last `window` must stay below `ratio · first attempts in the window +
+    /// min_per_s · window seconds` (seed 002; Finagle's RetryBudget).
+    Ratio {
+        /// Share of first attempts that may be retried, in [0, 1].
+        ratio: f64,
+        /// The rolling window (> 0).
+        window: SimDuration,
+        /// Retries per second always allowed (>= 0).
+        min_per_s: f64,
+    },
+    /// gRPC retry throttling: a retryable failure takes 1 token, a successful request adds
+    /// `token_ratio`; retries only while tokens > max_tokens / 2.
+    TokenBucket {
+        /// Capacity, in thousandths of a token.
+        max_milli: u64,
+        /// Refill per success, in thousandths of a token.
+        ratio_milli: u64,
+    },
+    /// AWS SDK standard retry quota: a retry costs `retry_cost` (`timeout_cost` after a
+    /// timeout); a success refunds the cost of its last retry, or `success_refund`.
+    Quota {
+        /// Capacity (starts full).
+        capacity: u64,
+        /// Cost of a retry after a non-timeout failure.
+        retry_cost: u64,
+        /// Cost of a retry after a timeout or unreachable failure.
+        timeout_cost: u64,
+        /// Refill after a success that needed no retry.
+        success_refund: u64,
+    },
+    /// Brooker's adaptive bucket: each first attempt adds `fill_per_call` up to `size`; a
+    /// retry needs more than 1 token and takes 1.
+    Adaptive {
+        /// Fill per first attempt, in thousandths.
+        fill_milli: u64,
+        /// Capacity, in thousandths.
+        size_milli: u64,
+    },
+}
+
+impl BudgetKind {
+    /// The `kind` spelling.
+    pub fn label(&self) -> &'static str {
+        match self {
+            BudgetKind::Ratio { .. } => "ratio",
+            BudgetKind::TokenBucket { .. } => "token_bucket",
+            BudgetKind::Quota { .. } => "quota",
+            BudgetKind::Adaptive { .. } => "adaptive",
+        }
+    }
+}
+
+/// `breaker = { failure_rate, window, min_calls, open_for, half_open_probes, scope }`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerSpec {
+    /// Opens when failures / calls in the window reach this, in (0, 1].
+    pub failure_rate: f64,
+    /// The rolling window of recorded attempt outcomes.
+    pub window: SimDuration,
+    /// No decision before this many outcomes are in the window (>= 1).
+    pub min_calls: u32,
+    /// How long it stays open before admitting probes.
+    pub open_for: SimDuration,
+    /// Attempts admitted while half-open; all must succeed to close it.
+    pub half_open_probes: u32,
+    /// Per client or global.
+    pub scope: Scope,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::backoff::Jitter;
+
+    /// Seed 003, "Respecting the Server's Instruction": base 0.5 s, cap 8 s, jitter 0.5.
+    #[test]
+    fn seed_003_next_delay_outputs() {
+        let backoff = Backoff {
+            base: SimDuration::from_millis(500),
+            cap: SimDuration::from_secs(8),
+            multiplier: 2.0,
+            jitter: Jitter::Fraction(0.5),
+        };
+        let policy = RetryAfterPolicy::default();
+        // Seed 003 numbers attempts from 0: its attempt 2 is retry n = 3.
+        let delay = |header: Option<&str>, u: f64| {
+            let hint = header.map(|h| parse_retry_after_header(h).unwrap_or(SimDuration::ZERO));
+            next_delay(&backoff, &policy, 3, backoff.base, hint, u).as_secs_f64()
+        };
+        assert_eq!(delay(Some("3"), 0.0), 3.0);
+        assert_eq!(delay(None, 0.0), 2.0);
+        assert_eq!(delay(Some("3600"), 0.0), 2.0);
+        assert_eq!(delay(Some("soon"), 1.0), 1.0);
+    }
+
+    #[test]
+    fn clamp_uses_the_max_and_dishonored_hints_are_ignored() {
+        let clamp = RetryAfterPolicy {
+            beyond: Beyond::Clamp,
+            ..Default::default()
+        };
+        assert_eq!(
+            clamp.choose(Some(SimDuration::from_secs(90))),
+            Some(SimDuration::from_secs(60))
+        );
+        assert_eq!(clamp.choose(Some(SimDuration::ZERO)), None);
+        let off = RetryAfterPolicy {
+            honor: false,
+            ..Default::default()
+        };
+        assert_eq!(off.choose(Some(SimDuration::from_secs(3))), None);
+    }
+
+    /// Seed 000: "delay = min(Retry-After hint if present else 5 000 ms, 60 000 ms)";
+    /// escalation at count 4 when escalate_after = 3.
+    #[test]
+    fn seed_000_rate_limit_ladder() {
+        let ladder = RateLimitLadder {
+            max_retries: 5,
+            escalate_after: 3,
+            default_wait: SimDuration::from_secs(5),
+            max_wait: SimDuration::from_secs(60),
+        };
+        assert_eq!(ladder.wait(None), SimDuration::from_secs(5));
+        assert_eq!(
+            ladder.wait(Some(SimDuration::from_secs(2))),
+            SimDuration::from_secs(2)
+        );
+        assert_eq!(
+            ladder.wait(Some(SimDuration::from_secs(120))),
+            SimDuration::from_secs(60)
+        );
+        assert!(!ladder.escalates(3));
+        assert!(ladder.escalates(4));
+    }
+
+    #[test]
+    fn timeout_ladder_doubles_per_retry() {
+        let p = RetryPolicy {
+            max_attempts: 4,
+            timeout: Some(SimDuration::from_secs(1)),
+            timeout_multiplier: 2.0,
+            connect_timeout: None,
+            deadline: None,
+            retry_on: StatusSet::all_retryable(),
+            retry_after: RetryAfterPolicy::default(),
+            rate_limit: None,
+            budget: None,
+            breaker: None,
+            fallback_on: ReasonSet::default(),
+        };
+        let got: Vec<f64> = (1..=4)
+            .map(|a| p.attempt_timeout(a).unwrap().as_secs_f64())
+            .collect();
+        assert_eq!(got, vec![1.0, 2.0, 4.0, 8.0]);
+        assert!(!p.retries(Status::BadRequest));
+        assert!(p.retries(Status::Timeout));
+    }
+}

@@ -1,0 +1,347 @@
+//! `[sweep]`: one scenario file, many points.
+//!
+//! Keys of `[sweep]` are dotted paths into the file (`"clients.count"`,
+//! `"server.outages.0.end"`), values are lists. The points are the Cartesian product of the
+//! lists, first key outermost. Each point is made by writing its values into a copy of the
+//! TOML document (`toml_edit`, so nothing else in the file changes), then parsing and
+//! validating that text exactly like a hand-written file. A point that fails names the path
+//! and value that produced it.
+
+use toml_edit::{DocumentMut, Item, TableLike, Value};
+
+use crate::error::{ScenarioError, ScenarioErrors};
+use crate::model::Scenario;
+use crate::scenario::{error_at, parse};
+
+/// One swept key and the values it takes, as written.
+#[derive(Debug, Clone)]
+pub struct SweepAxis {
+    /// The dotted path, e.g. `clients.count`; names the output column.
+    pub path: String,
+    /// The values as they appear in output columns (`10`, `5s`).
+    pub labels: Vec<String>,
+    values: Vec<Value>,
+}
+
+impl PartialEq for SweepAxis {
+    /// Values are compared by their labels (`toml_edit` values carry formatting, not equality).
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.labels == other.labels
+    }
+}
+
+/// One point of a sweep: the value label of each axis, and the scenario it yields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// One label per axis, in axis order (empty without a sweep).
+    pub labels: Vec<String>,
+    /// The validated scenario at this point.
+    pub scenario: Scenario,
+}
+
+/// A scenario file after parsing, validation and sweep expansion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioFile {
+    /// The file as named by the user.
+    pub file: String,
+    /// Its text (reproduced in the HTML report).
+    pub source: String,
+    /// The swept keys, in file order (empty without a sweep).
+    pub axes: Vec<SweepAxis>,
+    /// At least one point; exactly one without a sweep.
+    pub points: Vec<SweepPoint>,
+}
+
+impl ScenarioFile {
+    /// The scenario as written (the first point, for its name and shared settings).
+    pub fn first(&self) -> &Scenario {
+        &self.points[0].scenario
+    }
+}
+
+/// Parses, validates and expands one scenario file. `file` names it in messages.
+pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
+    let raw = parse(file, src).map_err(|e| ScenarioErrors(vec![e]))?;
+    let base = Scenario::from_raw(&raw, file, src)?;
+    let Some(_) = raw.sweep else {
+        return Ok(ScenarioFile {
+            file: file.to_string(),
+            source: src.to_string(),
+            axes: Vec::new(),
+            points: vec![SweepPoint {
+                labels: Vec::new(),
+                scenario: base,
+            }],
+        });
+    };
+
+    let mut doc: DocumentMut = src
+        .parse()
+        .map_err(|e| ScenarioErrors(vec![error_at(file, src, None, "sweep", format!("{e}"))]))?;
+    let axes = read_axes(file, src, &doc)?;
+    doc.remove("sweep");
+
+    let mut points = Vec::new();
+    let mut errors = Vec::new();
+    let total: usize = axes.iter().map(|a| a.values.len()).product();
+    for index in 0..total {
+        // Mixed-radix digits of `index`, last axis fastest: the first key is outermost.
+        let mut rest = index;
+        let mut picks = vec![0; axes.len()];
+        for (a, axis) in axes.iter().enumerate().rev() {
+            picks[a] = rest % axis.values.len();
+            rest /= axis.values.len();
+        }
+        let mut point_doc = doc.clone();
+        let mut failed = false;
+        for (axis, &pick) in axes.iter().zip(&picks) {
+            let segments: Vec<&str> = axis.path.split('.').collect();
+            if let Err(msg) = set_path(
+                point_doc.as_table_mut(),
+                &segments,
+                axis.values[pick].clone(),
+            ) {
+                errors.push(error_at(
+                    file,
+                    src,
+                    None,
+                    format!("sweep.\"{}\"", axis.path),
+                    msg,
+                ));
+                failed = true;
+            }
+        }
+        if failed {
+            break; // a bad path fails the same way at every point
+        }
+        let text = point_doc.to_string();
+        let context: Vec<String> = axes
+            .iter()
+            .zip(&picks)
+            .map(|(a, &p)| format!("{} = {}", a.path, a.labels[p]))
+            .collect();
+        let label = format!("{file} (sweep point {})", context.join(", "));
+        let result = parse(&label, &text)
+            .map_err(|e| ScenarioErrors(vec![e]))
+            .and_then(|raw| Scenario::from_raw(&raw, &label, &text));
+        match result {
+            Ok(scenario) => points.push(SweepPoint {
+                labels: axes
+                    .iter()
+                    .zip(&picks)
+                    .map(|(a, &p)| a.labels[p].clone())
+                    .collect(),
+                scenario,
+            }),
+            Err(ScenarioErrors(errs)) => errors.extend(errs.into_iter().map(|e| ScenarioError {
+                // Positions refer to the rewritten text; the sweep path is what to fix.
+                line: None,
+                col: None,
+                ..e
+            })),
+        }
+    }
+    if errors.is_empty() {
+        Ok(ScenarioFile {
+            file: file.to_string(),
+            source: src.to_string(),
+            axes,
+            points,
+        })
+    } else {
+        errors.dedup();
+        Err(ScenarioErrors(errors))
+    }
+}
+
+fn read_axes(file: &str, src: &str, doc: &DocumentMut) -> Result<Vec<SweepAxis>, ScenarioErrors> {
+    let mut errors = Vec::new();
+    let mut axes = Vec::new();
+    let table = doc
+        .get("sweep")
+        .and_then(|s| s.as_table_like())
+        .ok_or_else(|| {
+            ScenarioErrors(vec![error_at(
+                file,
+                src,
+                None,
+                "sweep",
+                "expected a table of `\"path\" = [values]`",
+            )])
+        })?;
+    for (path, item) in table.iter() {
+        let span = item.span();
+        let key = format!("sweep.\"{path}\"");
+        let Some(array) = item.as_array() else {
+            errors.push(error_at(
+                file,
+                src,
+                span,
+                key,
+                format!("expected a list of values, found {}", item.type_name()),
+            ));
+            continue;
+        };
+        if array.is_empty() {
+            errors.push(error_at(
+                file,
+                src,
+                span,
+                key,
+                "expected a non-empty list of values, found []",
+            ));
+            continue;
+        }
+        let mut values = Vec::new();
+        let mut labels = Vec::new();
+        for v in array.iter() {
+            let label = match v {
+                Value::Integer(i) => i.value().to_string(),
+                Value::Float(f) => f.value().to_string(),
+                Value::String(s) => s.value().clone(),
+                other => {
+                    errors.push(error_at(
+                        file,
+                        src,
+                        v.span().or(span.clone()),
+                        key.clone(),
+                        format!(
+                            "expected numbers or duration strings, found a {}",
+                            other.type_name()
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            let mut clean = v.clone();
+            clean.decor_mut().clear();
+            values.push(clean);
+            labels.push(label);
+        }
+        axes.push(SweepAxis {
+            path: path.to_string(),
+            labels,
+            values,
+        });
+    }
+    if axes.is_empty() && errors.is_empty() {
+        errors.push(error_at(
+            file,
+            src,
+            None,
+            "sweep",
+            "expected at least one swept key, found an empty [sweep]",
+        ));
+    }
+    if errors.is_empty() {
+        Ok(axes)
+    } else {
+        Err(ScenarioErrors(errors))
+    }
+}
+
+/// Writes `value` at the dotted path below `table`; numeric segments index arrays of tables.
+fn set_path(table: &mut dyn TableLike, segments: &[&str], value: Value) -> Result<(), String> {
+    let (first, rest) = segments
+        .split_first()
+        .ok_or_else(|| "expected a dotted key path, found an empty one".to_string())?;
+    if rest.is_empty() {
+        if table.get(first).is_some_and(|i| !i.is_value()) {
+            return Err(format!("`{first}` is a table, not a number or duration"));
+        }
+        table.insert(first, Item::Value(value));
+        return Ok(());
+    }
+    let child = table
+        .get_mut(first)
+        .ok_or_else(|| format!("no table `{first}` in the scenario to sweep into"))?;
+    match child {
+        Item::Table(t) => set_path(t, rest, value),
+        Item::Value(Value::InlineTable(t)) => set_path(t, rest, value),
+        Item::ArrayOfTables(array) => {
+            let (index, rest) = rest.split_first().expect("rest is not empty");
+            let i: usize = index
+                .parse()
+                .map_err(|_| format!("`{first}` is a list: expected an index, found `{index}`"))?;
+            let len = array.len();
+            let t = array
+                .get_mut(i)
+                .ok_or_else(|| format!("`{first}` has {len} entries, found index {i}"))?;
+            set_path(t, rest, value)
+        }
+        Item::Value(Value::Array(array)) => {
+            let (index, rest) = rest.split_first().expect("rest is not empty");
+            let i: usize = index
+                .parse()
+                .map_err(|_| format!("`{first}` is a list: expected an index, found `{index}`"))?;
+            let len = array.len();
+            match array.get_mut(i) {
+                Some(Value::InlineTable(t)) => set_path(t, rest, value),
+                Some(_) => Err(format!("`{first}.{i}` is not a table")),
+                None => Err(format!("`{first}` has {len} entries, found index {i}")),
+            }
+        }
+        _ => Err(format!("`{first}` is a single value, not a table")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+name = "s"
+[clients]
+count = 10
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 2
+service = { dist = "constant", value = "10ms" }
+[[server.outages]]
+start = "0s"
+end = "1s"
+[retry]
+max_attempts = 3
+[[strategy]]
+name = "a"
+base = "10ms"
+cap = "1s"
+"#;
+
+    #[test]
+    fn points_are_the_cartesian_product_first_key_outermost() {
+        let src = format!(
+            "{BASE}\n[sweep]\n\"clients.count\" = [10, 20]\n\"server.outages.0.end\" = [\"1s\", \"5s\", \"9s\"]\n"
+        );
+        let f = load_str("s.toml", &src).unwrap();
+        assert_eq!(f.axes.len(), 2);
+        let labels: Vec<String> = f.points.iter().map(|p| p.labels.join("/")).collect();
+        assert_eq!(
+            labels,
+            ["10/1s", "10/5s", "10/9s", "20/1s", "20/5s", "20/9s"]
+        );
+        assert_eq!(f.points[4].scenario.clients.count, 20);
+        assert_eq!(
+            f.points[4].scenario.server.outages[0].end.as_secs_f64(),
+            5.0
+        );
+    }
+
+    #[test]
+    fn a_bad_path_is_refused_naming_the_path() {
+        let src = format!("{BASE}\n[sweep]\n\"clients.cuont\" = [1, 2]\n");
+        let err = load_str("s.toml", &src).unwrap_err().to_string();
+        assert!(err.contains("clients.cuont"), "{err}");
+        let src = format!("{BASE}\n[sweep]\n\"nosuch.count\" = [1, 2]\n");
+        let err = load_str("s.toml", &src).unwrap_err().to_string();
+        assert!(err.contains("no table `nosuch`"), "{err}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_refused_naming_the_point() {
+        let src = format!("{BASE}\n[sweep]\n\"server.concurrency\" = [2, \"many\"]\n");
+        let err = load_str("s.toml", &src).unwrap_err().to_string();
+        assert!(err.contains("server.concurrency = many"), "{err}");
+    }
+}

@@ -1,0 +1,212 @@
+//! Simulated time: integer nanoseconds, never floats.
+//!
+//! [`SimTime`] is an instant since the start of a run (t = 0) and [`SimDuration`] a span
+//! between two instants. Both wrap a `u64` count of nanoseconds, so event ordering is exact
+//! and identical on every machine (a float clock could reorder events between builds). Seconds
+//! as `f64` appear only at the edges: parsing distribution parameters and writing output
+//! columns (`*_s`).
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// Nanoseconds in one second.
+pub const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// An instant of simulated time, in nanoseconds since t = 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimTime(pub u64);
+
+/// A span of simulated time, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SimDuration(pub u64);
+
+impl SimTime {
+    /// t = 0, the start of every run.
+    pub const ZERO: SimTime = SimTime(0);
+    /// The largest representable instant; used as "never".
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    /// Nanoseconds since t = 0.
+    pub fn as_nanos(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds since t = 0, for output columns.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NANOS_PER_SEC as f64
+    }
+
+    /// The span from `earlier` to `self`, zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl SimDuration {
+    /// No time at all.
+    pub const ZERO: SimDuration = SimDuration(0);
+
+    /// A duration of `n` nanoseconds.
+    pub const fn from_nanos(n: u64) -> Self {
+        SimDuration(n)
+    }
+
+    /// A duration of `n` milliseconds.
+    pub const fn from_millis(n: u64) -> Self {
+        SimDuration(n * 1_000_000)
+    }
+
+    /// A duration of `n` whole seconds.
+    pub const fn from_secs(n: u64) -> Self {
+        SimDuration(n * NANOS_PER_SEC)
+    }
+
+    /// The duration nearest to `secs` seconds; negative and NaN give zero, huge values saturate.
+    pub fn from_secs_f64(secs: f64) -> Self {
+        SimDuration::from_nanos_f64(secs * NANOS_PER_SEC as f64)
+    }
+
+    /// Rounds a float count of nanoseconds to the nearest whole nanosecond (saturating).
+    pub fn from_nanos_f64(nanos: f64) -> Self {
+        if nanos.is_nan() || nanos <= 0.0 {
+            SimDuration(0)
+        } else if nanos >= u64::MAX as f64 {
+            SimDuration(u64::MAX)
+        } else {
+            SimDuration(nanos.round() as u64)
+        }
+    }
+
+    /// Nanoseconds.
+    pub fn as_nanos(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds, for output columns and for formulas written in seconds.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NANOS_PER_SEC as f64
+    }
+
+    /// Whether this is the zero duration.
+    pub fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Rounded up to a whole number of seconds, as an HTTP `Retry-After` header carries it.
+    pub fn ceil_to_secs(self) -> SimDuration {
+        SimDuration(self.0.div_ceil(NANOS_PER_SEC).saturating_mul(NANOS_PER_SEC))
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    /// Saturates at [`SimTime::MAX`], which the engine treats as "never".
+    fn add(self, rhs: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(rhs.0))
+    }
+}
+
+impl AddAssign<SimDuration> for SimDuration {
+    fn add_assign(&mut self, rhs: SimDuration) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, rhs: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(rhs.0))
+    }
+}
+
+impl Sub for SimTime {
+    type Output = SimDuration;
+    /// Saturates at zero.
+    fn sub(self, rhs: SimTime) -> SimDuration {
+        self.saturating_since(rhs)
+    }
+}
+
+impl fmt::Display for SimDuration {
+    /// Human form, e.g. `1s 500ms`, as `humantime` writes it (`0s` for zero).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}",
+            humantime::format_duration(std::time::Duration::from_nanos(self.0))
+        )
+    }
+}
+
+/// Parses a duration string with a unit (`"250us"`, `"100ms"`, `"2s"`, `"5m"`, `"1h"`).
+///
+/// A bare number has no unit and is refused, so `"5"` never silently means 5 ns or 5 s.
+pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err("an empty string is not a duration".to_string());
+    }
+    if trimmed.parse::<f64>().is_ok() {
+        return Err(format!(
+            "\"{trimmed}\" has no unit (write e.g. \"{trimmed}ms\" or \"{trimmed}s\")"
+        ));
+    }
+    match humantime::parse_duration(trimmed) {
+        Ok(d) => {
+            let nanos = d.as_nanos();
+            if nanos > u64::MAX as u128 {
+                Err(format!("\"{trimmed}\" is too long (at most ~584 years)"))
+            } else {
+                Ok(SimDuration(nanos as u64))
+            }
+        }
+        Err(e) => Err(format!("\"{trimmed}\" is not a duration ({e})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_documented_unit() {
+        assert_eq!(parse_duration("250us"), Ok(SimDuration(250_000)));
+        assert_eq!(parse_duration("100ms"), Ok(SimDuration::from_millis(100)));
+        assert_eq!(parse_duration("2s"), Ok(SimDuration::from_secs(2)));
+        assert_eq!(parse_duration("5m"), Ok(SimDuration::from_secs(300)));
+        assert_eq!(parse_duration("1h"), Ok(SimDuration::from_secs(3600)));
+        assert_eq!(parse_duration("0s"), Ok(SimDuration::ZERO));
+    }
+
+    #[test]
+    fn refuses_bare_numbers_and_garbage() {
+        assert!(parse_duration("5").unwrap_err().contains("no unit"));
+        assert!(parse_duration("1.5").unwrap_err().contains("no unit"));
+        assert!(parse_duration("-5ms").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn ceil_to_secs_rounds_up_partial_seconds_only() {
+        assert_eq!(
+            SimDuration::from_millis(1).ceil_to_secs(),
+            SimDuration::from_secs(1)
+        );
+        assert_eq!(
+            SimDuration::from_secs(2).ceil_to_secs(),
+            SimDuration::from_secs(2)
+        );
+        assert_eq!(
+            SimDuration::from_millis(2001).ceil_to_secs(),
+            SimDuration::from_secs(3)
+        );
+        assert_eq!(SimDuration::ZERO.ceil_to_secs(), SimDuration::ZERO);
+    }
+
+    #[test]
+    fn time_arithmetic_saturates() {
+        assert_eq!(SimTime::MAX + SimDuration(5), SimTime::MAX);
+        assert_eq!(SimTime(3) - SimTime(5), SimDuration::ZERO);
+    }
+}
