@@ -1,0 +1,94 @@
+//! Helpers shared by the integration tests.
+
+#![allow(dead_code)] // each test module uses a different subset
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// The `herdsim` binary built for this test run.
+pub fn herdsim() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+}
+
+/// A temporary folder holding scenario files and outputs; removed on drop.
+pub struct Workspace {
+    pub dir: TempDir,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        Workspace {
+            dir: tempfile::tempdir().expect("create a temporary folder"),
+        }
+    }
+
+    /// Writes `text` to `name` in the workspace and returns its path.
+    pub fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).expect("write scenario");
+        path
+    }
+
+    /// The output folder the tests pass as `--out`.
+    pub fn out(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// A small valid scenario: 50 clients, 5 slots, constant 10 ms latency and service, a 1 s
+/// outage at t = 0, two strategies. Runs in milliseconds.
+pub const TINY: &str = r#"
+name = "tiny"
+seed = 7
+replications = 2
+
+[clients]
+count = 50
+
+[network]
+latency = { dist = "constant", value = "10ms" }
+
+[server]
+concurrency = 5
+queue = 5
+service = { dist = "constant", value = "10ms" }
+
+[[server.outages]]
+start = "0s"
+end = "1s"
+
+[retry]
+max_attempts = 8
+timeout = "1s"
+
+[[strategy]]
+name = "none"
+base = "100ms"
+cap = "2s"
+jitter = "none"
+
+[[strategy]]
+name = "full"
+base = "100ms"
+cap = "2s"
+jitter = "full"
+"#;
+
+/// Parses and validates scenario text through the library, panicking with the messages.
+pub fn scenario(text: &str) -> herdsim::model::Scenario {
+    let file = herdsim::scenario::sweep::load_str("test.toml", text)
+        .unwrap_or_else(|e| panic!("scenario invalid:\n{e}"));
+    file.points[0].scenario.clone()
+}
+
+/// Runs one strategy of `scenario` once with the derived seed of replication 0.
+pub fn run(scenario: &herdsim::model::Scenario, strategy: usize) -> herdsim::metrics::RunMetrics {
+    let seed = herdsim::runner::derive_seed(scenario.seed, strategy, 0, 0);
+    herdsim::engine::Simulation::new(scenario, strategy, seed, true).run()
+}
