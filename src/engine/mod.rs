@@ -12,6 +12,12 @@
 //! attempt's `Timeout` fires first) → success, a retry (`Send` again after the backoff
 //! delay), a fallback call, or giving up. Events that belong to an abandoned attempt carry
 //! an old serial and are ignored when they fire.
+//!
+//! Attempt timers are armed lazily: a `Timeout` event is scheduled only once the attempt's
+//! next step is known to come after its timeout (or cannot be known, as in a queue). Most
+//! attempts are answered in time, so most timers never enter the queue; the outcome is the
+//! same as scheduling every timer at send time, with one rule made explicit: a response that
+//! arrives at exactly the timeout instant counts as arrived.
 
 pub mod breaker;
 pub mod budget;
@@ -72,6 +78,12 @@ struct Client {
     fallback_reason: GiveUpReason,
     /// Quota units taken by the last retry (refunded on success).
     quota_cost: u64,
+    /// When the current attempt times out (`SimTime::MAX`: never).
+    timeout_at: SimTime,
+    /// Whether a timer event for the current attempt is in the queue.
+    timer_armed: bool,
+    /// When the current attempt's response reaches the client, once scheduled.
+    response_at: SimTime,
 }
 
 impl Client {
@@ -94,6 +106,9 @@ impl Client {
             last_status: None,
             fallback_reason: GiveUpReason::Attempts,
             quota_cost: 0,
+            timeout_at: SimTime::MAX,
+            timer_armed: false,
+            response_at: SimTime::MAX,
         }
     }
 }
@@ -259,7 +274,12 @@ impl<'a> Simulation<'a> {
             EventKind::Response => {
                 self.result(e.client, e.serial, e.status, hint_from_us(e.hint_us))
             }
-            EventKind::Timeout => self.result(e.client, e.serial, e.status, None),
+            EventKind::Timeout => {
+                // A response arriving at this very instant counts as arrived.
+                if self.clients[e.client as usize].response_at != self.now {
+                    self.result(e.client, e.serial, e.status, None)
+                }
+            }
             EventKind::HalfOpen => {
                 if let Some(b) = &mut self.breakers {
                     b.half_open(e.client, self.now);
@@ -312,6 +332,10 @@ impl<'a> Simulation<'a> {
         } else {
             retry.attempt_timeout(cl.attempt)
         };
+        cl.timeout_at = timeout.map_or(SimTime::MAX, |t| now + t);
+        cl.response_at = SimTime::MAX;
+        // The two early-failure timers below are the attempt's only timer when they fire.
+        cl.timer_armed = false;
         if first {
             if let Some(b) = &mut self.budgets {
                 b.on_first_attempt(c, now);
@@ -346,6 +370,7 @@ impl<'a> Simulation<'a> {
             // Nothing answers: the attempt fails when the first of its timers expires (or
             // hangs until the time limit when it has none).
             if let Some(at) = give_up_at(connect_limit) {
+                self.clients[c as usize].timer_armed = true;
                 self.push(
                     Event::new(EventKind::Timeout, at, c, serial).with_status(Status::Unreachable),
                 );
@@ -356,11 +381,29 @@ impl<'a> Simulation<'a> {
             && latency > ct
         {
             let at = give_up_at(connect_limit).expect("connect timeout is set");
+            self.clients[c as usize].timer_armed = true;
             self.push(Event::new(EventKind::Timeout, at, c, serial).with_status(Status::Timeout));
             return;
         }
         self.push(Event::new(EventKind::Arrive, arrival, c, serial).on_fallback(on_fallback));
-        if let Some(at) = give_up_at(timeout) {
+        self.arm_if_later(c, arrival);
+    }
+
+    /// Whether `serial` is the client's outstanding attempt (to `fallback` or the primary).
+    #[inline]
+    fn live(&self, c: u32, serial: u32, on_fallback: bool) -> bool {
+        let cl = &self.clients[c as usize];
+        cl.awaiting && cl.serial == serial && cl.on_fallback == on_fallback
+    }
+
+    /// The current attempt's next step happens at `next`: if that is after its timeout, the
+    /// timer must fire first, so it enters the queue now (`SimTime::MAX`: unknown, e.g. queued).
+    #[inline]
+    fn arm_if_later(&mut self, c: u32, next: SimTime) {
+        let cl = &mut self.clients[c as usize];
+        if next > cl.timeout_at && !cl.timer_armed {
+            cl.timer_armed = true;
+            let (at, serial) = (cl.timeout_at, cl.serial);
             self.push(Event::new(EventKind::Timeout, at, c, serial).with_status(Status::Timeout));
         }
     }
@@ -399,6 +442,7 @@ impl<'a> Simulation<'a> {
                 self.metrics.accepted += 1;
             }
         }
+        let live = self.live(c, serial, on_fallback);
         match admission {
             Admission::Rejected { status, hint } => {
                 let at = now + self.network(on_fallback);
@@ -408,8 +452,13 @@ impl<'a> Simulation<'a> {
                         .with_hint_us(hint_to_us(hint))
                         .on_fallback(on_fallback),
                 );
+                if live {
+                    self.clients[c as usize].response_at = at;
+                    self.arm_if_later(c, at);
+                }
             }
             Admission::Serve(job) => self.start_service(job, on_fallback),
+            Admission::Queued if live => self.arm_if_later(c, SimTime::MAX),
             Admission::Queued => {}
         }
         if !on_fallback {
@@ -440,6 +489,9 @@ impl<'a> Simulation<'a> {
                 .with_status(job.answer)
                 .on_fallback(on_fallback),
         );
+        if self.live(job.client, job.serial, on_fallback) {
+            self.arm_if_later(job.client, at);
+        }
     }
 
     fn done(&mut self, c: u32, serial: u32, status: Status, on_fallback: bool) {
@@ -460,14 +512,15 @@ impl<'a> Simulation<'a> {
             self.timeline
                 .occupancy(now, self.primary.in_service(), self.primary.queued());
         }
-        let cl = &self.clients[c as usize];
-        if cl.awaiting && cl.serial == serial && cl.on_fallback == on_fallback {
+        if self.live(c, serial, on_fallback) {
             let at = now + self.network(on_fallback);
             self.push(
                 Event::new(EventKind::Response, at, c, serial)
                     .with_status(status)
                     .on_fallback(on_fallback),
             );
+            self.clients[c as usize].response_at = at;
+            self.arm_if_later(c, at);
         } else if !on_fallback {
             // Served for a client that had already abandoned the attempt.
             self.metrics.wasted += 1;
