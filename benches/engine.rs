@@ -5,14 +5,15 @@
 //! `Throughput::Elements(events)`, events/s. The scenario is quickstart.toml with the
 //! client count swept; each iteration is a whole run on one core.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use herdsim::engine::Simulation;
 use herdsim::model::Scenario;
 use herdsim::runner::derive_seed;
 use herdsim::scenario::sweep::load_str;
 
 fn herd(clients: u32) -> Scenario {
-    let text = herdsim::scenario::QUICKSTART.replace("count = 10000", &format!("count = {clients}"));
+    let text =
+        herdsim::scenario::QUICKSTART.replace("count = 10000", &format!("count = {clients}"));
     load_str("quickstart.toml", &text)
         .expect("the quickstart is valid")
         .points
@@ -21,9 +22,14 @@ fn herd(clients: u32) -> Scenario {
 }
 
 fn run(scenario: &Scenario, strategy: usize) -> u64 {
-    Simulation::new(scenario, strategy, derive_seed(scenario.seed, strategy, 0, 0), false)
-        .run()
-        .events
+    Simulation::new(
+        scenario,
+        strategy,
+        derive_seed(scenario.seed, strategy, 0, 0),
+        false,
+    )
+    .run()
+    .events
 }
 
 fn bench_herd(c: &mut Criterion) {

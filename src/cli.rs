@@ -36,13 +36,13 @@ pub struct RunArgs {
     #[arg(long, default_value = "output")]
     pub out: PathBuf,
     /// Override the scenario's seed.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Override the number of replications (>= 1).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub replications: Option<u32>,
     /// Worker threads (>= 1; default: one per core). Results do not depend on it.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// Print nothing on stdout and no progress on stderr (errors and warnings still show).
     #[arg(long)]
@@ -88,16 +88,26 @@ pub struct ScheduleArgs {
     #[arg(long, default_value = "full", value_parser = jitter_arg)]
     pub jitter: Jitter,
     /// Growth per retry (>= 1).
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub multiplier: f64,
     /// Attempts, counting the first (so attempts - 1 retries are shown).
-    #[arg(long, default_value_t = 8)]
+    #[arg(
+        long,
+        default_value_t = 8,
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub attempts: u32,
     /// Clients to draw schedules for.
-    #[arg(long, default_value_t = 100)]
+    #[arg(
+        long,
+        default_value_t = 100,
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     pub clients: u32,
     /// Seed of the random stream.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub seed: u64,
     /// A Retry-After header value received with every failure (e.g. "3", "3600", "soon").
     #[arg(long)]

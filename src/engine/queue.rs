@@ -93,6 +93,8 @@ impl Event {
 const DIGIT: u32 = 6;
 /// Levels needed to cover 64-bit times.
 const LEVELS: usize = 11;
+/// Largest bucket allocation (in events) kept after the bucket empties.
+const KEEP_CAPACITY: usize = 4096;
 
 /// Min-priority queue of events by time; FIFO among equal times.
 ///
@@ -153,7 +155,10 @@ impl EventQueue {
     /// event with the same time pushed before it. O(1).
     #[inline]
     pub fn push(&mut self, event: Event) {
-        debug_assert!(event.time.0 >= self.last, "an event was scheduled in the past");
+        debug_assert!(
+            event.time.0 >= self.last,
+            "an event was scheduled in the past"
+        );
         self.len += 1;
         self.place(event);
     }
@@ -187,6 +192,9 @@ impl EventQueue {
     #[cold]
     #[inline(never)]
     fn refill(&mut self) {
+        if self.current.capacity() > KEEP_CAPACITY {
+            self.current = Vec::new();
+        }
         self.current.clear();
         self.head = 0;
         let level = self.levels.trailing_zeros() as usize;
@@ -198,8 +206,11 @@ impl EventQueue {
         let index = level * 64 + digit;
         if level == 0 {
             // A level-0 bucket holds a single time (`last` with its lowest digit replaced):
-            // it becomes `current` as it is, already in insertion order.
-            std::mem::swap(&mut self.current, &mut self.buckets[index]);
+            // it becomes `current` as it is, already in insertion order. Copied, not swapped,
+            // so a large allocation never migrates into a bucket and lingers there.
+            let bucket = &mut self.buckets[index];
+            self.current.extend_from_slice(bucket);
+            bucket.clear();
             self.last = self.current[0].time.0;
             return;
         }
@@ -211,14 +222,38 @@ impl EventQueue {
             self.last = e.time.0;
             self.current.push(e);
         } else {
-            self.last = events.iter().map(|e| e.time.0).min().expect("occupied bucket is not empty");
+            self.last = events
+                .iter()
+                .map(|e| e.time.0)
+                .min()
+                .expect("occupied bucket is not empty");
             for &e in &events {
                 self.place(e);
             }
             events.clear();
         }
-        // Keep the allocation: this bucket fills again later.
-        self.buckets[index] = events;
+        // Keep a small allocation (this bucket fills again soon), but give back a large one:
+        // a herd of a million events passes through many buckets, and buckets that each kept
+        // their largest size would hold many times the events actually in the queue.
+        if events.capacity() <= KEEP_CAPACITY {
+            self.buckets[index] = events;
+        }
+    }
+
+    /// A client that one of the next events will likely touch: the next event of the current
+    /// time, else the oldest event of the lowest bucket. Cheap and only a guess, for
+    /// prefetching client state before it is needed.
+    #[inline]
+    pub fn upcoming_client(&self) -> Option<u32> {
+        if let Some(e) = self.current.get(self.head) {
+            return Some(e.client);
+        }
+        let level = self.levels.trailing_zeros() as usize;
+        if level >= LEVELS {
+            return None;
+        }
+        let digit = self.occupied[level].trailing_zeros() as usize;
+        self.buckets[level * 64 + digit].first().map(|e| e.client)
     }
 
     /// The time of the earliest event, without removing it. O(size of the lowest bucket).
@@ -231,7 +266,10 @@ impl EventQueue {
         }
         let level = self.levels.trailing_zeros() as usize;
         let digit = self.occupied[level].trailing_zeros() as usize;
-        self.buckets[level * 64 + digit].iter().map(|e| e.time).min()
+        self.buckets[level * 64 + digit]
+            .iter()
+            .map(|e| e.time)
+            .min()
     }
 
     /// Number of scheduled events.

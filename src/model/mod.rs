@@ -173,6 +173,7 @@ impl Scenario {
             file,
             src,
             errors: Vec::new(),
+            attempts_reported: false,
         };
         let scenario = c.scenario(raw);
         if c.errors.is_empty() {
@@ -188,6 +189,10 @@ impl Scenario {
     }
 }
 
+/// Most time-series buckets a run may need (`time_limit / metrics.bucket`): 40 bytes each, so
+/// at most ~400 MB per run in the worst case.
+pub const MAX_BUCKETS: u64 = 10_000_000;
+
 /// Checks a name used for folders and CSV values: `[a-z0-9_-]{1,64}`.
 pub fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -202,6 +207,8 @@ struct Check<'a> {
     file: &'a str,
     src: &'a str,
     errors: Vec<ScenarioError>,
+    /// A missing `max_attempts` was reported once for [retry]; strategies need not repeat it.
+    attempts_reported: bool,
 }
 
 /// Where a table starts, for "missing key" messages; `None` when the table itself is absent.
@@ -209,8 +216,21 @@ type At = Option<Range<usize>>;
 
 impl Check<'_> {
     fn err(&mut self, span: At, key: &str, msg: impl Into<String>) {
-        self.errors
-            .push(error_at(self.file, self.src, span, key, msg.into()));
+        let e = error_at(self.file, self.src, span, key, msg.into());
+        // A [retry] default is checked once per strategy that inherits it: report it once.
+        if !self.errors.contains(&e) {
+            self.errors.push(e);
+        }
+    }
+
+    /// How a value was written, for "found ...": the source text when `span` is exactly that
+    /// value (a quoted string), else `fallback`.
+    fn written(&self, span: &At, fallback: impl std::fmt::Display) -> String {
+        span.as_ref()
+            .and_then(|s| self.src.get(s.clone()))
+            .filter(|t| t.len() <= 40 && (t.starts_with('"') || t.starts_with('\'')))
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("\"{fallback}\""))
     }
 
     fn missing(&mut self, span: At, key: &str) {
@@ -226,7 +246,7 @@ impl Check<'_> {
     fn int(&mut self, v: &Spanned<i64>, key: &str, min: i64, max: i64) -> Option<i64> {
         let x = *v.get_ref();
         if x < min || x > max {
-            let expected = if max == i64::MAX || max as u64 == u32::MAX as u64 {
+            let expected = if max == i64::MAX || (x < min && max as u64 == u32::MAX as u64) {
                 format!("an integer >= {min}")
             } else {
                 format!("an integer from {min} to {max}")
@@ -277,7 +297,8 @@ impl Check<'_> {
         };
         match v {
             RawDuration::Given(d) if positive && d.is_zero() => {
-                self.err(span, key, format!("expected {expected}, found \"0s\""));
+                let found = self.written(&span, d);
+                self.err(span, key, format!("expected {expected}, found {found}"));
                 None
             }
             RawDuration::Given(d) => Some(*d),
@@ -290,7 +311,7 @@ impl Check<'_> {
                 None
             }
             RawDuration::Bad(found) => {
-                self.err(span, key, format!("expected {expected}; {found}"));
+                self.err(span, key, format!("expected {expected}, {found}"));
                 None
             }
         }
@@ -323,12 +344,12 @@ impl Check<'_> {
             Some((other, span)) => {
                 let found = match other {
                     RawDuration::Bad(m) => m.clone(),
-                    _ => "found \"0s\"".to_string(),
+                    _ => format!("found {}", self.written(&Some(span.clone()), "0s")),
                 };
                 self.err(
                     Some(span),
                     key,
-                    format!("expected \"none\", \"auto\" or a duration > 0; {found}"),
+                    format!("expected \"none\", \"auto\" or a duration > 0, {found}"),
                 );
                 Hint::None
             }
@@ -460,12 +481,30 @@ impl Check<'_> {
                 None => latency.clone(),
             },
         });
-        let bucket = raw
+        let bucket_key = raw
             .metrics
             .as_ref()
-            .and_then(|m| m.get_ref().bucket.as_ref())
+            .and_then(|m| m.get_ref().bucket.as_ref());
+        let bucket = bucket_key
             .and_then(|b| self.duration(b, "metrics.bucket", true))
             .unwrap_or(SimDuration::from_millis(100));
+        // A run that reaches time_limit holds time_limit / bucket buckets in memory (and in
+        // timeseries.csv): a typo such as bucket = "1ns" must be refused, not exhaust memory.
+        let buckets = time_limit.as_nanos().div_ceil(bucket.as_nanos().max(1));
+        if buckets > MAX_BUCKETS {
+            let (span, key) = match (bucket_key, &raw.time_limit) {
+                (Some(b), _) => (Some(b.span()), "metrics.bucket"),
+                (None, Some(t)) => (Some(t.span()), "time_limit"),
+                (None, None) => (None, "metrics.bucket"),
+            };
+            self.err(
+                span,
+                key,
+                format!(
+                    "expected at most {MAX_BUCKETS} time-series buckets (time_limit / metrics.bucket), found {buckets} ({time_limit} / {bucket}): raise metrics.bucket or lower time_limit"
+                ),
+            );
+        }
 
         let defaults = RawPolicy::default();
         let retry = raw.retry.as_ref().map(|r| r.get_ref()).unwrap_or(&defaults);
@@ -483,9 +522,28 @@ impl Check<'_> {
                 "expected at least one [[strategy]] table, found none",
             );
         }
+        // max_attempts usually lives in [retry]: when no strategy sets it either, say so once
+        // there rather than once per strategy.
+        if retry.max_attempts.is_none()
+            && !raw.strategy.is_empty()
+            && raw
+                .strategy
+                .iter()
+                .all(|s| s.get_ref().max_attempts.is_none())
+        {
+            self.err(
+                raw.retry.as_ref().map(|r| r.span()),
+                "retry.max_attempts",
+                "missing required key `max_attempts` in [retry] (or in every [[strategy]])",
+            );
+            self.attempts_reported = true;
+        }
+        if let Some(r) = &raw.retry {
+            self.strategy(None, r, &defaults, fallback.is_some());
+        }
         let mut strategies: Vec<Strategy> = Vec::new();
         for (i, s) in raw.strategy.iter().enumerate() {
-            let strategy = self.strategy(i, s, retry, fallback.is_some());
+            let strategy = self.strategy(Some(i), s, retry, fallback.is_some());
             if let Some(first) = strategies.iter().position(|t| t.name == strategy.name)
                 && let Some(n) = &s.get_ref().name
             {
@@ -582,30 +640,37 @@ impl Check<'_> {
                 Dist::Constant(SimDuration::ZERO)
             }
         };
-        let mut outages: Vec<(Outage, Range<usize>)> = s
+        let mut outages: Vec<(Outage, Range<usize>, usize)> = s
             .outages
             .iter()
             .enumerate()
             .filter_map(|(i, o)| {
                 self.outage(o, &format!("{table}.outages[{i}]"))
-                    .map(|x| (x, o.span()))
+                    .map(|x| (x, o.span(), i))
             })
             .collect();
-        outages.sort_by_key(|(o, _)| o.start);
-        for pair in outages.windows(2) {
-            let (a, b) = (&pair[0].0, &pair[1].0);
-            if b.start < a.end {
+        outages.sort_by_key(|(o, _, _)| o.start);
+        // Sorted by start, a window overlaps an earlier one iff it starts before the latest
+        // end seen so far (comparing neighbours only would miss one long window).
+        let mut latest: Option<(SimTime, SimTime, usize)> = None;
+        for (b, span, j) in &outages {
+            if let Some((start, end, i)) = latest
+                && b.start < end
+            {
                 self.err(
-                    Some(pair[1].1.clone()),
-                    &format!("{table}.outages"),
+                    Some(span.clone()),
+                    &format!("{table}.outages[{j}]"),
                     format!(
-                        "expected non-overlapping outages, found [{}, {}) overlapping [{}, {})",
-                        SimDuration(a.start.0),
-                        SimDuration(a.end.0),
+                        "expected outages that do not overlap, found [{}, {}) overlapping {table}.outages[{i}] [{}, {})",
                         SimDuration(b.start.0),
-                        SimDuration(b.end.0)
+                        SimDuration(b.end.0),
+                        SimDuration(start.0),
+                        SimDuration(end.0),
                     ),
                 );
+            }
+            if latest.is_none_or(|(_, end, _)| b.end > end) {
+                latest = Some((b.start, b.end, *j));
             }
         }
         let rate_limit = s.rate_limit.as_ref().map(|r| {
@@ -639,7 +704,7 @@ impl Check<'_> {
             concurrency,
             queue,
             service,
-            outages: outages.into_iter().map(|(o, _)| o).collect(),
+            outages: outages.into_iter().map(|(o, _, _)| o).collect(),
             rate_limit,
             retry_after: self.hint(s.retry_after.as_ref(), &key("retry_after")),
             client_error_rate: s
@@ -747,16 +812,23 @@ impl Check<'_> {
         })
     }
 
+    /// Builds strategy `i` from its table `t` and the `[retry]` defaults. With `i = None`,
+    /// checks the `[retry]` table `t` on its own instead: its values are refused even when
+    /// every strategy overrides them, and keys only a strategy must have are not required.
     fn strategy(
         &mut self,
-        i: usize,
+        i: Option<usize>,
         t: &Spanned<RawPolicy>,
         retry: &RawPolicy,
         has_fallback: bool,
     ) -> Strategy {
         let s = t.get_ref();
         let at = Some(t.span());
-        let prefix = format!("strategy[{i}]");
+        let prefix = match i {
+            Some(i) => format!("strategy[{i}]"),
+            None => "retry".to_string(),
+        };
+        let required = i.is_some();
         // A strategy value overrides the [retry] default; the key names where it came from.
         macro_rules! pick {
             ($field:ident) => {
@@ -767,40 +839,46 @@ impl Check<'_> {
                 }
             };
         }
-        let name = match &s.name {
-            Some(n) => self.name(n, &format!("{prefix}.name")),
-            None => {
+        let name = match (&s.name, i) {
+            (Some(n), Some(_)) => self.name(n, &format!("{prefix}.name")),
+            (None, Some(i)) => {
                 self.missing(at.clone(), &format!("{prefix}.name"));
                 format!("strategy-{i}")
             }
+            // `name` under [retry] is refused by the caller.
+            (_, None) => String::new(),
         };
-        let required_duration =
-            |c: &mut Self, v: Option<(&Spanned<RawDuration>, String)>, field: &str| match v {
-                Some((v, key)) => c.duration(v, &key, false).unwrap_or_default(),
-                None => {
-                    c.err(
-                    at.clone(),
-                    &format!("{prefix}.{field}"),
-                    format!(
-                        "missing required key `{field}` (set it in this [[strategy]] or in [retry])"
-                    ),
-                );
-                    SimDuration::ZERO
-                }
-            };
+        // `None` when missing or invalid (already reported): then cap >= base is not checked.
+        let required_duration = |c: &mut Self,
+                                 v: Option<(&Spanned<RawDuration>, String)>,
+                                 field: &str| match v {
+            Some((v, key)) => c.duration(v, &key, false),
+            None if !required => None,
+            None => {
+                c.err(
+                        at.clone(),
+                        &format!("{prefix}.{field}"),
+                        format!(
+                            "missing required key `{field}` in {prefix} (set it in this [[strategy]] or in [retry])"
+                        ),
+                    );
+                None
+            }
+        };
         let base = required_duration(self, pick!(base), "base");
         let cap = required_duration(self, pick!(cap), "cap");
-        if cap < base {
-            let (span, key) = match pick!(cap) {
-                Some((v, key)) => (Some(v.span()), key),
-                None => (at.clone(), format!("{prefix}.cap")),
-            };
+        if let (Some(base), Some(cap)) = (base, cap)
+            && required
+            && cap < base
+            && let Some((v, key)) = pick!(cap)
+        {
             self.err(
-                span,
+                Some(v.span()),
                 &key,
                 format!("expected cap >= base ({base}), found {cap}"),
             );
         }
+        let (base, cap) = (base.unwrap_or_default(), cap.unwrap_or_default());
         let multiplier = pick!(multiplier)
             .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
             .unwrap_or(2.0);
@@ -810,11 +888,14 @@ impl Check<'_> {
         };
         let max_attempts = match pick!(max_attempts) {
             Some((v, key)) => self.int(v, &key, 1, u16::MAX as i64).unwrap_or(1) as u32,
+            None if self.attempts_reported || !required => 1,
             None => {
                 self.err(
                     at.clone(),
                     &format!("{prefix}.max_attempts"),
-                    "missing required key `max_attempts` (set it in [retry] or in this [[strategy]])",
+                    format!(
+                        "missing required key `max_attempts` in {prefix} (set it in [retry] or in this [[strategy]])"
+                    ),
                 );
                 1
             }
@@ -998,9 +1079,9 @@ impl Check<'_> {
     fn retry_on(&mut self, v: &Spanned<Vec<Spanned<toml::Value>>>, key: &str) -> StatusSet {
         let mut set = StatusSet::default();
         for item in v.get_ref() {
-            let text = match item.get_ref() {
-                toml::Value::String(s) => s.clone(),
-                other => other.to_string(),
+            let (text, shown) = match item.get_ref() {
+                toml::Value::String(s) => (s.clone(), format!("\"{s}\"")),
+                other => (other.to_string(), other.to_string()),
             };
             match Status::parse_retryable(&text) {
                 Some(s) => set.insert(s),
@@ -1014,7 +1095,7 @@ impl Check<'_> {
                         Some(item.span()),
                         key,
                         format!(
-                            "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found {text}{why}"
+                            "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found {shown}{why}"
                         ),
                     );
                 }
@@ -1266,5 +1347,293 @@ fn placeholder_server() -> ServerSpec {
         rate_limit: None,
         retry_after: Hint::None,
         client_error_rate: 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The validation rules that involve more than one key: [retry] defaults and their
+    //! per-strategy overrides, and which key an error names. Single-key refusals are
+    //! covered through the binary in tests/cli/errors.rs.
+
+    use super::*;
+    use crate::scenario::validate;
+
+    /// A valid scenario: `retry` is the body of [retry], `strategies` the [[strategy]] tables.
+    fn text(retry: &str, strategies: &[&str]) -> String {
+        let mut t = String::from(
+            "name = \"t\"\n\
+             [clients]\ncount = 10\n\
+             [network]\nlatency = { dist = \"constant\", value = \"1ms\" }\n\
+             [server]\nconcurrency = 2\nservice = { dist = \"constant\", value = \"1ms\" }\n",
+        );
+        t.push_str("[retry]\n");
+        t.push_str(retry);
+        for s in strategies {
+            t.push_str("\n[[strategy]]\n");
+            t.push_str(s);
+            t.push('\n');
+        }
+        t
+    }
+
+    fn ok(src: &str) -> Scenario {
+        validate("t.toml", src)
+            .unwrap_or_else(|e| panic!("expected valid, found:\n{e}\n--- in:\n{src}"))
+            .1
+    }
+
+    fn errors(src: &str) -> Vec<ScenarioError> {
+        match validate("t.toml", src) {
+            Ok(_) => panic!("expected errors for:\n{src}"),
+            Err(ScenarioErrors(e)) => e,
+        }
+    }
+
+    /// The 1-based line of the first line of `src` containing `needle`.
+    fn line_of(src: &str, needle: &str) -> usize {
+        src.lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("`{needle}` not in the text"))
+            + 1
+    }
+
+    const MS: fn(u64) -> SimDuration = SimDuration::from_millis;
+
+    #[test]
+    fn strategies_inherit_retry_defaults_and_override_them_key_by_key() {
+        let src = text(
+            "max_attempts = 5\ntimeout = \"1s\"\ndeadline = \"1m\"\nbase = \"100ms\"\n\
+             cap = \"10s\"\njitter = \"full\"\nretry_on = [\"503\"]\n",
+            &[
+                "name = \"inherits\"",
+                "name = \"overrides\"\nmax_attempts = 2\ntimeout = \"3s\"\nbase = \"1s\"\n\
+                 jitter = \"equal\"\nretry_on = [\"timeout\", \"429\"]",
+            ],
+        );
+        let s = ok(&src);
+        let (a, b) = (&s.strategies[0], &s.strategies[1]);
+        assert_eq!(a.name, "inherits");
+        assert_eq!(a.retry.max_attempts, 5);
+        assert_eq!(a.retry.timeout, Some(MS(1000)));
+        assert_eq!(a.retry.deadline, Some(SimDuration::from_secs(60)));
+        assert_eq!((a.backoff.base, a.backoff.cap), (MS(100), MS(10_000)));
+        assert_eq!(a.backoff.jitter, Jitter::Full);
+        assert!(a.retry.retry_on.contains(Status::Unavailable));
+        assert!(!a.retry.retry_on.contains(Status::Timeout));
+
+        assert_eq!(b.retry.max_attempts, 2);
+        assert_eq!(b.retry.timeout, Some(MS(3000)));
+        assert_eq!(
+            b.retry.deadline,
+            Some(SimDuration::from_secs(60)),
+            "inherited"
+        );
+        assert_eq!((b.backoff.base, b.backoff.cap), (MS(1000), MS(10_000)));
+        assert_eq!(b.backoff.jitter, Jitter::Equal);
+        assert!(b.retry.retry_on.contains(Status::Timeout));
+        assert!(b.retry.retry_on.contains(Status::TooManyRequests));
+        assert!(
+            !b.retry.retry_on.contains(Status::Unavailable),
+            "replaced, not merged"
+        );
+    }
+
+    #[test]
+    fn defaults_apply_when_keys_are_absent() {
+        let s = ok(&text(
+            "max_attempts = 3\n",
+            &["name = \"a\"\nbase = \"10ms\"\ncap = \"1s\""],
+        ));
+        assert_eq!((s.seed, s.replications), (1, 1));
+        assert_eq!(s.time_limit, SimDuration::from_secs(3600));
+        assert_eq!(s.bucket, MS(100));
+        assert_eq!((s.clients.start, s.clients.start_spread), (MS(0), MS(0)));
+        assert_eq!(s.clients.requests, 1);
+        assert_eq!(s.server.queue, 0);
+        let a = &s.strategies[0];
+        assert_eq!(a.backoff.multiplier, 2.0);
+        assert_eq!(a.retry.timeout, None, "no timeout: wait however long");
+        assert_eq!(a.retry.deadline, None);
+        assert_eq!(a.retry.retry_on, StatusSet::all_retryable());
+        assert_eq!(a.retry.timeout_multiplier, 1.0);
+    }
+
+    #[test]
+    fn none_means_no_limit_for_timeouts() {
+        let s = ok(&text(
+            "max_attempts = 3\ntimeout = \"2s\"\n",
+            &["name = \"a\"\nbase = \"10ms\"\ncap = \"1s\"\ntimeout = \"none\""],
+        ));
+        assert_eq!(s.strategies[0].retry.timeout, None, "overridden by none");
+    }
+
+    #[test]
+    fn a_bad_retry_default_is_one_error_named_after_retry() {
+        let src = text(
+            "max_attempts = 3\nmultiplier = 0.5\n",
+            &[
+                "name = \"a\"\nbase = \"10ms\"\ncap = \"1s\"",
+                "name = \"b\"\nbase = \"10ms\"\ncap = \"1s\"",
+            ],
+        );
+        let e = errors(&src);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].key, "retry.multiplier");
+        assert_eq!(e[0].line, Some(line_of(&src, "multiplier = 0.5")));
+        assert_eq!(e[0].msg, "expected a multiplier >= 1, found 0.5");
+    }
+
+    #[test]
+    fn a_bad_override_is_named_after_its_strategy() {
+        let src = text(
+            "max_attempts = 3\nmultiplier = 3.0\n",
+            &[
+                "name = \"a\"\nbase = \"10ms\"\ncap = \"1s\"",
+                "name = \"b\"\nbase = \"10ms\"\ncap = \"1s\"\nmultiplier = 0.9",
+            ],
+        );
+        let e = errors(&src);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].key, "strategy[1].multiplier");
+        assert_eq!(e[0].line, Some(line_of(&src, "multiplier = 0.9")));
+        assert_eq!(e[0].col, Some(14));
+    }
+
+    #[test]
+    fn a_bad_retry_default_is_refused_even_if_every_strategy_overrides_it() {
+        let src = text(
+            "max_attempts = 3\njitter = \"bogus\"\ntimeout = \"0s\"\n",
+            &["name = \"a\"\nbase = \"10ms\"\ncap = \"1s\"\njitter = \"full\"\ntimeout = \"1s\""],
+        );
+        let e = errors(&src);
+        let keys: Vec<&str> = e.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["retry.jitter", "retry.timeout"], "{e:?}");
+    }
+
+    #[test]
+    fn cap_inherited_from_retry_below_a_strategy_base_names_retry_cap() {
+        let src = text(
+            "max_attempts = 3\ncap = \"1s\"\n",
+            &[
+                "name = \"a\"\nbase = \"100ms\"",
+                "name = \"b\"\nbase = \"2s\"",
+            ],
+        );
+        let e = errors(&src);
+        assert_eq!(e.len(), 1, "only strategy b is inconsistent: {e:?}");
+        assert_eq!(e[0].key, "retry.cap");
+        assert_eq!(e[0].msg, "expected cap >= base (2s), found 1s");
+        assert_eq!(e[0].line, Some(line_of(&src, "cap = \"1s\"")));
+    }
+
+    #[test]
+    fn backoff_keys_may_live_in_retry_alone() {
+        let s = ok(&text(
+            "max_attempts = 3\nbase = \"50ms\"\ncap = \"5s\"\n",
+            &["name = \"a\"", "name = \"b\"\njitter = \"decorrelated\""],
+        ));
+        for st in &s.strategies {
+            assert_eq!((st.backoff.base, st.backoff.cap), (MS(50), MS(5000)));
+        }
+    }
+
+    #[test]
+    fn missing_base_is_reported_per_strategy_and_cap_is_not_compared() {
+        let src = text(
+            "max_attempts = 3\n",
+            &[
+                "name = \"a\"\ncap = \"1s\"",
+                "name = \"b\"\nbase = \"1ms\"\ncap = \"1s\"",
+            ],
+        );
+        let e = errors(&src);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].key, "strategy[0].base");
+        assert!(
+            e[0].msg
+                .starts_with("missing required key `base` in strategy[0]")
+        );
+    }
+
+    #[test]
+    fn name_under_retry_is_refused() {
+        let e = errors(&text(
+            "max_attempts = 3\nname = \"x\"\n",
+            &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\""],
+        ));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].key, "retry.name");
+    }
+
+    #[test]
+    fn escalate_after_is_checked_against_the_same_ladder() {
+        let src = text(
+            "max_attempts = 3\nrate_limit = { max_retries = 5, escalate_after = 5 }\n",
+            &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\"\n\
+               rate_limit = { max_retries = 2, escalate_after = 3 }"],
+        );
+        let e = errors(&src);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].key, "strategy[0].rate_limit.escalate_after");
+        let s = ok(&text(
+            "max_attempts = 3\nrate_limit = { max_retries = 5, escalate_after = 5 }\n",
+            &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\""],
+        ));
+        let ladder = s.strategies[0].retry.rate_limit.expect("inherited ladder");
+        assert_eq!((ladder.max_retries, ladder.escalate_after), (5, 5));
+    }
+
+    #[test]
+    fn outages_are_sorted_and_may_touch() {
+        let mut src = text(
+            "max_attempts = 3\n",
+            &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\""],
+        );
+        src.push_str(
+            "[[server.outages]]\nstart = \"2s\"\nend = \"3s\"\n\
+             [[server.outages]]\nstart = \"1s\"\nend = \"2s\"\n",
+        );
+        let s = ok(&src);
+        let starts: Vec<f64> = s
+            .server
+            .outages
+            .iter()
+            .map(|o| o.start.as_secs_f64())
+            .collect();
+        assert_eq!(starts, [1.0, 2.0], "[1s, 2s) and [2s, 3s) do not overlap");
+        assert_eq!(
+            s.server.last_outage_end().map(|t| t.as_secs_f64()),
+            Some(3.0)
+        );
+    }
+
+    #[test]
+    fn bucket_count_is_limited_at_exactly_max_buckets() {
+        let with = |limit: &str, bucket: &str| {
+            let mut src = text(
+                "max_attempts = 3\n",
+                &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\""],
+            );
+            src = format!("time_limit = \"{limit}\"\n{src}[metrics]\nbucket = \"{bucket}\"\n");
+            src
+        };
+        assert_eq!(ok(&with("1000s", "100us")).bucket, SimDuration(100_000));
+        let e = errors(&with("1000s", "99us"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].key, "metrics.bucket");
+        assert!(e[0].msg.contains("found 10101011 "), "{}", e[0].msg);
+    }
+
+    #[test]
+    fn zero_is_quoted_as_written() {
+        let e = errors(&text(
+            "max_attempts = 3\ntimeout = \"0ms\"\n",
+            &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\""],
+        ));
+        assert_eq!(
+            e[0].msg,
+            "expected a duration > 0 with a unit, such as \"100ms\", found \"0ms\""
+        );
     }
 }

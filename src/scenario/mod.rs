@@ -10,7 +10,10 @@ pub mod sweep;
 
 pub use raw::RawScenario;
 
-use crate::error::ScenarioError;
+use std::ops::Range;
+
+use crate::error::{ScenarioError, ScenarioErrors};
+use crate::model::Scenario;
 
 /// The scenario that `herdsim run` uses when no file is named; embedded in the binary.
 pub const QUICKSTART: &str = include_str!("../../scenarios/quickstart.toml");
@@ -33,6 +36,19 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// Where the top-level `name = ...` value is written in `src`: 1-based (line, column), or
+/// `(None, None)` when the text has no such key.
+pub fn name_position(src: &str) -> (Option<usize>, Option<usize>) {
+    toml_edit::Document::parse(src)
+        .ok()
+        .and_then(|doc| doc.as_table().get("name").and_then(|n| n.span()))
+        .map(|span| {
+            let (line, col) = line_col(src, span.start);
+            (Some(line), Some(col))
+        })
+        .unwrap_or((None, None))
 }
 
 /// Builds a positioned error from a byte span.
@@ -65,33 +81,282 @@ pub fn parse(file: &str, src: &str) -> Result<RawScenario, ScenarioError> {
     toml::from_str::<RawScenario>(src).map_err(|e| toml_error(file, src, e))
 }
 
+/// Parses and validates scenario text, reporting every problem of the file at once, in file
+/// order.
+///
+/// serde stops at the first unknown key or wrongly typed value. To go on, that key-value pair
+/// is blanked out (overwritten with spaces, so every position stays the same) and the text
+/// parsed again; problems that only follow from a blanked pair (`missing required key` for
+/// the key just blanked) are not reported. A TOML syntax error still stops at the first.
+pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), ScenarioErrors> {
+    let mut text = src.to_string();
+    let mut errors: Vec<ScenarioError> = Vec::new();
+    let mut blanked: Vec<String> = Vec::new();
+    let mut rounds = 0;
+    let raw = loop {
+        rounds += 1;
+        let e = match toml::from_str::<RawScenario>(&text) {
+            Ok(raw) => break Some(raw),
+            Err(e) => e,
+        };
+        let error = toml_error_in(file, &text, src, e);
+        let follows = follows_from(&error, &blanked);
+        if !follows {
+            errors.push(error.clone());
+        }
+        // Give up recovering after a syntax error, or when the pair cannot be found.
+        // Each round blanks one more pair, so this ends; the bound only caps the work.
+        let range = (!error.key.is_empty() && rounds < 200)
+            .then(|| blank_range(&text, &error.key))
+            .flatten();
+        let Some((path, range)) = range else {
+            break None;
+        };
+        let mut bytes = text.into_bytes();
+        for b in &mut bytes[range] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        text = String::from_utf8(bytes)
+            .expect("the range holds whole characters, now all spaces: still UTF-8");
+        blanked.push(path);
+    };
+    let scenario = raw.map(|raw| {
+        let result = Scenario::from_raw(&raw, file, src);
+        (raw, result)
+    });
+    match scenario {
+        Some((raw, Ok(scenario))) if errors.is_empty() => Ok((raw, scenario)),
+        Some((_, result)) => {
+            if let Err(ScenarioErrors(more)) = result {
+                errors.extend(more.into_iter().filter(|e| !follows_from(e, &blanked)));
+            }
+            // File order; file-level problems (no position) first. The sort is stable.
+            errors.sort_by_key(|e| (e.line.unwrap_or(0), e.col.unwrap_or(0)));
+            Err(ScenarioErrors(errors))
+        }
+        None => Err(ScenarioErrors(errors)),
+    }
+}
+
+/// Whether `e` is only a consequence of blanking the pairs at `blanked` (dotted key paths).
+fn follows_from(e: &ScenarioError, blanked: &[String]) -> bool {
+    blanked.iter().any(|b| {
+        e.key == *b
+            || e.key.starts_with(&format!("{b}."))
+            || (e.msg.starts_with("missing required key")
+                && e.key.rsplit('.').next() == b.rsplit('.').next())
+    })
+}
+
+/// The byte range of the `key = value` pair at `path` (`strategy[1].budget.ratio`), with a
+/// comma that follows it inside an inline table; else the pair of the nearest enclosing key.
+/// Returns the path actually found. `None` for keys of `[table]` headers.
+fn blank_range(text: &str, path: &str) -> Option<(String, Range<usize>)> {
+    use toml_edit::{Item, TableLike, Value};
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let segments: Vec<&str> = path.split('.').collect();
+    for len in (1..=segments.len()).rev() {
+        let mut table: &dyn TableLike = doc.as_table();
+        let (leaf, parents) = segments[..len].split_last()?;
+        let mut found = true;
+        for segment in parents {
+            let (name, index) = match segment.split_once('[') {
+                Some((name, i)) => (name, i.trim_end_matches(']').parse::<usize>().ok()),
+                None => (*segment, None),
+            };
+            let next: Option<&dyn TableLike> = match (table.get(name), index) {
+                (Some(Item::Table(t)), None) => Some(t),
+                (Some(Item::Value(Value::InlineTable(t))), None) => Some(t),
+                (Some(Item::ArrayOfTables(a)), Some(i)) => a.get(i).map(|t| t as &dyn TableLike),
+                (Some(Item::Value(Value::Array(a))), Some(i)) => match a.get(i) {
+                    Some(Value::InlineTable(t)) => Some(t),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match next {
+                Some(t) => table = t,
+                None => {
+                    found = false;
+                    break;
+                }
+            }
+        }
+        if !found || leaf.contains('[') {
+            continue;
+        }
+        let Some((key, Item::Value(value))) = table.get_key_value(leaf) else {
+            continue;
+        };
+        let (Some(k), Some(v)) = (key.span(), value.span()) else {
+            return None;
+        };
+        let rest = &text[v.end..];
+        let comma = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        let end = if rest[comma..].starts_with(',') {
+            v.end + comma + 1
+        } else {
+            v.end
+        };
+        return Some((segments[..len].join("."), k.start..end));
+    }
+    None
+}
+
 /// Turns a toml/serde error into a positioned [`ScenarioError`].
 pub(crate) fn toml_error(file: &str, src: &str, e: toml::de::Error) -> ScenarioError {
+    toml_error_in(file, src, src, e)
+}
+
+/// [`toml_error`] for an error in `text`, a copy of `src` with some pairs blanked out:
+/// key paths are read from `text`, positions computed on `src` (they are the same offsets).
+fn toml_error_in(file: &str, text: &str, src: &str, e: toml::de::Error) -> ScenarioError {
+    let src_for_positions = src;
+    let src = text;
     // toml keeps the key path private, but prints it ("in `a.b`") when it has no input to
     // quote; that is the only way to recover it for messages like `clients.count: ...`.
     let mut bare = e.clone();
     bare.set_input(None);
     let printed = bare.to_string();
-    let key = printed
+    let path = printed
         .lines()
         .find_map(|l| l.strip_prefix("in `").and_then(|l| l.strip_suffix('`')))
-        .unwrap_or("")
-        .to_string();
-    let msg = e.message().trim().replace('\n', "; ");
-    let msg = friendlier(&msg);
-    error_at(file, src, e.span(), key, msg)
+        .unwrap_or("");
+    let span = e.span();
+    // toml's path has no array indices (`strategy`, not `strategy[1]`): find them from the
+    // position, so the key says which [[strategy]] or outage is at fault.
+    let mut key = match &span {
+        Some(span) => indexed_path(src, path, span.start),
+        None => path.to_string(),
+    };
+    let raw = e.message().trim().replace('\n', "; ");
+    // Name the offending key itself, not only the table holding it.
+    let named = raw
+        .strip_prefix("unknown field `")
+        .or_else(|| raw.strip_prefix("missing field `"))
+        .and_then(|rest| rest.split('`').next());
+    if let Some(leaf) = named {
+        key = if key.is_empty() {
+            leaf.to_string()
+        } else {
+            format!("{key}.{leaf}")
+        };
+    }
+    if raw == "duplicate key"
+        && let Some(span) = &span
+        && let Some(text) = src.get(span.clone())
+    {
+        let leaf = text.trim().trim_matches(['"', '\'']);
+        key = if key.is_empty() {
+            leaf.to_string()
+        } else {
+            format!("{key}.{leaf}")
+        };
+    }
+    let table = match key.rsplit_once('.') {
+        Some((table, _)) if named.is_some() => format!(" in {table}"),
+        _ => String::new(),
+    };
+    error_at(file, src_for_positions, span, key, friendlier(&raw, &table))
 }
 
-/// Rewords serde's terse messages where a user would otherwise have to guess.
-fn friendlier(msg: &str) -> String {
+/// The dotted `path` with the index of each array element the byte `offset` falls in:
+/// `strategy.budget` -> `strategy[1].budget`. Unchanged when the text cannot be re-read.
+fn indexed_path(src: &str, path: &str, offset: usize) -> String {
+    use toml_edit::{Item, TableLike, Value};
+    if path.is_empty() {
+        return String::new();
+    }
+    let Ok(doc) = toml_edit::Document::parse(src) else {
+        return path.to_string();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut table: Option<&dyn TableLike> = Some(doc.as_table());
+    for segment in path.split('.') {
+        let Some(item) = table.and_then(|t| t.get(segment)) else {
+            out.push(segment.to_string());
+            table = None;
+            continue;
+        };
+        table = None;
+        match item {
+            Item::Table(t) => {
+                out.push(segment.to_string());
+                table = Some(t);
+            }
+            Item::Value(Value::InlineTable(t)) => {
+                out.push(segment.to_string());
+                table = Some(t);
+            }
+            // A table's span is its `[[header]]`: the fault is in the last one before it.
+            Item::ArrayOfTables(array) => {
+                let i = array
+                    .iter()
+                    .filter(|t| t.span().is_some_and(|s| s.start <= offset))
+                    .count()
+                    .saturating_sub(1);
+                out.push(format!("{segment}[{i}]"));
+                table = array.get(i).map(|t| t as &dyn TableLike);
+            }
+            Item::Value(Value::Array(array)) => {
+                match array
+                    .iter()
+                    .position(|v| v.span().is_some_and(|s| s.contains(&offset)))
+                {
+                    Some(i) => {
+                        out.push(format!("{segment}[{i}]"));
+                        if let Some(Value::InlineTable(t)) = array.get(i) {
+                            table = Some(t);
+                        }
+                    }
+                    None => out.push(segment.to_string()),
+                }
+            }
+            _ => out.push(segment.to_string()),
+        }
+    }
+    out.join(".")
+}
+
+/// Rewords serde's terse messages where a user would otherwise have to guess: every message
+/// says what was expected and what was found. `table` is ` in <table>` for key messages.
+fn friendlier(msg: &str, table: &str) -> String {
     if let Some(rest) = msg.strip_prefix("unknown field ") {
-        return format!("unknown key {rest}");
+        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        return if expected.is_empty() {
+            format!("unknown key {found}{table}")
+        } else {
+            format!("unknown key {found}{table}, expected {expected}")
+        };
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {
-        return format!("missing required key {rest}");
+        return format!("missing required key {rest}{table}");
     }
     if let Some(rest) = msg.strip_prefix("unknown variant ") {
-        return format!("unknown value {rest}");
+        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        return format!("expected {expected}, found {found}");
+    }
+    if msg == "duplicate key" {
+        return "duplicate key: each key may appear only once in a table".to_string();
+    }
+    if let Some(rest) = msg.strip_prefix("invalid type: ")
+        && let Some((found, expected)) = rest.split_once(", expected ")
+    {
+        let expected = match expected {
+            "i64" | "u64" | "i32" | "u32" => "an integer",
+            "f64" | "f32" => "a number",
+            "a sequence" => "an array",
+            e if e.starts_with("struct ") => "a table",
+            e => e,
+        };
+        let found = match found {
+            "sequence" => "an array".to_string(),
+            "map" => "a table".to_string(),
+            f => f.replace("floating point", "the number"),
+        };
+        return format!("expected {expected}, found {found}");
     }
     msg.to_string()
 }
@@ -106,6 +371,105 @@ mod tests {
         assert_eq!(line_col(src, 0), (1, 1));
         assert_eq!(line_col(src, 6), (2, 1));
         assert_eq!(line_col(src, 9), (2, 4));
+    }
+
+    const OK: &str = "name = \"s\"\n[clients]\ncount = 5\n[network]\n\
+        latency = { dist = \"constant\", value = \"1ms\" }\n[server]\nconcurrency = 1\n\
+        service = { dist = \"constant\", value = \"1ms\" }\n[retry]\nmax_attempts = 2\n\
+        [[strategy]]\nname = \"a\"\nbase = \"1ms\"\ncap = \"1s\"\n\
+        [[strategy]]\nname = \"b\"\nbase = \"1ms\"\ncap = \"1s\"\n";
+
+    fn problems(src: &str) -> Vec<String> {
+        match validate("s.toml", src) {
+            Ok(_) => panic!("expected problems in:\n{src}"),
+            Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_fixture_is_valid() {
+        let (_, s) = validate("s.toml", OK).expect("valid");
+        assert_eq!(s.strategies.len(), 2);
+    }
+
+    #[test]
+    fn indexed_path_finds_the_array_element_at_an_offset() {
+        let offset = OK.find("name = \"b\"").expect("second strategy");
+        assert_eq!(indexed_path(OK, "strategy", offset), "strategy[1]");
+        let offset = OK.find("name = \"a\"").expect("first strategy");
+        assert_eq!(
+            indexed_path(OK, "strategy.budget", offset),
+            "strategy[0].budget"
+        );
+        let src = "outages = [{ start = \"1s\" }, { start = \"2s\", x = 1 }]\n";
+        let offset = src.find("x = 1").expect("x");
+        assert_eq!(indexed_path(src, "outages", offset), "outages[1]");
+        assert_eq!(
+            indexed_path("not = [toml", "a.b", 3),
+            "a.b",
+            "unparsable: unchanged"
+        );
+    }
+
+    #[test]
+    fn every_unknown_key_and_wrong_type_is_reported_not_just_the_first() {
+        let src = OK
+            .replace("count = 5", "count = 5\ncuont = 6")
+            .replace("concurrency = 1", "concurrency = \"one\"")
+            .replace("name = \"b\"", "name = \"b\"\nbsae = \"1s\"");
+        let p = problems(&src);
+        assert_eq!(
+            p,
+            [
+                "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`",
+                "s.toml:8:15: server.concurrency: expected an integer, found string \"one\"",
+                "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `jitter`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `fallback_on`",
+            ]
+        );
+    }
+
+    #[test]
+    fn blanking_keeps_columns_after_multibyte_text() {
+        // The blanked pair holds 2-byte characters; the later error on the same line keeps
+        // its column in characters.
+        let src = OK.replace(
+            "[clients]\ncount = 5\n",
+            "clients = { note = \"µµ\", count = 0 }\n",
+        );
+        let p = problems(&src);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(
+            p[0].starts_with("s.toml:2:13: clients.note: unknown key `note` in clients"),
+            "{p:?}"
+        );
+        assert_eq!(
+            p[1],
+            "s.toml:2:34: clients.count: expected an integer >= 1, found 0"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_distribution_kind_is_not_also_reported_missing() {
+        let src = OK.replace(
+            "latency = { dist = \"constant\", value = \"1ms\" }",
+            "latency = { dist = \"gamma\", value = \"1ms\" }",
+        );
+        let p = problems(&src);
+        assert_eq!(
+            p,
+            [
+                "s.toml:5:20: network.latency.dist: expected one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`, found `gamma`"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_stops_at_the_first() {
+        let src = OK
+            .replace("count = 5", "count = = 5")
+            .replace("cap = \"1s\"", "cap = 1");
+        let p = problems(&src);
+        assert_eq!(p, ["s.toml:3:9: extra `=`, expected nothing"]);
     }
 
     #[test]

@@ -43,13 +43,26 @@ impl<'de> Deserialize<'de> for RawDuration {
                     "auto" => RawDuration::Auto,
                     other => match parse_duration(other) {
                         Ok(d) => RawDuration::Given(d),
-                        Err(msg) => RawDuration::Bad(msg),
+                        Err(_) if other.starts_with('-') => RawDuration::Bad(format!(
+                            "found \"{other}\" (a duration cannot be negative)"
+                        )),
+                        Err(_) if other.parse::<f64>().is_ok() => RawDuration::Bad(format!(
+                            "found \"{other}\", a number without a unit (write e.g. \"{other}ms\" or \"{other}s\")"
+                        )),
+                        Err(msg) => {
+                            let prefix = format!("\"{other}\" is not a duration (");
+                            let why = msg
+                                .strip_prefix(&prefix)
+                                .and_then(|m| m.strip_suffix(')'))
+                                .unwrap_or(&msg);
+                            RawDuration::Bad(format!("found \"{other}\" ({why})"))
+                        }
                     },
                 })
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawDuration, E> {
                 Ok(RawDuration::Bad(format!(
-                    "found the bare number {v}; a duration needs a unit, e.g. \"{v}ms\" or \"{v}s\""
+                    "found the bare number {v} (a duration needs a unit and quotes, e.g. \"{v}ms\" or \"{v}s\")"
                 )))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawDuration, E> {
@@ -57,7 +70,7 @@ impl<'de> Deserialize<'de> for RawDuration {
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawDuration, E> {
                 Ok(RawDuration::Bad(format!(
-                    "found the bare number {v}; a duration needs a unit, e.g. \"{v}s\""
+                    "found the bare number {v} (a duration needs a unit and quotes, e.g. \"{v}s\")"
                 )))
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawDuration, E> {

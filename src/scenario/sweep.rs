@@ -7,11 +7,13 @@
 //! validating that text exactly like a hand-written file. A point that fails names the path
 //! and value that produced it.
 
-use toml_edit::{DocumentMut, Item, TableLike, Value};
+use std::ops::Range;
+
+use toml_edit::{Document, Item, TableLike, Value};
 
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
-use crate::scenario::{error_at, parse};
+use crate::scenario::{error_at, validate};
 
 /// One swept key and the values it takes, as written.
 #[derive(Debug, Clone)]
@@ -21,6 +23,28 @@ pub struct SweepAxis {
     /// The values as they appear in output columns (`10`, `5s`).
     pub labels: Vec<String>,
     values: Vec<Value>,
+    /// Where each value is written in the file, for messages about the point it yields.
+    spans: Vec<Option<Range<usize>>>,
+    /// Where the list is written.
+    span: Option<Range<usize>>,
+}
+
+impl SweepAxis {
+    /// The path as validation names keys: `server.outages.0.end` -> `server.outages[0].end`.
+    fn key(&self) -> String {
+        let mut key = String::new();
+        for segment in self.path.split('.') {
+            if !key.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+                key.push_str(&format!("[{segment}]"));
+            } else {
+                if !key.is_empty() {
+                    key.push('.');
+                }
+                key.push_str(segment);
+            }
+        }
+        key
+    }
 }
 
 impl PartialEq for SweepAxis {
@@ -61,8 +85,7 @@ impl ScenarioFile {
 
 /// Parses, validates and expands one scenario file. `file` names it in messages.
 pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
-    let raw = parse(file, src).map_err(|e| ScenarioErrors(vec![e]))?;
-    let base = Scenario::from_raw(&raw, file, src)?;
+    let (raw, base) = validate(file, src)?;
     let Some(_) = raw.sweep else {
         return Ok(ScenarioFile {
             file: file.to_string(),
@@ -75,11 +98,12 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
         });
     };
 
-    let mut doc: DocumentMut = src
-        .parse()
+    // Parsed with spans to point at the swept values; `[sweep]` stays in each point's text
+    // (the file format allows it), so lines there are the file's lines.
+    let parsed = Document::parse(src)
         .map_err(|e| ScenarioErrors(vec![error_at(file, src, None, "sweep", format!("{e}"))]))?;
-    let axes = read_axes(file, src, &doc)?;
-    doc.remove("sweep");
+    let axes = read_axes(file, src, &parsed)?;
+    let doc = parsed.into_mut();
 
     let mut points = Vec::new();
     let mut errors = Vec::new();
@@ -94,21 +118,26 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
         }
         let mut point_doc = doc.clone();
         let mut failed = false;
+        // Whether every swept key replaced one written in the file (so no line moved).
+        let mut same_lines = true;
         for (axis, &pick) in axes.iter().zip(&picks) {
             let segments: Vec<&str> = axis.path.split('.').collect();
-            if let Err(msg) = set_path(
+            match set_path(
                 point_doc.as_table_mut(),
                 &segments,
                 axis.values[pick].clone(),
             ) {
-                errors.push(error_at(
-                    file,
-                    src,
-                    None,
-                    format!("sweep.\"{}\"", axis.path),
-                    msg,
-                ));
-                failed = true;
+                Ok(replaced) => same_lines &= replaced,
+                Err(msg) => {
+                    errors.push(error_at(
+                        file,
+                        src,
+                        axis.span.clone(),
+                        format!("sweep.\"{}\"", axis.path),
+                        msg,
+                    ));
+                    failed = true;
+                }
             }
         }
         if failed {
@@ -120,10 +149,8 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
             .zip(&picks)
             .map(|(a, &p)| format!("{} = {}", a.path, a.labels[p]))
             .collect();
-        let label = format!("{file} (sweep point {})", context.join(", "));
-        let result = parse(&label, &text)
-            .map_err(|e| ScenarioErrors(vec![e]))
-            .and_then(|raw| Scenario::from_raw(&raw, &label, &text));
+        let context = format!("(at sweep point {})", context.join(", "));
+        let result = validate(file, &text).map(|(_, scenario)| scenario);
         match result {
             Ok(scenario) => points.push(SweepPoint {
                 labels: axes
@@ -133,12 +160,40 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
                     .collect(),
                 scenario,
             }),
-            Err(ScenarioErrors(errs)) => errors.extend(errs.into_iter().map(|e| ScenarioError {
-                // Positions refer to the rewritten text; the sweep path is what to fix.
-                line: None,
-                col: None,
-                ..e
-            })),
+            Err(ScenarioErrors(errs)) => {
+                for e in errs {
+                    // A fault in a swept key points at the swept value that caused it; others
+                    // keep their position when the rewritten text has the file's lines.
+                    let swept = axes.iter().zip(&picks).find(|(a, _)| {
+                        let k = a.key();
+                        e.key == k || e.key.starts_with(&format!("{k}."))
+                    });
+                    let (line, col) = match swept {
+                        Some((axis, &pick)) => {
+                            let at = error_at(file, src, axis.spans[pick].clone(), "", "");
+                            (at.line, at.col)
+                        }
+                        None if same_lines => (e.line, e.col),
+                        None => (None, None),
+                    };
+                    let e = ScenarioError {
+                        line,
+                        col,
+                        msg: format!("{} {context}", e.msg),
+                        ..e
+                    };
+                    // The same fault at several points (e.g. a misspelt swept key) shows once.
+                    let seen = errors.iter().any(|f: &ScenarioError| {
+                        f.key == e.key
+                            && f.line == e.line
+                            && f.msg.split(" (at sweep point").next()
+                                == e.msg.split(" (at sweep point").next()
+                    });
+                    if !seen {
+                        errors.push(e);
+                    }
+                }
+            }
         }
     }
     if errors.is_empty() {
@@ -149,15 +204,19 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
             points,
         })
     } else {
-        errors.dedup();
         Err(ScenarioErrors(errors))
     }
 }
 
-fn read_axes(file: &str, src: &str, doc: &DocumentMut) -> Result<Vec<SweepAxis>, ScenarioErrors> {
+fn read_axes(
+    file: &str,
+    src: &str,
+    doc: &Document<&str>,
+) -> Result<Vec<SweepAxis>, ScenarioErrors> {
     let mut errors = Vec::new();
     let mut axes = Vec::new();
     let table = doc
+        .as_table()
         .get("sweep")
         .and_then(|s| s.as_table_like())
         .ok_or_else(|| {
@@ -194,6 +253,7 @@ fn read_axes(file: &str, src: &str, doc: &DocumentMut) -> Result<Vec<SweepAxis>,
         }
         let mut values = Vec::new();
         let mut labels = Vec::new();
+        let mut spans = Vec::new();
         for v in array.iter() {
             let label = match v {
                 Value::Integer(i) => i.value().to_string(),
@@ -215,6 +275,7 @@ fn read_axes(file: &str, src: &str, doc: &DocumentMut) -> Result<Vec<SweepAxis>,
             };
             let mut clean = v.clone();
             clean.decor_mut().clear();
+            spans.push(v.span());
             values.push(clean);
             labels.push(label);
         }
@@ -222,6 +283,8 @@ fn read_axes(file: &str, src: &str, doc: &DocumentMut) -> Result<Vec<SweepAxis>,
             path: path.to_string(),
             labels,
             values,
+            spans,
+            span,
         });
     }
     if axes.is_empty() && errors.is_empty() {
@@ -241,7 +304,8 @@ fn read_axes(file: &str, src: &str, doc: &DocumentMut) -> Result<Vec<SweepAxis>,
 }
 
 /// Writes `value` at the dotted path below `table`; numeric segments index arrays of tables.
-fn set_path(table: &mut dyn TableLike, segments: &[&str], value: Value) -> Result<(), String> {
+/// Returns whether it replaced a key written in the file (rather than adding one).
+fn set_path(table: &mut dyn TableLike, segments: &[&str], value: Value) -> Result<bool, String> {
     let (first, rest) = segments
         .split_first()
         .ok_or_else(|| "expected a dotted key path, found an empty one".to_string())?;
@@ -249,8 +313,9 @@ fn set_path(table: &mut dyn TableLike, segments: &[&str], value: Value) -> Resul
         if table.get(first).is_some_and(|i| !i.is_value()) {
             return Err(format!("`{first}` is a table, not a number or duration"));
         }
+        let replaced = table.get(first).is_some();
         table.insert(first, Item::Value(value));
-        return Ok(());
+        return Ok(replaced);
     }
     let child = table
         .get_mut(first)

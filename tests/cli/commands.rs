@@ -1,1 +1,691 @@
-//! (to be written)
+//! The commands as a user runs them: `run` (outputs, console, determinism, flags), `check`
+//! and `schedule`. Errors live in `errors.rs`. Every run uses TINY or the quickstart with one
+//! replication, so the whole module takes about a second in a debug build.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::{TINY, Workspace, herdsim};
+
+/// summary.csv's first columns, in order (DESIGN.md "Outputs").
+const SUMMARY_PREFIX: [&str; 15] = [
+    "strategy",
+    "clients",
+    "replications",
+    "calls",
+    "calls_ci95",
+    "completion_s",
+    "completion_s_ci95",
+    "peak_rps",
+    "recovery_peak_rps",
+    "succeeded",
+    "gave_up",
+    "amplification",
+    "latency_p50_s",
+    "latency_p99_s",
+    "wasted",
+];
+
+/// Columns issues 3 and 4 add to summary.csv (after the DESIGN.md prefix, in any order).
+const SUMMARY_EXTENSIONS: [&str; 21] = [
+    "attempts_per_success",
+    "latency_p95_s",
+    "success_p95_s",
+    "success_p99_s",
+    "retries_503",
+    "retries_500",
+    "retries_429",
+    "retries_timeout",
+    "retries_unreachable",
+    "gave_up_attempts",
+    "gave_up_deadline",
+    "gave_up_non_retryable",
+    "gave_up_rate_limit",
+    "gave_up_budget",
+    "gave_up_breaker",
+    "budget_refused",
+    "budget_refusal_rate",
+    "breaker_open_s",
+    "fallback_calls",
+    "fallback_succeeded",
+    "seed",
+];
+
+/// timeseries.csv's header: DESIGN.md's columns, then issue 4's.
+const TIMESERIES_HEADER: &str = "strategy,t_s,arrivals,accepted,rejected,completed,in_service,queued,retries,budget_refused,breakers_open,fallback_arrivals";
+
+/// requests.csv's header (issue 3).
+const REQUESTS_HEADER: &str = "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s";
+
+/// TINY with the one occurrence of `from` replaced by `to`.
+fn tiny_with(from: &str, to: &str) -> String {
+    assert_eq!(
+        TINY.matches(from).count(),
+        1,
+        "`{from}` occurs once in TINY"
+    );
+    TINY.replacen(from, to, 1)
+}
+
+/// Runs `herdsim <args>` in `ws`, asserting exit status 0. Returns the output.
+fn ok(ws: &Workspace, args: &[&str]) -> Output {
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(args)
+        .output()
+        .expect("run herdsim");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "herdsim {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// A workspace holding tiny.toml (TINY, or `text`).
+fn workspace_with(text: &str) -> Workspace {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", text);
+    ws
+}
+
+/// Runs tiny.toml into `out` with `extra` flags; returns the scenario's output folder.
+fn run_tiny(ws: &Workspace, out: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["run", "tiny.toml", "--out", out, "--no-charts", "--quiet"];
+    args.extend_from_slice(extra);
+    ok(ws, &args);
+    ws.path().join(out).join("tiny")
+}
+
+/// A CSV file as (header, rows).
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let header = reader
+        .headers()
+        .expect("a header row")
+        .iter()
+        .map(String::from)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| {
+            r.expect("a well-formed row")
+                .iter()
+                .map(String::from)
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
+fn number(s: &str) -> f64 {
+    s.parse()
+        .unwrap_or_else(|_| panic!("expected a number, found {s:?}"))
+}
+
+fn bytes(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// Every file below `dir`, relative to it.
+fn files_below(dir: &Path) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).expect("read folder") {
+            let path = entry.expect("folder entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).expect("below dir");
+                found.insert(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
+// ---- run --------------------------------------------------------------------------------
+
+#[test]
+fn run_without_a_scenario_uses_the_builtin_quickstart() {
+    let ws = Workspace::new();
+    let out = ok(
+        &ws,
+        &["run", "--replications", "1", "--out", "out", "--no-charts"],
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/quickstart/summary.csv"));
+    assert_eq!(&header[..SUMMARY_PREFIX.len()], SUMMARY_PREFIX);
+    assert_eq!(rows.len(), 4, "one row per strategy");
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["no-jitter", "full", "equal", "decorrelated"]);
+    for row in &rows {
+        assert_eq!(row[column(&header, "clients")], "10000");
+        assert_eq!(
+            row[column(&header, "replications")],
+            "1",
+            "--replications 1"
+        );
+    }
+    assert!(
+        stdout(&out).contains("quickstart (scenarios/quickstart.toml)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn run_writes_summary_and_timeseries_with_the_documented_columns() {
+    let ws = workspace_with(TINY);
+    let dir = run_tiny(&ws, "out", &[]);
+    assert_eq!(
+        files_below(&dir),
+        BTreeSet::from(["summary.csv".to_string(), "timeseries.csv".to_string()]),
+        "--no-charts writes the two CSV files and nothing else"
+    );
+
+    let (header, rows) = read_csv(&dir.join("summary.csv"));
+    assert_eq!(&header[..SUMMARY_PREFIX.len()], SUMMARY_PREFIX);
+    for name in SUMMARY_EXTENSIONS {
+        assert!(
+            header[SUMMARY_PREFIX.len()..].iter().any(|h| h == name),
+            "summary.csv lacks `{name}`: {header:?}"
+        );
+    }
+    assert_eq!(
+        rows.iter().map(|r| r[0].as_str()).collect::<Vec<_>>(),
+        ["none", "full"],
+        "one row per strategy, in scenario order"
+    );
+    for row in &rows {
+        assert_eq!(row.len(), header.len());
+        assert_eq!(row[column(&header, "clients")], "50");
+        assert_eq!(row[column(&header, "replications")], "2");
+        let ended =
+            number(&row[column(&header, "succeeded")]) + number(&row[column(&header, "gave_up")]);
+        assert_eq!(ended, 50.0, "each logical request ends once: {row:?}");
+    }
+
+    let text = fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    assert_eq!(text.lines().next(), Some(TIMESERIES_HEADER));
+    let (header, rows) = read_csv(&dir.join("timeseries.csv"));
+    let (t, arrivals, accepted, rejected) = (
+        column(&header, "t_s"),
+        column(&header, "arrivals"),
+        column(&header, "accepted"),
+        column(&header, "rejected"),
+    );
+    for strategy in ["none", "full"] {
+        let own: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == strategy).collect();
+        assert!(!own.is_empty(), "buckets of {strategy}");
+        for (i, row) in own.iter().enumerate() {
+            let expected = i as f64 * 0.1;
+            assert!(
+                (number(&row[t]) - expected).abs() < 1e-9,
+                "{strategy}: bucket {i} starts at {expected} s, found {}",
+                row[t]
+            );
+            assert_eq!(
+                number(&row[arrivals]),
+                number(&row[accepted]) + number(&row[rejected]),
+                "arrivals = accepted + rejected: {row:?}"
+            );
+        }
+        // The outage [0, 1s) refuses every arrival of the first ten buckets.
+        assert!(own[..10].iter().all(|r| number(&r[accepted]) == 0.0));
+        // The herd arrives at 10 ms; full jitter sends some retries within the first 100 ms.
+        assert!(
+            number(&own[0][arrivals]) >= 50.0,
+            "the herd arrives at once"
+        );
+    }
+    // Without jitter: refused at 10 ms, answered at 20 ms, retried 100 ms later, arriving
+    // at 130 ms: exactly the 50 clients in each of the first two buckets.
+    let none: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == "none").collect();
+    assert_eq!(number(&none[0][arrivals]), 50.0);
+    assert_eq!(number(&none[1][arrivals]), 50.0);
+}
+
+#[test]
+fn quiet_prints_nothing() {
+    let ws = workspace_with(TINY);
+    let out = ok(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--no-charts", "--quiet"],
+    );
+    assert!(out.stdout.is_empty(), "stdout: {}", stdout(&out));
+    assert!(out.stderr.is_empty(), "stderr: {}", stderr(&out));
+    assert!(ws.path().join("out/tiny/summary.csv").is_file());
+}
+
+#[test]
+fn run_prints_a_table_with_every_strategy_and_a_closing_line() {
+    let ws = workspace_with(TINY);
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
+    let table = stdout(&out);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].starts_with("tiny (tiny.toml): 50 clients, 2 strategies x 2 replications"),
+        "{table}"
+    );
+    assert!(
+        lines.iter().any(|l| l.trim_start().starts_with("strategy")),
+        "{table}"
+    );
+    for name in ["none", "full"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.split_whitespace().next() == Some(name)),
+            "no row for {name}:\n{table}"
+        );
+    }
+    // stderr: "tiny: 4 runs, N events simulated in W s wall (R M events/s)".
+    let err = stderr(&out);
+    let closing = err
+        .lines()
+        .find(|l| l.starts_with("tiny: 4 runs, "))
+        .unwrap_or_else(|| panic!("no closing line on stderr:\n{err}"));
+    let events: u64 = closing["tiny: 4 runs, ".len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no event count in {closing:?}"));
+    assert!(events > 0, "{closing}");
+    assert!(closing.contains(" events simulated in "), "{closing}");
+    assert!(closing.contains(" s wall ("), "{closing}");
+    assert!(closing.ends_with(" M events/s)"), "{closing}");
+    assert!(
+        !table.contains("events simulated"),
+        "figures go to stderr only"
+    );
+}
+
+#[test]
+fn run_of_two_scenarios_writes_two_folders() {
+    let ws = workspace_with(TINY);
+    ws.file(
+        "other.toml",
+        &tiny_with("name = \"tiny\"", "name = \"other\""),
+    );
+    ok(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "other.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    assert!(ws.path().join("out/tiny/summary.csv").is_file());
+    assert!(ws.path().join("out/other/summary.csv").is_file());
+}
+
+#[test]
+fn a_run_cut_short_by_time_limit_warns_even_when_quiet() {
+    // The outage lasts 1 s: nothing can succeed before a 500 ms time limit.
+    let ws = workspace_with(&tiny_with("seed = 7", "seed = 7\ntime_limit = \"500ms\""));
+    let out = ok(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--no-charts", "--quiet"],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: tiny: time_limit (500ms) cut 4 of 4 runs short"),
+        "{err}"
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/tiny/summary.csv"));
+    for row in rows {
+        assert_eq!(row[column(&header, "succeeded")], "0");
+        assert_eq!(row[column(&header, "gave_up")], "50");
+        assert_eq!(row[column(&header, "gave_up_time_limit")], "50");
+    }
+}
+
+// ---- determinism ------------------------------------------------------------------------
+
+/// The three CSV files of a run with `--requests` and `extra` flags.
+fn csv_bytes(ws: &Workspace, out: &str, extra: &[&str]) -> [Vec<u8>; 3] {
+    let mut flags = vec!["--requests"];
+    flags.extend_from_slice(extra);
+    let dir = run_tiny(ws, out, &flags);
+    ["summary.csv", "timeseries.csv", "requests.csv"].map(|f| bytes(&dir.join(f)))
+}
+
+#[test]
+fn same_files_whatever_the_thread_count_st_mt() {
+    let ws = workspace_with(TINY);
+    let one = csv_bytes(&ws, "one", &["--threads", "1"]);
+    let two = csv_bytes(&ws, "two", &["--threads", "2"]);
+    for (name, (a, b)) in ["summary.csv", "timeseries.csv", "requests.csv"]
+        .iter()
+        .zip(one.iter().zip(&two))
+    {
+        assert!(a == b, "{name} differs between --threads 1 and --threads 2");
+    }
+}
+
+#[test]
+fn same_files_on_a_repeated_run() {
+    let ws = workspace_with(TINY);
+    let first = csv_bytes(&ws, "first", &[]);
+    let second = csv_bytes(&ws, "second", &[]);
+    assert!(first == second, "a repeated run wrote different files");
+}
+
+#[test]
+fn seed_flag_changes_the_results_and_is_recorded() {
+    let ws = workspace_with(TINY);
+    let default = run_tiny(&ws, "default", &[]);
+    let other = run_tiny(&ws, "other", &["--seed", "8"]);
+    let (header, a) = read_csv(&default.join("summary.csv"));
+    let (_, b) = read_csv(&other.join("summary.csv"));
+    let seed = column(&header, "seed");
+    assert!(
+        a.iter().all(|r| r[seed] == "7"),
+        "the scenario's seed: {a:?}"
+    );
+    assert!(b.iter().all(|r| r[seed] == "8"), "--seed 8: {b:?}");
+    // The jittered strategy draws different delays; the un-jittered one has no randomness
+    // here (constant latency and service), so it must not change.
+    assert_eq!(
+        a[0][1..seed],
+        b[0][1..seed],
+        "strategy none has no random draw"
+    );
+    assert_ne!(a[1], b[1], "strategy full with another seed");
+    assert_ne!(
+        bytes(&default.join("timeseries.csv")),
+        bytes(&other.join("timeseries.csv"))
+    );
+}
+
+// ---- requests.csv -----------------------------------------------------------------------
+
+#[test]
+fn requests_flag_writes_one_row_per_logical_request() {
+    // 50 clients x 2 requests x 2 replications x 2 strategies = 400 rows.
+    let ws = workspace_with(&tiny_with("count = 50", "count = 50\nrequests = 2"));
+    let dir = run_tiny(&ws, "out", &["--requests"]);
+    let text = fs::read_to_string(dir.join("requests.csv")).expect("requests.csv");
+    assert_eq!(text.lines().next(), Some(REQUESTS_HEADER));
+    let (header, rows) = read_csv(&dir.join("requests.csv"));
+    assert_eq!(rows.len(), 400);
+
+    let mut keys = BTreeSet::new();
+    for row in &rows {
+        assert_eq!(row.len(), header.len());
+        assert!(["none", "full"].contains(&row[0].as_str()), "{row:?}");
+        let key = (
+            row[0].clone(),
+            number(&row[1]) as u32,
+            number(&row[2]) as u32,
+            number(&row[3]) as u32,
+        );
+        assert!(
+            key.1 < 2 && key.2 < 50 && key.3 < 2,
+            "indices in range: {row:?}"
+        );
+        assert!(keys.insert(key), "each logical request once: {row:?}");
+        let outcome = row[column(&header, "outcome")].as_str();
+        let status = row[column(&header, "last_status")].as_str();
+        assert!(
+            ["succeeded", "attempts", "deadline", "time_limit"].contains(&outcome),
+            "outcome {outcome}"
+        );
+        assert_eq!(outcome == "succeeded", status == "200", "{row:?}");
+        let attempts = number(&row[column(&header, "attempts")]);
+        assert!((1.0..=8.0).contains(&attempts), "max_attempts = 8: {row:?}");
+        assert_eq!(
+            row[column(&header, "retry_after_s")],
+            "",
+            "no hint is ever sent"
+        );
+    }
+
+    // It agrees with summary.csv: succeeded there is the mean per replication.
+    let (sh, summary) = read_csv(&dir.join("summary.csv"));
+    for srow in &summary {
+        let succeeded = rows
+            .iter()
+            .filter(|r| r[0] == srow[0] && r[4] == "succeeded")
+            .count() as f64;
+        assert_eq!(succeeded / 2.0, number(&srow[column(&sh, "succeeded")]));
+    }
+}
+
+#[test]
+fn no_requests_csv_without_the_flag() {
+    let ws = workspace_with(TINY);
+    let dir = run_tiny(&ws, "out", &[]);
+    assert!(!dir.join("requests.csv").exists());
+}
+
+// ---- files ------------------------------------------------------------------------------
+
+#[test]
+fn outputs_are_renamed_into_place_leaving_no_temporary_file() {
+    let ws = workspace_with(TINY);
+    let dir = run_tiny(&ws, "out", &["--requests"]);
+    // A second run over the first replaces the files in place.
+    let before = bytes(&dir.join("summary.csv"));
+    run_tiny(&ws, "out", &["--requests", "--seed", "99"]);
+    assert_ne!(
+        before,
+        bytes(&dir.join("summary.csv")),
+        "files were replaced"
+    );
+    let files = files_below(&dir);
+    assert_eq!(
+        files,
+        BTreeSet::from(["requests.csv", "summary.csv", "timeseries.csv"].map(String::from)),
+        "only the outputs, no temporary file"
+    );
+    assert!(!files.iter().any(|f| f.contains(".tmp-")));
+}
+
+#[test]
+fn fails_with_exit_1_when_the_output_folder_cannot_be_created() {
+    let ws = workspace_with(TINY);
+    ws.file("a-file", "not a folder");
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "tiny.toml",
+            "--out",
+            "a-file/out",
+            "--no-charts",
+            "--quiet",
+        ])
+        .output()
+        .expect("run herdsim");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "I/O failure is exit 1: {err}");
+    assert!(err.starts_with("herdsim: error: "), "{err}");
+    assert!(
+        err.contains("a-file/out/tiny"),
+        "the message names the path: {err}"
+    );
+    assert_eq!(
+        fs::read_to_string(ws.path().join("a-file")).expect("a-file"),
+        "not a folder"
+    );
+}
+
+// ---- check ------------------------------------------------------------------------------
+
+#[test]
+fn check_prints_ok_and_writes_nothing() {
+    let ws = workspace_with(TINY);
+    ws.file(
+        "other.toml",
+        &tiny_with("name = \"tiny\"", "name = \"other\""),
+    );
+    let before = files_below(ws.path());
+    let out = ok(&ws, &["check", "tiny.toml", "other.toml"]);
+    assert_eq!(
+        stdout(&out),
+        "tiny.toml: ok (tiny: 50 clients, 2 strategies, 2 replications)\n\
+         other.toml: ok (other: 50 clients, 2 strategies, 2 replications)\n"
+    );
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(files_below(ws.path()), before, "check writes nothing");
+}
+
+#[test]
+fn check_counts_sweep_points() {
+    let ws = workspace_with(&format!(
+        "{TINY}\n[sweep]\n\"clients.count\" = [10, 20, 30]\n"
+    ));
+    let out = ok(&ws, &["check", "tiny.toml"]);
+    assert_eq!(
+        stdout(&out),
+        "tiny.toml: ok (tiny: 10 clients, 2 strategies, 2 replications, 3 sweep points)\n"
+    );
+}
+
+// ---- schedule ---------------------------------------------------------------------------
+
+/// The rows of the table `herdsim schedule` prints, by column name.
+fn schedule(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let ws = Workspace::new();
+    let mut all = vec!["schedule"];
+    all.extend_from_slice(args);
+    let text = stdout(&ok(&ws, &all));
+    let mut lines = text
+        .lines()
+        .skip_while(|l| *l != "delays in ms")
+        .skip(1)
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>());
+    let header = lines
+        .next()
+        .unwrap_or_else(|| panic!("no table in:\n{text}"));
+    (header, lines.collect())
+}
+
+fn schedule_column(args: &[&str], name: &str) -> Vec<String> {
+    let (header, rows) = schedule(args);
+    let c = column(&header, name);
+    rows.into_iter().map(|r| r[c].clone()).collect()
+}
+
+#[test]
+fn schedule_without_jitter_prints_the_capped_ladder() {
+    let args = ["--base", "100ms", "--cap", "1s", "--jitter", "none"];
+    let (header, rows) = schedule(&args);
+    let ladder = ["100", "200", "400", "800", "1000", "1000", "1000"];
+    assert_eq!(rows.len(), 7, "8 attempts by default: 7 retries");
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row[column(&header, "retry")], (i + 1).to_string());
+        for col in ["expo", "client-0", "client-1", "client-2", "min", "max"] {
+            assert_eq!(
+                row[column(&header, col)],
+                ladder[i],
+                "{col} of retry {}",
+                i + 1
+            );
+        }
+        assert_eq!(
+            row[column(&header, "distinct")],
+            "1",
+            "every client in step"
+        );
+    }
+}
+
+#[test]
+fn schedule_multiplier_and_attempts_shape_the_ladder() {
+    let args = [
+        "--base",
+        "100ms",
+        "--cap",
+        "10s",
+        "--jitter",
+        "none",
+        "--multiplier",
+        "3",
+        "--attempts",
+        "5",
+    ];
+    assert_eq!(
+        schedule_column(&args, "expo"),
+        ["100", "300", "900", "2700"]
+    );
+}
+
+#[test]
+fn schedule_with_full_jitter_gives_every_client_its_own_delay() {
+    let args = [
+        "--base",
+        "100ms",
+        "--cap",
+        "10s",
+        "--jitter",
+        "full",
+        "--clients",
+        "40",
+    ];
+    let (header, rows) = schedule(&args);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row[column(&header, "distinct")], "40", "retry {}", i + 1);
+        let expo = number(&row[column(&header, "expo")]);
+        let (min, max) = (
+            number(&row[column(&header, "min")]),
+            number(&row[column(&header, "max")]),
+        );
+        assert!(
+            0.0 <= min && min < max && max <= expo,
+            "U(0, {expo}): {row:?}"
+        );
+    }
+}
+
+#[test]
+fn schedule_honors_a_retry_after_hint_everywhere() {
+    let args = ["--base", "100ms", "--cap", "10s", "--retry-after", "3"];
+    let (header, rows) = schedule(&args);
+    assert_eq!(rows.len(), 7);
+    for row in rows {
+        for col in ["client-0", "client-1", "client-2", "min", "max"] {
+            assert_eq!(row[column(&header, col)], "3000", "{col}: {row:?}");
+        }
+        assert_eq!(row[column(&header, "distinct")], "1");
+    }
+}
+
+#[test]
+fn schedule_is_deterministic_and_seeded() {
+    let args = ["--base", "100ms", "--cap", "10s", "--clients", "5"];
+    let a = schedule_column(&args, "client-0");
+    assert_eq!(
+        a,
+        schedule_column(&args, "client-0"),
+        "same seed, same delays"
+    );
+    let mut seeded = args.to_vec();
+    seeded.extend(["--seed", "2"]);
+    assert_ne!(a, schedule_column(&seeded, "client-0"), "another seed");
+}

@@ -80,9 +80,21 @@ fn the_last_round_gives_up_when_attempts_run_out_one_round_early() {
     assert_eq!(m.gave_up[GiveUpReason::Attempts as usize], 10);
     // Clients 990..999 are rejected in round 98 (their 99th attempt): they give up when that
     // rejection arrives, before round 98's winners finish.
-    let quitters: Vec<_> = m.requests.iter().filter(|r| r.outcome != Outcome::Succeeded).collect();
-    assert!(quitters.iter().all(|r| r.client >= 990 && r.latency == ms(98 * 120 + 20)));
-    assert!(quitters.iter().all(|r| r.last_status == Some(Status::Unavailable)));
+    let quitters: Vec<_> = m
+        .requests
+        .iter()
+        .filter(|r| r.outcome != Outcome::Succeeded)
+        .collect();
+    assert!(
+        quitters
+            .iter()
+            .all(|r| r.client >= 990 && r.latency == ms(98 * 120 + 20))
+    );
+    assert!(
+        quitters
+            .iter()
+            .all(|r| r.last_status == Some(Status::Unavailable))
+    );
     assert_eq!(m.completion.0, ms(98 * 120 + 70).0);
 }
 
@@ -182,7 +194,11 @@ fn time_limit_ends_open_and_unstarted_requests() {
     let m = run(&s, 0);
     assert!(m.cut_short);
     assert_eq!(m.gave_up[GiveUpReason::TimeLimit as usize], 6);
-    assert_eq!(m.latencies.len(), 2, "only the two started requests have a latency");
+    assert_eq!(
+        m.latencies.len(),
+        2,
+        "only the two started requests have a latency"
+    );
     assert_eq!(m.completion.0, SimDuration::from_secs(10).0);
     assert_eq!(m.requests.len(), 6);
 }
@@ -345,9 +361,14 @@ client_error_rate = 0.05
         ));
     }
     if k.fallback {
-        s.push_str("[fallback]\nconcurrency = 2\nservice = { dist = \"constant\", value = \"5ms\" }\n");
+        s.push_str(
+            "[fallback]\nconcurrency = 2\nservice = { dist = \"constant\", value = \"5ms\" }\n",
+        );
     }
-    s.push_str(&format!("[retry]\nmax_attempts = {}\nconnect_timeout = \"300ms\"\n", k.max_attempts));
+    s.push_str(&format!(
+        "[retry]\nmax_attempts = {}\nconnect_timeout = \"300ms\"\n",
+        k.max_attempts
+    ));
     if let Some(t) = k.timeout_ms {
         s.push_str(&format!("timeout = \"{t}ms\"\ntimeout_multiplier = 1.5\n"));
     }
@@ -423,7 +444,10 @@ proptest! {
 /// Results are identical for a pool of one thread and a pool of two (nexosim's _st/_mt).
 fn summaries_with_threads(threads: usize) -> Vec<u8> {
     let file = herdsim::scenario::sweep::load_str("t.toml", crate::common::TINY).unwrap();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
     let result = pool.install(|| herdsim::runner::run_scenario(&file, Default::default(), &|| {}));
     let mut bytes = herdsim::report::csv::summary_csv(&file.axes, &result, 7).unwrap();
     bytes.extend(herdsim::report::csv::timeseries_csv(&file.axes, &result).unwrap());
@@ -446,7 +470,8 @@ fn results_do_not_depend_on_thread_count_mt() {
 fn golden_tiny_summary_is_unchanged() {
     let file = herdsim::scenario::sweep::load_str("t.toml", crate::common::TINY).unwrap();
     let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {});
-    let got = String::from_utf8(herdsim::report::csv::summary_csv(&file.axes, &result, 7).unwrap()).unwrap();
+    let got = String::from_utf8(herdsim::report::csv::summary_csv(&file.axes, &result, 7).unwrap())
+        .unwrap();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/tiny_summary.csv");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(path, &got).unwrap();

@@ -1,1 +1,1175 @@
-//! (to be written)
+//! Every user-facing error: exit status 2, a message naming file:line:col, the key, what was
+//! expected and what was found, and no output folder (DESIGN.md "a refused scenario writes
+//! nothing"). Each test starts from [`TINY`] and changes one thing, so the line numbers in
+//! the expected messages are TINY's (line 1 is its leading blank line).
+
+use std::path::Path;
+
+use crate::common::{TINY, Workspace, herdsim};
+
+/// TINY with the one occurrence of `from` replaced by `to`.
+fn tiny_with(from: &str, to: &str) -> String {
+    assert_eq!(
+        TINY.matches(from).count(),
+        1,
+        "`{from}` must occur exactly once in TINY"
+    );
+    TINY.replacen(from, to, 1)
+}
+
+/// Runs `herdsim <args>` in `ws` (so messages name files as given) and checks the refusal:
+/// exit status 2, nothing on stdout, no output folder. Returns stderr.
+fn refused_in(ws: &Workspace, args: &[&str]) -> String {
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(args)
+        .output()
+        .expect("run herdsim");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "exit status; stderr:\n{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout should be empty, found:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        !ws.path().join("out").exists() && !ws.path().join("output").exists(),
+        "a refused run must not create an output folder; stderr:\n{stderr}"
+    );
+    stderr
+}
+
+/// Writes `text` to bad.toml, runs it, checks the refusal and that stderr contains each of
+/// `expected`. Returns stderr.
+fn refused(text: &str, expected: &[&str]) -> String {
+    let ws = Workspace::new();
+    ws.file("bad.toml", text);
+    let stderr = refused_in(&ws, &["run", "bad.toml", "--out", "out", "--no-charts"]);
+    for e in expected {
+        assert!(
+            stderr.contains(e),
+            "stderr should contain\n  {e}\nfound:\n{stderr}"
+        );
+    }
+    stderr
+}
+
+/// The problem lines of a refusal (everything but the closing count line).
+fn problems(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| !l.contains("found; nothing was run or written"))
+        .collect()
+}
+
+// ---- keys -------------------------------------------------------------------------------
+
+#[test]
+fn fails_with_unknown_top_level_key() {
+    let stderr = refused(
+        &tiny_with("seed = 7\n", "seed = 7\nsede = 8\n"),
+        &[
+            "herdsim: error: bad.toml:4:1: sede: unknown key `sede`, expected one of `name`",
+            "`seed`",
+        ],
+    );
+    assert!(
+        stderr.contains("herdsim: 1 problem found; nothing was run or written"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_unknown_key_in_second_strategy() {
+    refused(
+        &tiny_with("jitter = \"full\"\n", "jitter = \"full\"\nbsae = \"1s\"\n"),
+        &[
+            "bad.toml:36:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_key_in_outage() {
+    refused(
+        &tiny_with("end = \"1s\"\n", "end = \"1s\"\nstop = \"2s\"\n"),
+        &[
+            "bad.toml:20:1: server.outages[0].stop: unknown key `stop` in server.outages[0], expected one of `start`, `end`",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_key_in_distribution() {
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"constant\", value = \"10ms\", sd = \"1ms\" }",
+        ),
+        &[
+            "bad.toml:15:11: server.service.sd: unknown key `sd` in server.service, expected `value`",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_name_under_retry() {
+    refused(
+        &tiny_with("[retry]\n", "[retry]\nname = \"x\"\n"),
+        &["bad.toml:22:8: retry.name: unknown key `name` in [retry]"],
+    );
+}
+
+#[test]
+fn fails_with_missing_name() {
+    refused(
+        &tiny_with("name = \"tiny\"\n", ""),
+        &["bad.toml:1:1: name: missing required key `name`"],
+    );
+}
+
+#[test]
+fn fails_with_missing_clients_count() {
+    refused(
+        &tiny_with("count = 50\n", "requests = 1\n"),
+        &["bad.toml:6:1: clients.count: missing required key `count` in clients"],
+    );
+}
+
+#[test]
+fn fails_with_missing_clients_table() {
+    refused(
+        &tiny_with("[clients]\ncount = 50\n", ""),
+        &["bad.toml: clients: missing required table [clients]"],
+    );
+}
+
+#[test]
+fn fails_with_missing_network_latency() {
+    refused(
+        &tiny_with("latency = { dist = \"constant\", value = \"10ms\" }\n", ""),
+        &["bad.toml:9:1: network.latency: missing required key `latency` in network"],
+    );
+}
+
+#[test]
+fn fails_with_missing_server_concurrency() {
+    refused(
+        &tiny_with("concurrency = 5\n", ""),
+        &["bad.toml:12:1: server.concurrency: missing required key `concurrency` in server"],
+    );
+}
+
+#[test]
+fn fails_with_missing_server_service() {
+    refused(
+        &tiny_with("service = { dist = \"constant\", value = \"10ms\" }\n", ""),
+        &["bad.toml:12:1: server.service: missing required key `service` in server"],
+    );
+}
+
+#[test]
+fn fails_with_missing_strategy_base() {
+    refused(
+        &tiny_with("name = \"full\"\nbase = \"100ms\"\n", "name = \"full\"\n"),
+        &["bad.toml:31:1: strategy[1].base: missing required key `base` in strategy[1]"],
+    );
+}
+
+#[test]
+fn fails_with_missing_strategy_cap_and_says_nothing_about_cap_below_base() {
+    let stderr = refused(
+        &tiny_with(
+            "base = \"100ms\"\ncap = \"2s\"\njitter = \"full\"",
+            "base = \"100ms\"\njitter = \"full\"",
+        ),
+        &["bad.toml:31:1: strategy[1].cap: missing required key `cap` in strategy[1]"],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+}
+
+#[test]
+fn fails_with_missing_max_attempts_said_once_for_retry() {
+    let stderr = refused(
+        &tiny_with("max_attempts = 8\n", ""),
+        &[
+            "bad.toml:21:1: retry.max_attempts: missing required key `max_attempts` in [retry] (or in every [[strategy]])",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+}
+
+#[test]
+fn fails_with_missing_max_attempts_in_the_strategy_without_it() {
+    // One strategy sets it, so [retry] need not: only the other one is at fault.
+    let stderr = refused(
+        &tiny_with("max_attempts = 8\n", "").replacen(
+            "jitter = \"full\"",
+            "jitter = \"full\"\nmax_attempts = 3",
+            1,
+        ),
+        &[
+            "bad.toml:24:1: strategy[0].max_attempts: missing required key `max_attempts` in strategy[0] (set it in [retry] or in this [[strategy]])",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+}
+
+#[test]
+fn fails_with_missing_distribution_kind() {
+    refused(
+        &tiny_with(
+            "latency = { dist = \"constant\", value = \"10ms\" }",
+            "latency = { value = \"10ms\" }",
+        ),
+        &["bad.toml:10:11: network.latency.dist: missing required key `dist` in network.latency"],
+    );
+}
+
+#[test]
+fn fails_with_duplicate_key() {
+    refused(
+        &tiny_with("seed = 7\n", "seed = 7\nseed = 8\n"),
+        &["bad.toml:4:1: seed: duplicate key"],
+    );
+}
+
+// ---- durations --------------------------------------------------------------------------
+
+#[test]
+fn fails_with_bare_number_duration() {
+    refused(
+        &tiny_with("timeout = \"1s\"", "timeout = 1000"),
+        &[
+            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found the bare number 1000",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_bare_number_in_a_duration_string() {
+    refused(
+        &tiny_with("start = \"0s\"", "start = \"0\""),
+        &[
+            "bad.toml:18:9: server.outages[0].start: expected a duration with a unit, such as \"100ms\", found \"0\", a number without a unit",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_duration_unit() {
+    refused(
+        &tiny_with("timeout = \"1s\"", "timeout = \"1xs\""),
+        &[
+            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"1xs\" (unknown time unit \"xs\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_negative_duration() {
+    refused(
+        &tiny_with(
+            "base = \"100ms\"\ncap = \"2s\"\njitter = \"full\"",
+            "base = \"-100ms\"\ncap = \"2s\"\njitter = \"full\"",
+        ),
+        &[
+            "bad.toml:33:8: strategy[1].base: expected a duration with a unit, such as \"100ms\", found \"-100ms\" (a duration cannot be negative)",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_zero_time_limit() {
+    refused(
+        &tiny_with("seed = 7\n", "seed = 7\ntime_limit = \"0s\"\n"),
+        &[
+            "bad.toml:4:14: time_limit: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_zero_metrics_bucket() {
+    refused(
+        &tiny_with("[clients]\n", "[metrics]\nbucket = \"0ms\"\n\n[clients]\n"),
+        &[
+            "bad.toml:7:10: metrics.bucket: expected a duration > 0 with a unit, such as \"100ms\", found \"0ms\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_more_buckets_than_memory_allows() {
+    // 1 h / 1 us = 3.6e9 buckets of 40 bytes: refused instead of exhausting memory.
+    refused(
+        &tiny_with("[clients]\n", "[metrics]\nbucket = \"1us\"\n\n[clients]\n"),
+        &[
+            "bad.toml:7:10: metrics.bucket: expected at most 10000000 time-series buckets (time_limit / metrics.bucket), found 3600000000",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_zero_exponential_mean() {
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"exponential\", mean = \"0ms\" }",
+        ),
+        &[
+            "bad.toml:15:11: server.service.mean: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_zero_timeout_reported_once_for_all_strategies() {
+    // The [retry] default is inherited by both strategies: one problem, not two.
+    let stderr = refused(
+        &tiny_with("timeout = \"1s\"", "timeout = \"0ms\""),
+        &[
+            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"0ms\"",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    assert!(stderr.contains("herdsim: 1 problem found"), "{stderr}");
+}
+
+#[test]
+fn fails_with_zero_timeout_overridden_in_a_strategy() {
+    let stderr = refused(
+        &tiny_with(
+            "jitter = \"full\"\n",
+            "jitter = \"full\"\ntimeout = \"0s\"\n",
+        ),
+        &["bad.toml:36:11: strategy[1].timeout: expected a duration > 0"],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+}
+
+// ---- numbers ----------------------------------------------------------------------------
+
+#[test]
+fn fails_with_negative_integer() {
+    refused(
+        &tiny_with("count = 50", "count = -5"),
+        &["bad.toml:7:9: clients.count: expected an integer >= 1, found -5"],
+    );
+}
+
+#[test]
+fn fails_with_zero_concurrency() {
+    refused(
+        &tiny_with("concurrency = 5", "concurrency = 0"),
+        &["bad.toml:13:15: server.concurrency: expected an integer >= 1, found 0"],
+    );
+}
+
+#[test]
+fn fails_with_too_many_clients_for_32_bits() {
+    refused(
+        &tiny_with("count = 50", "count = 5000000000"),
+        &[
+            "bad.toml:7:9: clients.count: expected an integer from 1 to 4294967295, found 5000000000",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_zero_replications() {
+    refused(
+        &tiny_with("replications = 2", "replications = 0"),
+        &["bad.toml:4:16: replications: expected an integer from 1 to 1000000, found 0"],
+    );
+}
+
+#[test]
+fn fails_with_string_where_integer_expected() {
+    refused(
+        &tiny_with("count = 50", "count = \"fifty\""),
+        &["bad.toml:7:9: clients.count: expected an integer, found string \"fifty\""],
+    );
+}
+
+// ---- strategies -------------------------------------------------------------------------
+
+#[test]
+fn fails_with_cap_below_base() {
+    refused(
+        &tiny_with(
+            "cap = \"2s\"\njitter = \"full\"",
+            "cap = \"50ms\"\njitter = \"full\"",
+        ),
+        &["bad.toml:34:7: strategy[1].cap: expected cap >= base (100ms), found 50ms"],
+    );
+}
+
+#[test]
+fn fails_with_duplicate_strategy_names() {
+    refused(
+        &tiny_with("name = \"full\"", "name = \"none\""),
+        &[
+            "bad.toml:32:8: strategy[1].name: expected a unique name, found \"none\" again (also strategy[0])",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_slash_in_strategy_name() {
+    refused(
+        &tiny_with("name = \"full\"", "name = \"a/b\""),
+        &[
+            "bad.toml:32:8: strategy[1].name: expected 1 to 64 characters from a-z, 0-9, '_' and '-' (it names files), found \"a/b\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_dot_dot_as_scenario_name() {
+    refused(
+        &tiny_with("name = \"tiny\"", "name = \"..\""),
+        &[
+            "bad.toml:2:8: name: expected 1 to 64 characters from a-z, 0-9, '_' and '-' (it names files), found \"..\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_uppercase_in_scenario_name() {
+    refused(
+        &tiny_with("name = \"tiny\"", "name = \"Tiny\""),
+        &[
+            "bad.toml:2:8: name: expected 1 to 64 characters",
+            "found \"Tiny\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_no_strategy() {
+    let text = &TINY[..TINY.find("[[strategy]]").expect("TINY has strategies")];
+    refused(
+        text,
+        &["bad.toml: strategy: expected at least one [[strategy]] table, found none"],
+    );
+}
+
+#[test]
+fn fails_with_unknown_jitter_word() {
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = \"fulll\""),
+        &[
+            "bad.toml:35:10: strategy[1].jitter: expected \"none\", \"full\", \"equal\", \"decorrelated\", { proportional = f } or { fraction = j }, found \"fulll\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_proportional_jitter_of_one() {
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = { proportional = 1.0 }"),
+        &["bad.toml:35:10: strategy[1].jitter: expected proportional in [0, 1), found 1"],
+    );
+}
+
+#[test]
+fn fails_with_negative_proportional_jitter() {
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = { proportional = -0.1 }"),
+        &["bad.toml:35:10: strategy[1].jitter: expected proportional in [0, 1), found -0.1"],
+    );
+}
+
+#[test]
+fn fails_with_jitter_fraction_above_one() {
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = { fraction = 1.5 }"),
+        &["bad.toml:35:10: strategy[1].jitter: expected fraction in [0, 1], found 1.5"],
+    );
+}
+
+#[test]
+fn fails_with_unknown_jitter_table_key() {
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = { fractoin = 0.5 }"),
+        &[
+            "bad.toml:35:10: strategy[1].jitter: expected { proportional = f } or { fraction = j }",
+            "found `fractoin`",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_multiplier_below_one() {
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = \"full\"\nmultiplier = 0.5"),
+        &["bad.toml:36:14: strategy[1].multiplier: expected a multiplier >= 1, found 0.5"],
+    );
+}
+
+// ---- seed semantics (issue 3) -----------------------------------------------------------
+
+#[test]
+fn fails_with_unknown_retry_on_class() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nretry_on = [\"503\", \"502\"]",
+        ),
+        &[
+            "bad.toml:24:20: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found \"502\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_400_in_retry_on() {
+    refused(
+        &tiny_with("timeout = \"1s\"", "timeout = \"1s\"\nretry_on = [\"400\"]"),
+        &[
+            "bad.toml:24:13: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found \"400\" (4xx other than 429 are never retried)",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_error_rate_above_one() {
+    refused(
+        &tiny_with(
+            "end = \"1s\"",
+            "end = \"1s\"\nkind = \"errors\"\nerror_rate = 1.5",
+        ),
+        &["bad.toml:21:14: server.outages[0].error_rate: expected a share in [0, 1], found 1.5"],
+    );
+}
+
+#[test]
+fn fails_with_error_rate_on_a_down_outage() {
+    refused(
+        &tiny_with("end = \"1s\"", "end = \"1s\"\nerror_rate = 0.5"),
+        &[
+            "bad.toml:17:1: server.outages[0].error_rate: `error_rate` applies only to kind = \"errors\", found kind = \"down\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_outage_kind() {
+    refused(
+        &tiny_with("end = \"1s\"", "end = \"1s\"\nkind = \"broken\""),
+        &[
+            "bad.toml:20:8: server.outages[0].kind: expected \"down\", \"unreachable\", \"errors\" or \"slow\", found \"broken\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_client_error_rate_below_zero() {
+    refused(
+        &tiny_with("queue = 5", "queue = 5\nclient_error_rate = -0.1"),
+        &["bad.toml:15:21: server.client_error_rate: expected a share in [0, 1], found -0.1"],
+    );
+}
+
+#[test]
+fn fails_with_retry_after_max_of_zero() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nretry_after = { honor = true, max = \"0s\" }",
+        ),
+        &[
+            "bad.toml:24:37: retry.retry_after.max: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_retry_after_beyond() {
+    refused(
+        &tiny_with(
+            "jitter = \"full\"",
+            "jitter = \"full\"\nretry_after = { beyond = \"wrap\" }",
+        ),
+        &[
+            "bad.toml:36:26: strategy[1].retry_after.beyond: expected \"ignore\" or \"clamp\", found \"wrap\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_escalate_after_above_max_retries() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nrate_limit = { max_retries = 2, escalate_after = 3 }",
+        ),
+        &[
+            "bad.toml:24:50: retry.rate_limit.escalate_after: expected escalate_after <= max_retries (2), found 3",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_zero_server_rate_limit() {
+    refused(
+        &tiny_with("queue = 5", "queue = 5\nrate_limit = { rate = 0 }"),
+        &["server.rate_limit.rate: expected a rate > 0 (tokens per second), found 0"],
+    );
+}
+
+// ---- budgets, breakers, fallback (issue 4) ----------------------------------------------
+
+#[test]
+fn fails_with_budget_ratio_above_one() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = 1.5 }",
+        ),
+        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1], found 1.5"],
+    );
+}
+
+#[test]
+fn fails_with_budget_zero_window() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", window = \"0s\" }",
+        ),
+        &[
+            "bad.toml:24:10: retry.budget.window: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_budget_kind() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"leaky\" }",
+        ),
+        &[
+            "bad.toml:24:19: retry.budget.kind: expected one of `ratio`, `token_bucket`, `quota`, `adaptive`, found `leaky`",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_budget_key_of_another_kind() {
+    refused(
+        &tiny_with(
+            "jitter = \"full\"",
+            "jitter = \"full\"\nbudget = { kind = \"ratio\", max_tokens = 10 }",
+        ),
+        &[
+            "bad.toml:36:10: strategy[1].budget.max_tokens: unknown key `max_tokens` in strategy[1].budget, expected one of `ratio`",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_budget_scope() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"token_bucket\", scope = \"fleet\" }",
+        ),
+        &["bad.toml:24:10: retry.budget.scope: expected \"client\" or \"global\", found \"fleet\""],
+    );
+}
+
+#[test]
+fn fails_with_breaker_failure_rate_of_zero() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { failure_rate = 0.0 }",
+        ),
+        &["bad.toml:24:28: retry.breaker.failure_rate: expected a rate in (0, 1], found 0"],
+    );
+}
+
+#[test]
+fn fails_with_fallback_on_without_fallback() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nfallback_on = [\"budget\"]",
+        ),
+        &[
+            "bad.toml:24:15: retry.fallback_on: `fallback_on` needs a [fallback] table describing the fallback server, found none",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_unknown_fallback_reason() {
+    let text = tiny_with(
+        "timeout = \"1s\"",
+        "timeout = \"1s\"\nfallback_on = [\"boredom\"]",
+    ) + "\n[fallback]\nconcurrency = 1\nservice = { dist = \"constant\", value = \"1ms\" }\n";
+    refused(
+        &text,
+        &[
+            "bad.toml:24:16: retry.fallback_on: expected one of \"attempts\", \"deadline\"",
+            "found \"boredom\"",
+        ],
+    );
+}
+
+// ---- distributions ----------------------------------------------------------------------
+
+#[test]
+fn fails_with_unknown_distribution() {
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"gamma\", mean = \"10ms\" }",
+        ),
+        &[
+            "bad.toml:15:20: server.service.dist: expected one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`, found `gamma`",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_uniform_max_below_min() {
+    refused(
+        &tiny_with(
+            "latency = { dist = \"constant\", value = \"10ms\" }",
+            "latency = { dist = \"uniform\", min = \"15ms\", max = \"5ms\" }",
+        ),
+        &["bad.toml:10:11: network.latency.max: expected max >= min (15ms), found 5ms"],
+    );
+}
+
+#[test]
+fn fails_with_missing_distribution_parameter() {
+    refused(
+        &tiny_with(
+            "latency = { dist = \"constant\", value = \"10ms\" }",
+            "latency = { dist = \"normal\", mean = \"10ms\" }",
+        ),
+        &["bad.toml:10:11: network.latency.sd: missing required key `sd` in network.latency"],
+    );
+}
+
+// ---- outages ----------------------------------------------------------------------------
+
+#[test]
+fn fails_with_overlapping_outages() {
+    refused(
+        &tiny_with(
+            "end = \"1s\"\n",
+            "end = \"1s\"\n\n[[server.outages]]\nstart = \"500ms\"\nend = \"2s\"\n",
+        ),
+        &[
+            "bad.toml:21:1: server.outages[1]: expected outages that do not overlap, found [500ms, 2s) overlapping server.outages[0] [0s, 1s)",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_outage_inside_a_longer_one_written_earlier() {
+    // [0, 10s) then [4s, 5s) then [2s, 3s): both later windows overlap the first one.
+    let stderr = refused(
+        &tiny_with(
+            "end = \"1s\"\n",
+            "end = \"10s\"\n\n[[server.outages]]\nstart = \"4s\"\nend = \"5s\"\n\n[[server.outages]]\nstart = \"2s\"\nend = \"3s\"\n",
+        ),
+        &[
+            "server.outages[1]: expected outages that do not overlap, found [4s, 5s) overlapping server.outages[0] [0s, 10s)",
+            "server.outages[2]: expected outages that do not overlap, found [2s, 3s) overlapping server.outages[0] [0s, 10s)",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 2, "{stderr}");
+}
+
+#[test]
+fn fails_with_outage_end_not_after_start() {
+    refused(
+        &tiny_with("end = \"1s\"", "end = \"0s\""),
+        &["bad.toml:19:7: server.outages[0].end: expected end > start (0s), found 0s"],
+    );
+}
+
+// ---- files ------------------------------------------------------------------------------
+
+#[test]
+fn fails_with_toml_syntax_error() {
+    refused(
+        &tiny_with("count = 50", "count = = 50"),
+        &["bad.toml:7:9: extra `=`, expected nothing"],
+    );
+}
+
+#[test]
+fn fails_with_unclosed_table_header() {
+    refused(
+        &tiny_with("[clients]", "[clients"),
+        &["bad.toml:6:9: unclosed table, expected `]`"],
+    );
+}
+
+#[test]
+fn fails_with_nonexistent_scenario_file() {
+    let ws = Workspace::new();
+    let stderr = refused_in(&ws, &["run", "nope.toml", "--out", "out"]);
+    assert!(
+        stderr.contains("herdsim: error: nope.toml: cannot read the scenario file: "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_two_scenarios_of_the_same_name() {
+    let ws = Workspace::new();
+    ws.file("a.toml", TINY);
+    ws.file("b.toml", TINY);
+    let stderr = refused_in(&ws, &["run", "a.toml", "b.toml", "--out", "out"]);
+    assert!(
+        stderr.contains(
+            "b.toml:2:8: name: expected a name not used by another scenario of this run (both write to the same folder), found \"tiny\" also in a.toml"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_problems_of_every_file_reported_together() {
+    let ws = Workspace::new();
+    ws.file("a.toml", &tiny_with("count = 50", "count = 0"));
+    ws.file("ok.toml", &tiny_with("name = \"tiny\"", "name = \"fine\""));
+    ws.file(
+        "b.toml",
+        &tiny_with(
+            "cap = \"2s\"\njitter = \"full\"",
+            "cap = \"1ms\"\njitter = \"full\"",
+        ),
+    );
+    let stderr = refused_in(&ws, &["run", "a.toml", "ok.toml", "b.toml", "--out", "out"]);
+    let lines = problems(&stderr);
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].ends_with("a.toml:7:9: clients.count: expected an integer >= 1, found 0"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with("b.toml:34:7: strategy[1].cap: expected cap >= base"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("herdsim: 2 problems found; nothing was run or written"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_every_problem_of_one_file_in_file_order() {
+    // Three independent mistakes, each of a different kind: all three reported, in order.
+    let text = tiny_with("count = 50", "count = 0")
+        .replacen("timeout = \"1s\"", "timeout = \"1\"", 1)
+        .replacen("jitter = \"full\"", "jitter = \"ful\"", 1);
+    let stderr = refused(&text, &[]);
+    let lines = problems(&stderr);
+    assert_eq!(lines.len(), 3, "{stderr}");
+    assert!(
+        lines[0].starts_with("herdsim: error: bad.toml:7:9: clients.count: "),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with("bad.toml:23:11: retry.timeout: "),
+        "{stderr}"
+    );
+    assert!(
+        lines[2].starts_with("bad.toml:35:10: strategy[1].jitter: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("herdsim: 3 problems found; nothing was run or written"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_unknown_keys_and_wrong_types_reported_with_the_other_problems() {
+    // serde stops at the first unknown key or wrong type; herdsim goes on and reports all.
+    let text = tiny_with("seed = 7\n", "seed = 7\nsede = 8\n")
+        .replacen("concurrency = 5", "concurrency = \"five\"", 1)
+        .replacen("end = \"1s\"", "end = \"0s\"", 1)
+        .replacen(
+            "jitter = \"full\"",
+            "jitter = \"full\"\nbudget = { ratoi = 0.5, kind = \"ratio\" }",
+            1,
+        );
+    let stderr = refused(&text, &[]);
+    let lines = problems(&stderr);
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[0].starts_with("herdsim: error: bad.toml:4:1: sede: unknown key `sede`"),
+        "{stderr}"
+    );
+    // The wrongly typed required key is not also reported as missing.
+    assert_eq!(
+        lines[1],
+        "bad.toml:14:15: server.concurrency: expected an integer, found string \"five\""
+    );
+    assert_eq!(
+        lines[2],
+        "bad.toml:20:7: server.outages[0].end: expected end > start (0s), found 0s"
+    );
+    assert!(
+        lines[3].starts_with(
+            "bad.toml:37:10: strategy[1].budget.ratoi: unknown key `ratoi` in strategy[1].budget"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn check_fails_with_the_same_message_and_writes_nothing() {
+    let ws = Workspace::new();
+    ws.file("bad.toml", &tiny_with("count = 50", "count = 0"));
+    let stderr = refused_in(&ws, &["check", "bad.toml"]);
+    assert!(
+        stderr.contains("bad.toml:7:9: clients.count: expected an integer >= 1, found 0"),
+        "{stderr}"
+    );
+}
+
+// ---- command line -----------------------------------------------------------------------
+
+fn tiny_workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", TINY);
+    ws
+}
+
+#[test]
+fn fails_with_zero_threads() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(&ws, &["run", "tiny.toml", "--out", "out", "--threads", "0"]);
+    assert!(
+        stderr.contains("herdsim: error: --threads: expected a number >= 1, found 0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_zero_replications_flag() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--replications", "0"],
+    );
+    assert!(
+        stderr.contains("herdsim: error: --replications: expected a number >= 1, found 0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_negative_replications_flag() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--replications", "-1"],
+    );
+    assert!(
+        stderr.contains("invalid value '-1' for '--replications"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_unknown_flag() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(&ws, &["run", "tiny.toml", "--out", "out", "--bogus"]);
+    assert!(stderr.contains("unexpected argument '--bogus'"), "{stderr}");
+}
+
+#[test]
+fn fails_with_check_and_no_scenario() {
+    let ws = Workspace::new();
+    let stderr = refused_in(&ws, &["check"]);
+    assert!(stderr.contains("<SCENARIOS>"), "{stderr}");
+}
+
+#[test]
+fn fails_with_schedule_cap_below_base() {
+    let ws = Workspace::new();
+    let stderr = refused_in(&ws, &["schedule", "--base", "1s", "--cap", "100ms"]);
+    assert!(
+        stderr.contains("herdsim: error: --cap: expected cap >= base (1s), found 100ms"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_schedule_zero_clients_naming_the_flag() {
+    let ws = Workspace::new();
+    let stderr = refused_in(
+        &ws,
+        &[
+            "schedule",
+            "--base",
+            "100ms",
+            "--cap",
+            "10s",
+            "--clients",
+            "0",
+        ],
+    );
+    assert!(
+        stderr.contains("invalid value '0' for '--clients <CLIENTS>': 0 is not in 1.."),
+        "{stderr}"
+    );
+    let stderr = refused_in(
+        &ws,
+        &[
+            "schedule",
+            "--base",
+            "100ms",
+            "--cap",
+            "10s",
+            "--attempts",
+            "0",
+        ],
+    );
+    assert!(
+        stderr.contains("invalid value '0' for '--attempts <ATTEMPTS>'"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn fails_with_schedule_bare_number_duration() {
+    let ws = Workspace::new();
+    let stderr = refused_in(&ws, &["schedule", "--base", "100", "--cap", "10s"]);
+    assert!(
+        stderr.contains("invalid value '100' for '--base <BASE>'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no unit"), "{stderr}");
+}
+
+#[test]
+fn fails_with_schedule_unknown_jitter() {
+    let ws = Workspace::new();
+    let stderr = refused_in(
+        &ws,
+        &[
+            "schedule",
+            "--base",
+            "100ms",
+            "--cap",
+            "10s",
+            "--jitter",
+            "proportional=1.5",
+        ],
+    );
+    assert!(
+        stderr.contains("expected a number in [0, 1), found \"1.5\""),
+        "{stderr}"
+    );
+}
+
+// ---- sweeps -----------------------------------------------------------------------------
+
+#[test]
+fn fails_with_sweep_path_into_no_table() {
+    refused(
+        &format!("{TINY}\n[sweep]\n\"nosuch.count\" = [1, 2]\n"),
+        &[
+            "bad.toml:38:18: sweep.\"nosuch.count\": no table `nosuch` in the scenario to sweep into",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_sweep_path_to_a_misspelt_key_once() {
+    let stderr = refused(
+        &format!("{TINY}\n[sweep]\n\"clients.cuont\" = [1, 2]\n"),
+        &[
+            "bad.toml:38:20: clients.cuont: unknown key `cuont` in clients, expected one of `count`",
+            "(at sweep point clients.cuont = 1)",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+}
+
+#[test]
+fn fails_with_sweep_index_out_of_range() {
+    refused(
+        &format!("{TINY}\n[sweep]\n\"strategy.5.base\" = [\"1s\"]\n"),
+        &["bad.toml:38:21: sweep.\"strategy.5.base\": `strategy` has 2 entries, found index 5"],
+    );
+}
+
+#[test]
+fn fails_with_sweep_value_of_the_wrong_type() {
+    refused(
+        &format!("{TINY}\n[sweep]\n\"server.concurrency\" = [2, \"many\"]\n"),
+        &[
+            "bad.toml:38:28: server.concurrency: expected an integer, found string \"many\" (at sweep point server.concurrency = many)",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_sweep_value_out_of_range() {
+    refused(
+        &format!("{TINY}\n[sweep]\n\"strategy.1.cap\" = [\"1s\", \"50ms\"]\n"),
+        &[
+            "bad.toml:38:27: strategy[1].cap: expected cap >= base (100ms), found 50ms (at sweep point strategy.1.cap = 50ms)",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_sweep_that_is_not_a_list() {
+    refused(
+        &format!("{TINY}\n[sweep]\n\"server.concurrency\" = 5\n"),
+        &["bad.toml:38:24: sweep.\"server.concurrency\": expected a list of values, found integer"],
+    );
+}
+
+#[test]
+fn fails_with_sweep_of_booleans() {
+    refused(
+        &format!("{TINY}\n[sweep]\n\"server.concurrency\" = [true]\n"),
+        &[
+            "bad.toml:38:25: sweep.\"server.concurrency\": expected numbers or duration strings, found a boolean",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_empty_sweep() {
+    refused(
+        &format!("{TINY}\n[sweep]\n"),
+        &["bad.toml: sweep: expected at least one swept key, found an empty [sweep]"],
+    );
+}
+
+/// A guard on the helpers: a valid TINY passes through the same path with status 0.
+#[test]
+fn the_unchanged_tiny_scenario_is_accepted() {
+    let ws = tiny_workspace();
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["check", "tiny.toml"])
+        .output()
+        .expect("run herdsim");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!Path::new(&ws.path().join("out")).exists());
+}
