@@ -61,10 +61,11 @@ pub fn load_files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>> {
     for (i, f) in files.iter().enumerate() {
         let name = &f.first().name;
         if let Some(other) = files[..i].iter().find(|g| &g.first().name == name) {
+            let (line, col) = crate::scenario::name_position(&f.source);
             errors.push(ScenarioError {
                 file: f.file.clone(),
-                line: None,
-                col: None,
+                line,
+                col,
                 key: "name".into(),
                 msg: format!(
                     "expected a name not used by another scenario of this run (both write to the same folder), found \"{name}\" also in {}",
