@@ -1,8 +1,8 @@
 //! herdsim's integration tests: one binary, one module per concern (nexosim's layout).
 //! CLI tests run the real binary through [`common::herdsim`]; engine tests call the library.
 
-mod common;
 mod commands;
+mod common;
 mod engine_cases;
 mod errors;
 mod policies;
