@@ -180,6 +180,9 @@ fn write_outputs(
             &report::csv::requests_csv(&file.axes, result)?,
         )?;
     }
+    if !args.no_charts {
+        report::write_charts_and_report(layout, file, result, &args.format)?;
+    }
     Ok(())
 }
 

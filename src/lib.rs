@@ -12,7 +12,8 @@
 //!   --runner::plan---------> Job (point x strategy x replication), each with its own seed
 //!   --engine::Simulation---> RunMetrics             one run per job, rayon across jobs
 //!   --metrics::summary-----> StrategySummary + MeanBucket series (fixed reduction order)
-//!   --report---------------> summary.csv, timeseries.csv, requests.csv, table on stdout
+//!   --report---------------> summary.csv, timeseries.csv, requests.csv, table on stdout,
+//!                            charts (report::chart, SVG + PNG), report.html
 //! ```
 //!
 //! Determinism: simulated time is integer nanoseconds ([`time::SimTime`]), the event queue

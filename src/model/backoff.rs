@@ -114,7 +114,8 @@ impl Backoff {
             }
             Jitter::Proportional(f) => (
                 SimDuration((e.0 as f64 * (1.0 - f)) as u64),
-                SimDuration((e.0 as f64 * (1.0 + f)).ceil() as u64),
+                // Same float expression as `delay` with u -> 1 (rounding is monotone), floored.
+                SimDuration((e.0 as f64 * (1.0 + f)) as u64),
             ),
             Jitter::Fraction(j) => (SimDuration((e.0 as f64 * (1.0 - j)) as u64), e),
         }

@@ -270,28 +270,6 @@ pub struct BreakerSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::backoff::Jitter;
-
-    /// Seed 003, "Respecting the Server's Instruction": base 0.5 s, cap 8 s, jitter 0.5.
-    #[test]
-    fn seed_003_next_delay_outputs() {
-        let backoff = Backoff {
-            base: SimDuration::from_millis(500),
-            cap: SimDuration::from_secs(8),
-            multiplier: 2.0,
-            jitter: Jitter::Fraction(0.5),
-        };
-        let policy = RetryAfterPolicy::default();
-        // Seed 003 numbers attempts from 0: its attempt 2 is retry n = 3.
-        let delay = |header: Option<&str>, u: f64| {
-            let hint = header.map(|h| parse_retry_after_header(h).unwrap_or(SimDuration::ZERO));
-            next_delay(&backoff, &policy, 3, backoff.base, hint, u).as_secs_f64()
-        };
-        assert_eq!(delay(Some("3"), 0.0), 3.0);
-        assert_eq!(delay(None, 0.0), 2.0);
-        assert_eq!(delay(Some("3600"), 0.0), 2.0);
-        assert_eq!(delay(Some("soon"), 1.0), 1.0);
-    }
 
     #[test]
     fn clamp_uses_the_max_and_dishonored_hints_are_ignored() {
@@ -309,29 +287,6 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(off.choose(Some(SimDuration::from_secs(3))), None);
-    }
-
-    /// Seed 000: "delay = min(Retry-After hint if present else 5 000 ms, 60 000 ms)";
-    /// escalation at count 4 when escalate_after = 3.
-    #[test]
-    fn seed_000_rate_limit_ladder() {
-        let ladder = RateLimitLadder {
-            max_retries: 5,
-            escalate_after: 3,
-            default_wait: SimDuration::from_secs(5),
-            max_wait: SimDuration::from_secs(60),
-        };
-        assert_eq!(ladder.wait(None), SimDuration::from_secs(5));
-        assert_eq!(
-            ladder.wait(Some(SimDuration::from_secs(2))),
-            SimDuration::from_secs(2)
-        );
-        assert_eq!(
-            ladder.wait(Some(SimDuration::from_secs(120))),
-            SimDuration::from_secs(60)
-        );
-        assert!(!ladder.escalates(3));
-        assert!(ladder.escalates(4));
     }
 
     #[test]

@@ -5,14 +5,19 @@
 //! and every file is written to a temporary name in the same folder and renamed into place,
 //! so an error or an interruption never leaves a half-written file.
 
+pub mod chart;
 pub mod console;
 pub mod csv;
+pub mod html;
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::cli::ChartFormat;
 use crate::error::{Error, Result};
+use crate::runner::ScenarioResult;
+use crate::scenario::sweep::ScenarioFile;
 
 /// The output folder of one scenario: `<out>/<scenario name>/`.
 #[derive(Debug, Clone)]
@@ -83,6 +88,80 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&tmp);
         Error::io(path, e)
     })
+}
+
+/// Like [`write_atomic`], for writers that need a path rather than bytes (the PNG encoder):
+/// `write` creates the temporary file it is given, which keeps `path`'s extension because
+/// encoders choose the format by it; the file is then flushed and renamed over `path`.
+/// On error the temporary file is removed.
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let stem = path
+        .file_stem()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{stem}.tmp-{}{ext}", std::process::id()));
+    let result = write(&tmp).and_then(|()| {
+        fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .and_then(|()| fs::rename(&tmp, path))
+            .map_err(|e| Error::io(path, e))
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Draws every chart of `file` in `formats` and writes `report.html` beside them.
+///
+/// The report always embeds SVG, so SVG is rendered in memory even when only PNG files are
+/// asked for. Charts render in parallel (each is independent; file contents do not depend on
+/// the order), and a failure is returned as [`Error::Chart`] or [`Error::Io`] (exit status 1).
+pub fn write_charts_and_report(
+    layout: &OutputLayout,
+    file: &ScenarioFile,
+    result: &ScenarioResult,
+    formats: &[ChartFormat],
+) -> Result<()> {
+    use rayon::prelude::*;
+
+    let charts = chart::charts(file, result);
+    let png = formats.contains(&ChartFormat::Png);
+    let svg = formats.contains(&ChartFormat::Svg);
+    let figures = charts
+        .par_iter()
+        .map(|c| {
+            let stem = c.kind().stem();
+            let svg_path = layout.chart(stem, "svg");
+            let text = chart::render_svg(c).map_err(|msg| Error::Chart {
+                path: svg_path.clone(),
+                msg,
+            })?;
+            if svg {
+                write_atomic(&svg_path, text.as_bytes())?;
+            }
+            if png {
+                let png_path = layout.chart(stem, "png");
+                write_atomic_with(&png_path, |tmp| {
+                    chart::render_png(c, tmp).map_err(|msg| Error::Chart {
+                        path: png_path.clone(),
+                        msg,
+                    })
+                })?;
+            }
+            Ok(html::Figure {
+                kind: c.kind(),
+                svg: text,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let page = html::render(file, result, &figures, formats);
+    write_atomic(&layout.report_html(), page.as_bytes())
 }
 
 /// Formats a number for CSV and tables: integers without a fraction, others with at most 9

@@ -1,0 +1,385 @@
+//! `sweep_calls`, `sweep_completion`, `sweep_peak`: how a metric scales with the first swept
+//! key (Brooker's "work and completion time versus number of clients"). One line per
+//! strategy, in its palette colour, with 95% confidence whiskers when there is more than one
+//! replication. With further swept keys, each combination of their values is its own line:
+//! same colour per strategy, a different marker per combination.
+
+use std::ops::Range;
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+
+use super::{
+    ChartKind, DESC, INK, Swatch, TICK, color, fmt_tick, header, log_ticks, marker_shape, msg,
+    text, value_range,
+};
+use crate::metrics::summary::{Stat, StrategySummary};
+use crate::runner::ScenarioResult;
+use crate::scenario::sweep::ScenarioFile;
+use crate::time::parse_duration;
+
+/// Colour of the "no retries" baseline: grey, so it reads as a reference, not a strategy.
+const BASELINE: RGBColor = RGBColor(110, 110, 110);
+
+/// Chart size.
+pub const SIZE: (u32, u32) = (1100, 600);
+
+/// The metric a sweep chart plots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// `calls`.
+    Calls,
+    /// `completion_s`.
+    Completion,
+    /// `peak_rps`.
+    Peak,
+}
+
+impl Metric {
+    fn kind(self) -> ChartKind {
+        match self {
+            Metric::Calls => ChartKind::SweepCalls,
+            Metric::Completion => ChartKind::SweepCompletion,
+            Metric::Peak => ChartKind::SweepPeak,
+        }
+    }
+
+    fn stat(self, s: &StrategySummary) -> Stat {
+        match self {
+            Metric::Calls => s.calls,
+            Metric::Completion => s.completion_s,
+            Metric::Peak => s.peak_rps,
+        }
+    }
+
+    fn describe(self) -> (&'static str, &'static str) {
+        match self {
+            Metric::Calls => (
+                "calls the server absorbed",
+                "calls (attempts reaching the server)",
+            ),
+            Metric::Completion => ("time until the last request ended", "completion time (s)"),
+            Metric::Peak => ("peak load", "peak arrivals (req/s)"),
+        }
+    }
+}
+
+/// How the swept values sit on the x axis.
+#[derive(Debug, Clone, PartialEq)]
+pub enum XAxis {
+    /// Numbers (durations in seconds), linear axis.
+    Linear,
+    /// Numbers spanning two decades or more, logarithmic axis.
+    Log,
+    /// Values that are not numbers, at positions 0, 1, ... in sweep order.
+    Categories(Vec<String>),
+}
+
+/// One line: a strategy (and a combination of the other swept keys).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// Legend text.
+    pub label: String,
+    /// Index into the palette (the strategy's).
+    pub color: usize,
+    /// Marker shape index: the combination of the other swept keys, or the strategy when
+    /// only one key is swept.
+    pub marker: usize,
+    /// (x, metric) in increasing x.
+    pub points: Vec<(f64, Stat)>,
+}
+
+/// A sweep chart's numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepData {
+    /// Which sweep chart.
+    pub kind: ChartKind,
+    /// Chart title.
+    pub title: String,
+    /// x-axis description, with its unit.
+    pub x_desc: String,
+    /// y-axis description, with its unit.
+    pub y_desc: String,
+    /// How x values are placed.
+    pub axis: XAxis,
+    /// x range (`start > 0` on a log axis).
+    pub x: Range<f64>,
+    /// Lines, strategy-major.
+    pub lines: Vec<Line>,
+    /// A dashed reference: the logical requests at each x (calls chart only).
+    pub baseline: Vec<(f64, f64)>,
+    /// Whether to draw whiskers (replications > 1).
+    pub whiskers: bool,
+}
+
+/// Parses a swept value label as a number: plain numbers as they are, durations in seconds.
+/// `None` for anything else. The flag says whether it was a duration.
+fn numeric(label: &str) -> Option<(f64, bool)> {
+    if let Ok(v) = label.trim().parse::<f64>() {
+        return v.is_finite().then_some((v, false));
+    }
+    parse_duration(label).ok().map(|d| (d.as_secs_f64(), true))
+}
+
+/// Prepares one sweep chart. `file` must have at least one swept key.
+pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> SweepData {
+    let axis0 = &file.axes[0];
+    let parsed: Option<Vec<(f64, bool)>> = axis0.labels.iter().map(|l| numeric(l)).collect();
+    let (axis, unit) = match parsed {
+        Some(values) => {
+            let seconds = values.iter().any(|v| v.1);
+            let lo = values.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
+            let hi = values.iter().map(|v| v.0).fold(f64::NEG_INFINITY, f64::max);
+            let log = lo > 0.0 && hi / lo >= 100.0;
+            (
+                if log { XAxis::Log } else { XAxis::Linear },
+                if seconds { " (s)" } else { "" },
+            )
+        }
+        None => (XAxis::Categories(axis0.labels.clone()), ""),
+    };
+    let x_of = |label: &str| -> f64 {
+        match &axis {
+            XAxis::Categories(c) => c.iter().position(|p| p == label).map(|i| i as f64),
+            XAxis::Linear | XAxis::Log => numeric(label).map(|v| v.0),
+        }
+        .unwrap_or(f64::NAN)
+    };
+
+    // Lines keyed by (strategy, labels of the other swept keys), in first-seen order.
+    let mut combos: Vec<Vec<String>> = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
+    let mut baseline = Vec::new();
+    for (p, point) in result.points.iter().enumerate() {
+        let rest = point.labels.get(1..).unwrap_or_default().to_vec();
+        let combo = match combos.iter().position(|c| *c == rest) {
+            Some(k) => k,
+            None => {
+                combos.push(rest.clone());
+                combos.len() - 1
+            }
+        };
+        let x = x_of(point.labels.first().map(String::as_str).unwrap_or(""));
+        if combo == 0 {
+            baseline.push((x, file.points[p].scenario.logical_requests() as f64));
+        }
+        let suffix: String = file.axes[1..]
+            .iter()
+            .zip(&rest)
+            .map(|(a, v)| format!(", {} = {v}", a.path))
+            .collect();
+        for (s, strategy) in point.strategies.iter().enumerate() {
+            let label = format!("{}{suffix}", strategy.summary.strategy);
+            let stat = metric.stat(&strategy.summary);
+            match lines.iter_mut().find(|l| l.label == label) {
+                Some(line) => line.points.push((x, stat)),
+                None => lines.push(Line {
+                    label,
+                    color: s,
+                    marker: combo,
+                    points: vec![(x, stat)],
+                }),
+            }
+        }
+    }
+    for line in &mut lines {
+        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    // Strategy-major, so the legend groups a strategy's lines together.
+    lines.sort_by_key(|l| (l.color, l.marker));
+    if combos.len() == 1 {
+        // One line per strategy: give each its own marker too, so lines that coincide or
+        // colours a reader cannot tell apart are still told apart by shape.
+        for line in &mut lines {
+            line.marker = line.color;
+        }
+    }
+    baseline.sort_by(|a, b| a.0.total_cmp(&b.0));
+
+    let xs = || lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let lo = xs().fold(f64::INFINITY, f64::min);
+    let hi = xs().fold(f64::NEG_INFINITY, f64::max);
+    let x = match &axis {
+        XAxis::Log => lo / 1.3..hi * 1.3,
+        XAxis::Categories(c) => -0.5..c.len() as f64 - 0.5,
+        XAxis::Linear => {
+            let pad = if hi > lo {
+                (hi - lo) * 0.04
+            } else {
+                hi.abs().max(1.0) * 0.1
+            };
+            // Start at 0 for positive values (Brooker's charts do), so slopes read true.
+            (if lo > 0.0 { 0.0 } else { lo - pad })..hi + pad
+        }
+    };
+    let (what, y_desc) = metric.describe();
+    let name = &file.first().name;
+    let replications = file.first().replications;
+    SweepData {
+        kind: metric.kind(),
+        title: format!(
+            "{name}: {what} vs {}{}",
+            axis0.path,
+            if replications > 1 {
+                format!(" (mean of {replications} runs, whiskers: 95% CI)")
+            } else {
+                String::new()
+            }
+        ),
+        x_desc: format!("{}{unit}", axis0.path),
+        y_desc: y_desc.to_string(),
+        axis,
+        x,
+        lines,
+        baseline: if metric == Metric::Calls {
+            baseline
+        } else {
+            Vec::new()
+        },
+        whiskers: replications > 1,
+    }
+}
+
+/// Draws the chart on `root`.
+pub fn draw<DB: DrawingBackend>(
+    d: &SweepData,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<(), String> {
+    match &d.axis {
+        XAxis::Log => draw_on(
+            d,
+            root,
+            d.x.clone().log_scale().with_key_points(log_ticks(&d.x, 12)),
+            &|v| fmt_tick(*v),
+        ),
+        XAxis::Linear => draw_on(d, root, d.x.clone(), &|v| fmt_tick(*v)),
+        XAxis::Categories(c) => draw_on(d, root, d.x.clone(), &|v| {
+            let i = v.round();
+            if (v - i).abs() < 1e-9 && i >= 0.0 {
+                c.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        }),
+    }
+}
+
+fn draw_on<DB, X>(
+    d: &SweepData,
+    root: &DrawingArea<DB, Shift>,
+    x: X,
+    x_label: &dyn Fn(&f64) -> String,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let top = d
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter())
+        .map(|(_, s)| s.mean + if d.whiskers { s.ci95 } else { 0.0 })
+        .chain(d.baseline.iter().map(|b| b.1))
+        .fold(0.0, f64::max);
+    let mut entries: Vec<(Swatch, String)> = Vec::new();
+    if !d.baseline.is_empty() {
+        entries.push((
+            Swatch::Line(BASELINE, Some((8, 5))),
+            "logical requests (no retries)".to_string(),
+        ));
+    }
+    entries.extend(
+        d.lines
+            .iter()
+            .map(|l| (Swatch::Marker(color(l.color), l.marker), l.label.clone())),
+    );
+    let body = header(root, &d.title, 16 + 85, &entries)?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin(16)
+        .margin_top(8)
+        .margin_right(30)
+        .x_label_area_size(55)
+        .y_label_area_size(85)
+        .build_cartesian_2d(x, value_range(top))
+        .map_err(msg)?;
+    let categories = match &d.axis {
+        XAxis::Categories(c) => c.len(),
+        _ => 12,
+    };
+    chart
+        .configure_mesh()
+        .x_labels(categories)
+        .y_labels(8)
+        .x_label_formatter(x_label)
+        .y_label_formatter(&|v| fmt_tick(*v))
+        .label_style(text(TICK))
+        .axis_desc_style(text(DESC))
+        .x_desc(d.x_desc.as_str())
+        .y_desc(d.y_desc.as_str())
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(INK.mix(0.08))
+        .draw()
+        .map_err(msg)?;
+    if !d.baseline.is_empty() {
+        chart
+            .draw_series(DashedLineSeries::new(
+                d.baseline.iter().copied(),
+                8,
+                5,
+                BASELINE.stroke_width(2),
+            ))
+            .map_err(msg)?;
+    }
+    for line in &d.lines {
+        let c = color(line.color);
+        let marker = line.marker;
+        chart
+            .draw_series(LineSeries::new(
+                line.points.iter().map(|(x, s)| (*x, s.mean)),
+                c.stroke_width(3),
+            ))
+            .map_err(msg)?;
+        if d.whiskers {
+            for (x, s) in &line.points {
+                let (lo, hi) = ((s.mean - s.ci95).max(0.0), s.mean + s.ci95);
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        [(*x, lo), (*x, hi)],
+                        c.stroke_width(2),
+                    )))
+                    .map_err(msg)?;
+                for v in [lo, hi] {
+                    chart
+                        .draw_series(std::iter::once(
+                            EmptyElement::at((*x, v))
+                                + PathElement::new([(-6, 0), (6, 0)], c.stroke_width(2)),
+                        ))
+                        .map_err(msg)?;
+                }
+            }
+        }
+        chart
+            .draw_series(
+                line.points
+                    .iter()
+                    .map(|(x, s)| EmptyElement::at((*x, s.mean)) + marker_shape(marker, c)),
+            )
+            .map_err(msg)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swept_labels_read_as_numbers_or_seconds() {
+        assert_eq!(numeric("200"), Some((200.0, false)));
+        assert_eq!(numeric("0.5"), Some((0.5, false)));
+        assert_eq!(numeric("250ms"), Some((0.25, true)));
+        assert_eq!(numeric("down"), None);
+    }
+}
