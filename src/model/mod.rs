@@ -193,6 +193,10 @@ impl Scenario {
 /// at most ~400 MB per run in the worst case.
 pub const MAX_BUCKETS: u64 = 10_000_000;
 
+/// The largest client population: each client's state is 64 bytes and every client has an
+/// event in flight, so this is about 5 GB per run in progress; more would fail to allocate.
+pub const MAX_CLIENTS: i64 = 50_000_000;
+
 /// Checks a name used for folders and CSV values: `[a-z0-9_-]{1,64}`.
 pub fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -594,7 +598,7 @@ impl Check<'_> {
         match &c.count {
             Some(n) => {
                 clients.count = self
-                    .int(n, "clients.count", 1, u32::MAX as i64)
+                    .int(n, "clients.count", 1, MAX_CLIENTS)
                     .unwrap_or(1) as u32
             }
             None => self.missing(Some(t.span()), "clients.count"),
