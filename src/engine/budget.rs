@@ -163,9 +163,9 @@ impl Budgets {
         }
     }
 
-    /// A logical request succeeded; `last_cost` is the quota cost of its last retry (0 if it
-    /// was not retried).
-    pub fn on_success(&mut self, client: u32, last_cost: u64) {
+    /// A logical request succeeded; `last_cost` is the quota cost of its last retry, `None`
+    /// if it was not retried (AWS refunds `success_refund` then, else exactly that cost).
+    pub fn on_success(&mut self, client: u32, last_cost: Option<u64>) {
         match (self.kind, self.state(client)) {
             (
                 BudgetKind::TokenBucket {
@@ -182,11 +182,7 @@ impl Budgets {
                 },
                 State::Quota(available),
             ) => {
-                let refund = if last_cost > 0 {
-                    last_cost
-                } else {
-                    success_refund
-                };
+                let refund = last_cost.unwrap_or(success_refund);
                 *available = (*available + refund).min(capacity);
             }
             _ => {}
@@ -248,14 +244,14 @@ mod tests {
         assert_eq!(b.level(0), 4_000);
         // Each success adds 0.1: ten successes bring 4.0 back to 5.0, still not above 5.
         for _ in 0..10 {
-            b.on_success(0, 0);
+            b.on_success(0, None);
         }
         assert_eq!(b.level(0), 5_000);
         assert_eq!(
             b.try_retry(0, SimTime(0), Status::Unavailable),
             Decision::Refused
         );
-        b.on_success(0, 0);
+        b.on_success(0, None);
         assert!(matches!(
             b.try_retry(0, SimTime(0), Status::Unavailable),
             Decision::Allowed { .. }
@@ -277,15 +273,40 @@ mod tests {
             .take_while(|_| b.try_retry(1, SimTime(0), Status::Unavailable) != Decision::Refused)
             .count();
         assert_eq!(n, 100);
-        b.on_success(2, 5);
+        b.on_success(2, Some(5));
         assert_eq!(b.level(0), 5);
-        b.on_success(0, 0);
+        b.on_success(0, None);
         assert_eq!(b.level(0), 6);
         let mut t = Budgets::new(&spec(quota, Scope::Client), 1);
         let n = (0..200)
             .take_while(|_| t.try_retry(0, SimTime(0), Status::Timeout) != Decision::Refused)
             .count();
         assert_eq!(n, 50);
+    }
+
+    /// A retried success refunds exactly its last retry's cost, even a cost of 0; only a
+    /// success that needed no retry earns `success_refund`.
+    #[test]
+    fn quota_refunds_a_zero_cost_retry_with_zero() {
+        let quota = BudgetKind::Quota {
+            capacity: 10,
+            retry_cost: 0,
+            timeout_cost: 4,
+            success_refund: 1,
+        };
+        let mut b = Budgets::new(&spec(quota, Scope::Client), 1);
+        assert_eq!(
+            b.try_retry(0, SimTime(0), Status::Timeout),
+            Decision::Allowed { cost: 4 }
+        );
+        assert_eq!(
+            b.try_retry(0, SimTime(0), Status::Unavailable),
+            Decision::Allowed { cost: 0 }
+        );
+        b.on_success(0, Some(0));
+        assert_eq!(b.level(0), 6);
+        b.on_success(0, None);
+        assert_eq!(b.level(0), 7);
     }
 
     /// Seed 002: retries limited to 10% of calls in a rolling window.

@@ -320,7 +320,12 @@ impl<'a> Simulation<'a> {
         if !on_fallback && let Some(b) = &mut self.breakers {
             match b.admit(b.index(c)) {
                 Some(probe) => self.clients[c as usize].probe = probe,
-                None => return self.give_up(c, GiveUpReason::BreakerOpen),
+                None => {
+                    // The attempt fails fast with class `breaker_open` (issue 4): it is what
+                    // the request's record shows as its last status, not the earlier 503.
+                    self.clients[c as usize].last_status = Some(Status::BreakerOpen);
+                    return self.give_up(c, GiveUpReason::BreakerOpen);
+                }
             }
         }
         // Copies of the `'a` references, so borrows of them do not hold `self`.
@@ -340,11 +345,20 @@ impl<'a> Simulation<'a> {
         cl.response_at_timeout = false;
         // The two early-failure timers below are the attempt's only timer when they fire.
         cl.timer_armed = false;
-        if first {
+        if on_fallback {
+            // Neither a first attempt nor a retry to the primary: a request whose first
+            // attempt the breaker refused reaches here with `sent == 1`, and must not feed
+            // the primary's budget (ratio window, adaptive fill).
+        } else if first {
             if let Some(b) = &mut self.budgets {
                 b.on_first_attempt(c, now);
             }
-        } else if !on_fallback {
+        } else {
+            // Retries are counted when sent, not when decided: a retry the breaker refuses
+            // at send time, or one the time limit cuts off, was never sent. The class is
+            // the failure that caused it (set by `result`, always retryable here).
+            let class = cl.last_status.expect("a retry follows a failed attempt");
+            self.metrics.retries[class_index(class)] += 1;
             self.timeline.at(now).retries += 1;
         }
 
@@ -628,9 +642,9 @@ impl<'a> Simulation<'a> {
                 }
                 Decision::Allowed { cost } => {
                     self.metrics.budget_allowed += 1;
-                    if cost > 0 {
-                        self.clients[c as usize].quota_cost = cost as u32;
-                    }
+                    // Remembered even when 0: a retried success refunds its last retry's
+                    // cost, which may be 0 (`retry_cost = 0`), never `success_refund`.
+                    self.clients[c as usize].quota_cost = cost as u32;
                 }
             }
         }
@@ -639,7 +653,6 @@ impl<'a> Simulation<'a> {
             cl.attempt += 1;
         }
         cl.waited += delay;
-        self.metrics.retries[class_index(status)] += 1;
         self.push(Event::new(EventKind::Send, now + delay, c, 0));
     }
 
@@ -687,7 +700,9 @@ impl<'a> Simulation<'a> {
                 latency,
             });
         }
-        let quota_cost = cl.quota_cost as u64;
+        // Every primary attempt after the first passed `try_retry`, so `sent > 1` on a
+        // primary success means "this call was retried" (AWS: refund the retry's cost).
+        let retry_cost = (cl.sent > 1).then_some(cl.quota_cost as u64);
         cl.awaiting = false;
         cl.sent = 0;
         cl.on_fallback = false;
@@ -696,7 +711,7 @@ impl<'a> Simulation<'a> {
         self.metrics.completion = self.metrics.completion.max(now);
         self.open_requests -= 1;
         if primary_success && let Some(b) = &mut self.budgets {
-            b.on_success(c, quota_cost);
+            b.on_success(c, retry_cost);
         }
         if more && now < self.time_limit {
             let think = match &self.think {

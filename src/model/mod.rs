@@ -597,9 +597,7 @@ impl Check<'_> {
         let c = t.get_ref();
         match &c.count {
             Some(n) => {
-                clients.count = self
-                    .int(n, "clients.count", 1, MAX_CLIENTS)
-                    .unwrap_or(1) as u32
+                clients.count = self.int(n, "clients.count", 1, MAX_CLIENTS).unwrap_or(1) as u32
             }
             None => self.missing(Some(t.span()), "clients.count"),
         }
