@@ -85,17 +85,19 @@ impl Timeline {
     /// Records the primary server's occupancy after a change at `t`.
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
-        self.in_service = in_service;
-        self.queued = queued;
+        // Extend first: the empty buckets before `t` held the old values throughout.
         let b = self.at(t);
         b.in_service = b.in_service.max(in_service);
         b.queued = b.queued.max(queued);
+        self.in_service = in_service;
+        self.queued = queued;
     }
 
     /// Records the number of open breakers after a change at `t`.
     pub fn breakers(&mut self, t: SimTime, open: u32) {
-        self.breakers_open = open;
+        // Extend first: the empty buckets before `t` end with the old count.
         self.at(t).breakers_open = open;
+        self.breakers_open = open;
     }
 
     /// The buckets up to and including the one containing `end`.
@@ -220,3 +222,25 @@ impl RunMetrics {
 }
 
 pub mod summary;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Buckets with no event of their own carry the gauges' values from before the next
+    /// change, not after it.
+    #[test]
+    fn empty_buckets_carry_the_value_held_before_the_next_change() {
+        let ms = |n| SimTime(SimDuration::from_millis(n).0);
+        let mut t = Timeline::new(SimDuration::from_millis(100));
+        t.breakers(ms(20), 1);
+        t.occupancy(ms(30), 4, 2);
+        t.breakers(ms(1020), 0);
+        t.occupancy(ms(1030), 0, 0);
+        let b = t.finish(ms(1100));
+        let open: Vec<u32> = b.iter().map(|b| b.breakers_open).collect();
+        assert_eq!(open, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
+        assert!(b[..=10].iter().all(|b| (b.in_service, b.queued) == (4, 2)));
+        assert_eq!((b[11].in_service, b[11].queued), (0, 0));
+    }
+}

@@ -444,7 +444,7 @@ mod tests {
         );
         assert_eq!(
             p[1],
-            "s.toml:2:34: clients.count: expected an integer >= 1, found 0"
+            "s.toml:2:34: clients.count: expected an integer from 1 to 50000000, found 0"
         );
     }
 

@@ -354,7 +354,7 @@ fn fails_with_zero_timeout_overridden_in_a_strategy() {
 fn fails_with_negative_integer() {
     refused(
         &tiny_with("count = 50", "count = -5"),
-        &["bad.toml:7:9: clients.count: expected an integer >= 1, found -5"],
+        &["bad.toml:7:9: clients.count: expected an integer from 1 to 50000000, found -5"],
     );
 }
 
@@ -719,6 +719,76 @@ fn fails_with_unknown_fallback_reason() {
     );
 }
 
+#[test]
+fn fails_with_negative_budget_ratio() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = -0.1 }",
+        ),
+        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1], found -0.1"],
+    );
+}
+
+#[test]
+fn fails_with_budget_without_kind() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { ratio = 0.1 }",
+        ),
+        &["bad.toml:24:10: retry.budget.kind: missing required key `kind` in retry.budget"],
+    );
+}
+
+#[test]
+fn fails_with_token_bucket_above_grpcs_1000_tokens() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"token_bucket\", max_tokens = 1001 }",
+        ),
+        &["bad.toml:24:10: retry.budget.max_tokens: expected max_tokens in (0, 1000], found 1001"],
+    );
+}
+
+#[test]
+fn fails_with_adaptive_bucket_of_one_token() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"adaptive\", size = 1 }",
+        ),
+        &[
+            "bad.toml:24:10: retry.budget.size: expected a size > 1 (a retry needs more than 1 token), found 1",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_breaker_zero_window() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { window = \"0s\" }",
+        ),
+        &[
+            "bad.toml:24:22: retry.breaker.window: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_breaker_zero_half_open_probes() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { half_open_probes = 0 }",
+        ),
+        &["bad.toml:24:32: retry.breaker.half_open_probes: expected an integer >= 1, found 0"],
+    );
+}
+
 // ---- distributions ----------------------------------------------------------------------
 
 #[test]
@@ -853,7 +923,7 @@ fn fails_with_problems_of_every_file_reported_together() {
     let lines = problems(&stderr);
     assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
-        lines[0].ends_with("a.toml:7:9: clients.count: expected an integer >= 1, found 0"),
+        lines[0].ends_with("a.toml:7:9: clients.count: expected an integer from 1 to 50000000, found 0"),
         "{stderr}"
     );
     assert!(
@@ -934,7 +1004,7 @@ fn check_fails_with_the_same_message_and_writes_nothing() {
     ws.file("bad.toml", &tiny_with("count = 50", "count = 0"));
     let stderr = refused_in(&ws, &["check", "bad.toml"]);
     assert!(
-        stderr.contains("bad.toml:7:9: clients.count: expected an integer >= 1, found 0"),
+        stderr.contains("bad.toml:7:9: clients.count: expected an integer from 1 to 50000000, found 0"),
         "{stderr}"
     );
 }

@@ -1,1 +1,856 @@
-//! (to be written)
+//! Issue 4 through the real engine: retry budgets, circuit breakers and fallback, on small
+//! scenarios worked out by hand.
+//!
+//! Every scenario here uses a constant 10 ms one-way latency and a constant service time, so
+//! every instant is exact: an attempt sent at `t` to a server that is down is rejected at
+//! `t + 10 ms` and the client learns it at `t + 20 ms`; with a constant 100 ms backoff the
+//! next attempt leaves at `t + 120 ms`. The comments give the hand-worked sequence behind
+//! each expected number.
+
+use herdsim::metrics::summary::summarize;
+use herdsim::metrics::{Outcome, RunMetrics};
+use herdsim::model::Scenario;
+use herdsim::model::outcome::{GiveUpReason, Status};
+use herdsim::time::SimDuration;
+
+use crate::common::{Workspace, herdsim, run, scenario};
+
+fn ms(n: u64) -> SimDuration {
+    SimDuration::from_millis(n)
+}
+
+/// A scenario with constant 10 ms latency. `clients` is the body of [clients], `server` of
+/// [server] (its outages included), `retry` of [retry]; `rest` follows verbatim (strategies,
+/// [fallback], ...).
+fn exact(clients: &str, server: &str, retry: &str, rest: &str) -> String {
+    format!(
+        r#"
+name = "policies"
+[clients]
+{clients}
+[network]
+latency = {{ dist = "constant", value = "10ms" }}
+[server]
+{server}
+[retry]
+{retry}
+{rest}
+"#
+    )
+}
+
+/// A server with `concurrency` slots, 10 ms service, down from 0 to `outage_end`.
+fn down_until(concurrency: u32, outage_end: &str) -> String {
+    format!(
+        "concurrency = {concurrency}\nservice = {{ dist = \"constant\", value = \"10ms\" }}\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"{outage_end}\""
+    )
+}
+
+/// One strategy retrying after a constant 100 ms.
+const CONSTANT_100MS: &str =
+    "[[strategy]]\nname = \"constant\"\nbase = \"100ms\"\ncap = \"100ms\"\nmultiplier = 1.0";
+
+fn gave_up(m: &RunMetrics, reason: GiveUpReason) -> u64 {
+    m.gave_up[reason as usize]
+}
+
+/// The per-request records of client `c`, in request order.
+fn records(m: &RunMetrics, c: u32) -> Vec<herdsim::metrics::RequestRecord> {
+    let mut r: Vec<_> = m
+        .requests
+        .iter()
+        .filter(|r| r.client == c)
+        .copied()
+        .collect();
+    r.sort_by_key(|r| r.request);
+    r
+}
+
+/// Sums of the per-bucket counters: (arrivals, retries, budget_refused, fallback_arrivals).
+fn timeline_sums(m: &RunMetrics) -> (u64, u64, u64, u64) {
+    m.timeline.iter().fold((0, 0, 0, 0), |(a, r, b, f), x| {
+        (
+            a + x.arrivals as u64,
+            r + x.retries as u64,
+            b + x.budget_refused as u64,
+            f + x.fallback_arrivals as u64,
+        )
+    })
+}
+
+/// Every logical request ended exactly once: the counters and the records agree.
+fn assert_each_request_ends_once(s: &Scenario, m: &RunMetrics) {
+    let total = s.logical_requests();
+    assert_eq!(m.succeeded + m.gave_up_total(), total);
+    let mut seen: Vec<(u32, u32)> = m.requests.iter().map(|r| (r.client, r.request)).collect();
+    assert_eq!(seen.len() as u64, total);
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len() as u64, total, "a request ended twice");
+}
+
+// ---- token bucket (gRPC retry throttling) ------------------------------------------------
+
+/// max_tokens 10, one client, a server down for an hour. Failures 1..4 leave 9, 8, 7, 6
+/// tokens, each above 5: retried. The 5th leaves 5, not above 5: refused, `budget`.
+/// Attempts leave at 0, 120, 240, 360, 480 ms; the 5th failure is known at 500 ms.
+#[test]
+fn token_bucket_retries_after_exactly_the_first_four_consecutive_failures() {
+    let s = scenario(&exact(
+        "count = 1",
+        &down_until(1, "1h"),
+        "max_attempts = 100\nbudget = { kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.1 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 5);
+    assert_eq!((m.budget_allowed, m.budget_refused), (4, 1));
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 1);
+    assert_eq!(m.retries, [4, 0, 0, 0, 0]);
+    assert_eq!(m.completion.0, ms(500).0);
+    let r = m.requests[0];
+    assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::Budget));
+    assert_eq!((r.attempts, r.last_status), (5, Some(Status::Unavailable)));
+    // The refusal is counted in the bucket of 500 ms, the four retries where they were sent.
+    assert_eq!(m.timeline[5].budget_refused, 1);
+    assert_eq!(timeline_sums(&m), (5, 4, 1, 0));
+}
+
+/// token_ratio 0.5: a successful request adds half a token. One client, three requests;
+/// outages [0, 330 ms) and [385 ms, 1 h).
+/// - Request 1: fails at 20, 140, 260 ms (tokens 9, 8, 7; all retried); attempt 4 leaves at
+///   360, arrives at 370 (up), is answered at 390: success, tokens 7.5.
+/// - Request 2 starts at 390: fails at 410 (6.5, retried), 530 (5.5, retried), 650 (4.5:
+///   refused). Without the refill it would have stopped one retry earlier (6, then 5).
+/// - Request 3 starts at 650: fails at 670 (3.5): refused.
+#[test]
+fn token_bucket_success_adds_token_ratio() {
+    let server = down_until(1, "330ms") + "\n[[server.outages]]\nstart = \"385ms\"\nend = \"1h\"";
+    let s = scenario(&exact(
+        "count = 1\nrequests = 3",
+        &server,
+        "max_attempts = 100\nbudget = { kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.5 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 8);
+    assert_eq!((m.budget_allowed, m.budget_refused), (5, 2));
+    assert_eq!((m.succeeded, gave_up(&m, GiveUpReason::Budget)), (1, 2));
+    let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
+    assert_eq!(attempts, [4, 3, 1]);
+    assert_eq!(m.completion.0, ms(670).0);
+}
+
+/// Three clients, down for an hour, max_tokens 10, run with a bucket per client and with
+/// one shared bucket.
+/// - client: each client's bucket allows its own 4 retries: 3 x 5 = 15 calls, the last
+///   failures known at 500 ms.
+/// - global: failures at 20 ms take the shared bucket to 9, 8, 7 (all retried); at 140 ms
+///   to 6 (client 0 retried), 5 and 4 (clients 1, 2 refused); at 260 ms client 0 takes it
+///   to 3: refused. The fleet shares the 4 retries one client had: 7 calls.
+#[test]
+fn token_bucket_client_scope_gives_each_client_what_global_scope_gives_the_fleet() {
+    let bucket = |scope: &str| {
+        format!(
+            "[[strategy]]\nname = \"{scope}\"\nbase = \"100ms\"\ncap = \"100ms\"\nmultiplier = 1.0\n\
+             budget = {{ kind = \"token_bucket\", max_tokens = 10, token_ratio = 0.1, scope = \"{scope}\" }}\n"
+        )
+    };
+    let s = scenario(&exact(
+        "count = 3",
+        &down_until(1, "1h"),
+        "max_attempts = 100",
+        &(bucket("client") + &bucket("global")),
+    ));
+    let client = run(&s, 0);
+    assert_eq!(client.calls, 15);
+    assert_eq!((client.budget_allowed, client.budget_refused), (12, 3));
+    assert_eq!(client.completion.0, ms(500).0);
+    assert!(client.requests.iter().all(|r| r.attempts == 5));
+
+    let global = run(&s, 1);
+    assert_eq!(global.calls, 7);
+    assert_eq!((global.budget_allowed, global.budget_refused), (4, 3));
+    assert_eq!(gave_up(&global, GiveUpReason::Budget), 3);
+    assert_eq!(global.completion.0, ms(260).0);
+    let attempts: Vec<u32> = (0..3).map(|c| records(&global, c)[0].attempts).collect();
+    assert_eq!(attempts, [3, 2, 2]);
+}
+
+// ---- quota (AWS SDK standard mode) -------------------------------------------------------
+
+/// A global quota of 500, 5 per retry after a 503: exactly 100 retries drain it.
+/// 30 clients fail together every 120 ms: rounds at 20, 140, 260 ms take 30 retries each
+/// (150, 300, 450 units); at 380 ms the first 10 clients take the last 50 units and 20 are
+/// refused; at 500 ms those 10 fail again and are refused. Calls = 30 + 100.
+#[test]
+fn quota_drains_after_exactly_100_retries_with_global_scope() {
+    let s = scenario(&exact(
+        "count = 30",
+        &down_until(1, "1h"),
+        "max_attempts = 1000\nbudget = { kind = \"quota\", capacity = 500, retry_cost = 5, timeout_cost = 10, success_refund = 1, scope = \"global\" }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 130);
+    assert_eq!((m.budget_allowed, m.budget_refused), (100, 30));
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 30);
+    assert_eq!(m.completion.0, ms(500).0);
+    let five = m.requests.iter().filter(|r| r.attempts == 5).count();
+    let four = m.requests.iter().filter(|r| r.attempts == 4).count();
+    assert_eq!((five, four), (10, 20));
+    assert_eq!(m.timeline[3].budget_refused, 20);
+    assert_eq!(m.timeline[5].budget_refused, 10);
+    let summary = summarize(&s, 0, std::slice::from_ref(&m));
+    assert_eq!(summary.budget_refused, 30.0);
+    assert_eq!(summary.budget_refusal_rate, 30.0 / 130.0);
+    assert_eq!(summary.gave_up_for(GiveUpReason::Budget), 30.0);
+}
+
+/// After timeouts a retry costs 10: 50 retries drain the same quota. The server takes every
+/// attempt but serves it for 1 s; each attempt times out 50 ms after it left and is retried
+/// 100 ms later. Rounds leave at 0, 150, 300 ms: 30 retries (300 units) at 50 ms, 20 at
+/// 200 ms (500) with 10 refused, and the 20 refused at 350 ms. Calls = 30 + 50; all of them
+/// are served after their client left (wasted).
+#[test]
+fn quota_drains_after_exactly_50_retries_after_timeouts() {
+    let s = scenario(&exact(
+        "count = 30",
+        "concurrency = 100\nservice = { dist = \"constant\", value = \"1s\" }",
+        "max_attempts = 1000\ntimeout = \"50ms\"\nbudget = { kind = \"quota\", scope = \"global\" }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 80);
+    assert_eq!((m.budget_allowed, m.budget_refused), (50, 30));
+    assert_eq!(m.retries, [0, 0, 0, 50, 0]);
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 30);
+    assert_eq!(m.completion.0, ms(350).0);
+    assert_eq!(m.wasted, 80);
+}
+
+/// A success refunds the cost of its last retry. Client quota of 12, one client, two
+/// requests; outages [0, 250 ms) and [275 ms, 1 h).
+/// - Request 1: fails at 20 (12 -> 7) and 140 ms (7 -> 2); attempt 3 arrives at 250 ms, up:
+///   success at 270 ms refunds 5 -> 7.
+/// - Request 2: fails at 290 (7 -> 2, retried) and 410 ms (2 < 5: refused).
+///
+/// Without the refund request 2 would have been refused at its first failure.
+#[test]
+fn quota_success_refunds_the_last_retry_cost() {
+    let server = down_until(1, "250ms") + "\n[[server.outages]]\nstart = \"275ms\"\nend = \"1h\"";
+    let s = scenario(&exact(
+        "count = 1\nrequests = 2",
+        &server,
+        "max_attempts = 100\nbudget = { kind = \"quota\", capacity = 12, retry_cost = 5 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 5);
+    assert_eq!((m.budget_allowed, m.budget_refused), (3, 1));
+    assert_eq!((m.succeeded, gave_up(&m, GiveUpReason::Budget)), (1, 1));
+    assert_eq!(m.completion.0, ms(410).0);
+}
+
+/// A retried success refunds its last retry's cost even when that cost is 0, and never
+/// `success_refund` (here 10, to make the difference visible). Quota 10; a retry after a
+/// 503 costs 0, after an unreachable server 10; attempt timeout 50 ms. One client, two
+/// requests; the server is unreachable until 100 ms, down until 200 ms, unreachable again
+/// from 300 ms.
+/// - Request 1: attempt 1 is lost, fails at 50 ms (10 -> 0, retried); attempt 2 arrives at
+///   160 ms: 503 at 170 ms (cost 0, retried); attempt 3 succeeds at 300 ms: refund 0.
+/// - Request 2: lost, fails at 350 ms; a retry needs 10, 0 are left: refused, `budget`.
+#[test]
+fn quota_refunds_a_zero_cost_retry_with_nothing() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 2",
+        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"100ms\"\nkind = \"unreachable\"\n\
+         [[server.outages]]\nstart = \"100ms\"\nend = \"200ms\"\n\
+         [[server.outages]]\nstart = \"300ms\"\nend = \"1h\"\nkind = \"unreachable\"",
+        "max_attempts = 3\ntimeout = \"50ms\"\n\
+         budget = { kind = \"quota\", capacity = 10, retry_cost = 0, timeout_cost = 10, success_refund = 10 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!((m.succeeded, gave_up(&m, GiveUpReason::Budget)), (1, 1));
+    assert_eq!((m.budget_allowed, m.budget_refused), (2, 1));
+    assert_eq!(m.calls, 2, "unreachable attempts never reach the server");
+    assert_eq!(m.retries, [1, 0, 0, 0, 1]);
+    assert_eq!(m.completion.0, ms(350).0);
+}
+
+// ---- ratio (seed 002, Finagle) ----------------------------------------------------------
+
+/// ratio 0.1, window 10 s, global: n clients fail together at 20 ms. A retry is allowed
+/// while the retries in the window stay below 0.1 x n: 10 clients -> 1 retry; 20 -> 2; 15
+/// -> 2 as well (after one retry, 1 is still below 1.5). The retried clients fail again at
+/// 140 ms and are refused.
+#[test]
+fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
+    for (clients, allowed) in [(10, 1), (20, 2), (15, 2)] {
+        let s = scenario(&exact(
+            &format!("count = {clients}"),
+            &down_until(1, "1h"),
+            "max_attempts = 100\nbudget = { kind = \"ratio\", ratio = 0.1, window = \"10s\" }",
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        assert_eq!(m.calls, clients + allowed, "{clients} clients");
+        assert_eq!(m.budget_allowed, allowed, "{clients} clients");
+        assert_eq!(m.budget_refused, clients, "{clients} clients");
+        assert_eq!(gave_up(&m, GiveUpReason::Budget), clients);
+        assert_eq!(m.completion.0, ms(140).0);
+    }
+}
+
+/// ratio 0, min_per_s 1, window 1 s: one retry per rolling second. One client, 50 requests
+/// one after another, the server down for an hour.
+/// - Request 0 fails at 20 ms: retried (0 < 1); fails again at 140 ms: refused (1 < 1 no).
+/// - Request n >= 1 starts at 140 + 20(n-1) ms and fails 20 ms later: refused while the
+///   20 ms retry is in the window (now - 1 s, now]. Request 44 fails at exactly 1020 ms,
+///   when it has just left: retried; its retry fails at 1140 ms: refused.
+/// - Requests 45..49 fail at 1160..1240 ms: refused.
+///
+/// Calls = 2 + 43 + 2 + 5 = 52.
+#[test]
+fn ratio_budget_window_slides_and_min_per_s_is_a_floor() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 50",
+        &down_until(1, "1h"),
+        "max_attempts = 100\nbudget = { kind = \"ratio\", ratio = 0.0, min_per_s = 1, window = \"1s\" }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 52);
+    assert_eq!((m.budget_allowed, m.budget_refused), (2, 50));
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 50);
+    assert_eq!(m.completion.0, ms(1240).0);
+    let r = records(&m, 0);
+    let retried: Vec<u32> = r
+        .iter()
+        .filter(|r| r.attempts == 2)
+        .map(|r| r.request)
+        .collect();
+    assert_eq!(retried, [0, 44]);
+    assert_eq!(r[44].latency, ms(140));
+    // The two retries leave at 120 ms and 1120 ms.
+    let retry_buckets: Vec<usize> = (0..m.timeline.len())
+        .filter(|&i| m.timeline[i].retries > 0)
+        .collect();
+    assert_eq!(retry_buckets, [1, 11]);
+}
+
+// ---- adaptive (Brooker 2022) ------------------------------------------------------------
+
+/// fill_per_call 0.5, size 3, one client, three requests, the server down for an hour.
+/// - Request 1: its first attempt adds 0.5 to a full bucket (stays 3); failures take it to
+///   2 and 1 (retried); at 1, not more than 1: refused. 3 calls, ends at 260 ms.
+/// - Request 2: first attempt -> 1.5; retried (-> 0.5); refused. 2 calls, ends at 400 ms.
+/// - Request 3: first attempt -> 1.0: refused at once. 1 call, ends at 420 ms.
+#[test]
+fn adaptive_bucket_fills_per_first_attempt_and_needs_more_than_one_token() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 3",
+        &down_until(1, "1h"),
+        "max_attempts = 100\nbudget = { kind = \"adaptive\", fill_per_call = 0.5, size = 3 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 6);
+    assert_eq!((m.budget_allowed, m.budget_refused), (3, 3));
+    let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
+    assert_eq!(attempts, [3, 2, 1]);
+    assert_eq!(m.completion.0, ms(420).0);
+}
+
+/// A retry refused by a budget never reaches the server: on a jittered herd, for each kind,
+/// calls = first attempts + retries the budget allowed, and the retries sent (per bucket
+/// and per class) are exactly the allowed ones.
+#[test]
+fn a_retry_refused_by_a_budget_never_reaches_the_server() {
+    let budgets = [
+        r#"{ kind = "ratio", ratio = 0.1, window = "1s", min_per_s = 5 }"#,
+        r#"{ kind = "token_bucket", max_tokens = 10, token_ratio = 0.1 }"#,
+        r#"{ kind = "quota", capacity = 100, scope = "global" }"#,
+        r#"{ kind = "adaptive", fill_per_call = 0.1, size = 5, scope = "global" }"#,
+    ];
+    let strategies: String = budgets
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            format!(
+                "[[strategy]]\nname = \"b{i}\"\nbase = \"50ms\"\ncap = \"1s\"\njitter = \"full\"\nbudget = {b}\n"
+            )
+        })
+        .collect();
+    let text = exact(
+        "count = 300\nstart_spread = \"200ms\"",
+        "concurrency = 10\nqueue = 10\nservice = { dist = \"exponential\", mean = \"5ms\" }\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"500ms\"",
+        "max_attempts = 6\ntimeout = \"1s\"",
+        &strategies,
+    );
+    let s = scenario(&text);
+    for (i, budget) in budgets.iter().enumerate() {
+        let m = run(&s, i);
+        assert_each_request_ends_once(&s, &m);
+        assert!(m.budget_refused > 0 && m.budget_allowed > 0, "{budget}");
+        assert_eq!(m.calls, 300 + m.budget_allowed, "{budget}");
+        assert_eq!(m.retries.iter().sum::<u64>(), m.budget_allowed);
+        let (arrivals, retries, refused, _) = timeline_sums(&m);
+        assert_eq!(
+            (arrivals, retries, refused),
+            (m.calls, m.budget_allowed, m.budget_refused)
+        );
+    }
+}
+
+// ---- circuit breaker ----------------------------------------------------------------------
+
+/// failure_rate 1, min_calls k, one client, down for an hour: failures at 20, 140, ... ms;
+/// the k-th opens the breaker; the retry decided then leaves at k x 120 ms and fails fast
+/// (`breaker_open`), never reaching the server: k calls, k - 1 retries sent.
+#[test]
+fn a_breaker_opens_after_exactly_min_calls_failures_and_fails_fast() {
+    for k in [3u64, 4] {
+        let s = scenario(&exact(
+            "count = 1",
+            &down_until(1, "1h"),
+            &format!(
+                "max_attempts = 10\nbreaker = {{ failure_rate = 1.0, window = \"10s\", min_calls = {k}, open_for = \"1s\", half_open_probes = 1 }}"
+            ),
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        assert_eq!(m.calls, k, "min_calls {k}");
+        assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 1);
+        assert_eq!(m.retries, [k - 1, 0, 0, 0, 0], "only sent retries count");
+        assert_eq!(m.completion.0, ms(k * 120).0);
+        let r = m.requests[0];
+        assert_eq!(
+            (r.attempts as u64, r.last_status),
+            (k, Some(Status::BreakerOpen))
+        );
+        // It opened at (k-1) x 120 + 20 ms and half-opened a full second later.
+        assert_eq!(m.breaker_open, SimDuration::from_secs(1));
+    }
+}
+
+/// A global breaker: failure_rate 1, min_calls 3, open_for 1 s, 2 probes. Five clients, two
+/// requests each, 100 ms think time, the server down until 100 ms, a constant 2 s backoff.
+/// - 20 ms: five 503s; the third opens the breaker (the other two arrive while it is open
+///   and are not recorded). Everyone schedules a retry at 2.02 s. Half-open at 1.02 s.
+/// - 2.02 s: clients 0 and 1 go through as the two probes; clients 2, 3, 4 fail fast and
+///   give up `breaker_open` (their next request starts at 2.12 s).
+/// - 2.05 s: both probes succeed: closed. 2.12 s: clients 2-4 go through normally, succeed at
+///   2.15 s; clients 0 and 1 start again at 2.15 s and succeed at 2.18 s.
+///
+/// Calls = 5 + 2 + 3 + 2 = 12; open exactly from 20 ms to 1.02 s.
+fn half_open_scenario() -> String {
+    exact(
+        "count = 5\nrequests = 2\nthink = { dist = \"constant\", value = \"100ms\" }",
+        &down_until(5, "100ms"),
+        "max_attempts = 5\nbreaker = { failure_rate = 1.0, window = \"10s\", min_calls = 3, open_for = \"1s\", half_open_probes = 2, scope = \"global\" }",
+        "[[strategy]]\nname = \"breaker\"\nbase = \"2s\"\ncap = \"2s\"\nmultiplier = 1.0",
+    )
+}
+
+#[test]
+fn a_half_open_breaker_lets_exactly_the_probes_through_and_closes_when_they_succeed() {
+    let s = scenario(&half_open_scenario());
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    assert_eq!(m.calls, 12);
+    assert_eq!(m.succeeded, 7);
+    assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 3);
+    assert_eq!(m.completion.0, ms(2180).0);
+    assert_eq!(m.breaker_open, SimDuration::from_secs(1));
+    for c in 0..5 {
+        let r = records(&m, c);
+        if c < 2 {
+            assert_eq!(r[0].outcome, Outcome::Succeeded, "client {c} is a probe");
+            assert_eq!((r[0].attempts, r[0].latency), (2, ms(2050)));
+            assert_eq!(r[1].latency, ms(30));
+        } else {
+            assert_eq!(r[0].outcome, Outcome::GaveUp(GiveUpReason::BreakerOpen));
+            assert_eq!((r[0].attempts, r[0].latency), (1, ms(2020)));
+            assert_eq!(r[0].last_status, Some(Status::BreakerOpen));
+            assert_eq!(r[1].outcome, Outcome::Succeeded, "closed again at 2.05 s");
+        }
+    }
+    // Open at the end of buckets 0..=9 (0 - 1 s), closed from the bucket of 1.02 s on.
+    let open: Vec<u32> = m.timeline.iter().map(|b| b.breakers_open).collect();
+    assert_eq!(open[..12], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
+    assert!(open[10..].iter().all(|&n| n == 0));
+    // Arrivals: 5 in the first bucket, the 2 probes at 2.03 s, 3 at 2.13 s and 2 at 2.16 s.
+    let arrivals: Vec<(usize, u32)> = (0..m.timeline.len())
+        .filter(|&i| m.timeline[i].arrivals > 0)
+        .map(|i| (i, m.timeline[i].arrivals))
+        .collect();
+    assert_eq!(arrivals, [(0, 5), (20, 2), (21, 5)]);
+}
+
+/// A failed probe re-opens the breaker, and breaker_open_s sums every open period. One
+/// client, three requests 1 s apart, down for an hour; min_calls 3, open_for 500 ms, 1 probe.
+/// - Request 1 fails at 20, 140, 260 ms (opens; half-open at 760 ms); its retry at 360 ms
+///   fails fast. Next request at 1.36 s.
+/// - Request 2 is the probe: fails at 1.38 s, re-opens (half-open at 1.88 s); its retry at
+///   1.48 s fails fast. Request 3 at 2.48 s: the same, re-opened at 2.5 s, retry fails fast
+///   at 2.6 s. The last open period ends at 3 s, after the last request: it counts in full.
+///
+/// Open 3 x 0.5 s = 1.5 s; calls 3 + 1 + 1.
+#[test]
+fn a_failed_probe_reopens_and_breaker_open_s_sums_every_open_period() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 3\nthink = { dist = \"constant\", value = \"1s\" }",
+        &down_until(1, "1h"),
+        "max_attempts = 10\nbreaker = { failure_rate = 1.0, min_calls = 3, open_for = \"500ms\", half_open_probes = 1 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 5);
+    assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 3);
+    assert_eq!(m.completion.0, ms(2600).0);
+    assert_eq!(m.breaker_open, ms(1500));
+    assert_eq!(
+        summarize(&s, 0, std::slice::from_ref(&m)).breaker_open_s,
+        1.5
+    );
+    let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
+    assert_eq!(attempts, [3, 1, 1]);
+}
+
+// ---- fallback -----------------------------------------------------------------------------
+
+/// The primary rate-limits: 1 token per second, burst 2, Retry-After "auto". Five clients;
+/// the 429 ladder escalates at the second 429 (escalate_after = 1) to a fallback server with
+/// one slot and one queue place.
+/// - 10 ms: clients 0, 1 take the two tokens (succeed at 30 ms); clients 2, 3, 4 get 429 with
+///   Retry-After 1 s (one token in 1 s), learn it at 20 ms and retry at 1.02 s.
+/// - 1.03 s: 1.02 tokens: client 2 takes one (succeeds at 1.05 s); clients 3, 4 get a second
+///   429 (learned at 1.04 s) and escalate: one fallback call each, arriving at 1.05 s; one is
+///   served at once, one queued: successes at 1.07 and 1.08 s.
+fn fallback_scenario(fallback_extra: &str) -> String {
+    exact(
+        "count = 5",
+        "concurrency = 10\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [server.rate_limit]\nrate = 1\nburst = 2\nretry_after = \"auto\"",
+        "max_attempts = 3\nrate_limit = { max_retries = 5, escalate_after = 1 }\n\
+         fallback_on = [\"rate_limit_escalation\"]",
+        &format!(
+            "{CONSTANT_100MS}\n[fallback]\nconcurrency = 1\nqueue = 1\n\
+             service = {{ dist = \"constant\", value = \"10ms\" }}\n{fallback_extra}"
+        ),
+    )
+}
+
+#[test]
+fn fallback_serves_requests_the_429_ladder_escalates() {
+    let s = scenario(&fallback_scenario(""));
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    assert_eq!(m.succeeded, 5);
+    assert_eq!((m.fallback_calls, m.fallback_succeeded), (2, 2));
+    assert_eq!(
+        m.calls, 8,
+        "primary calls only: 5 first tries + 3 rate-limit retries"
+    );
+    assert_eq!(m.retries, [0, 0, 3, 0, 0]);
+    assert_eq!(m.completion.0, ms(1080).0);
+    let r3 = records(&m, 3)[0];
+    assert_eq!(r3.outcome, Outcome::Succeeded);
+    assert_eq!(r3.attempts, 3, "two primary attempts and the fallback call");
+    assert_eq!(r3.retry_after, Some(SimDuration::from_secs(1)));
+    assert_eq!(
+        (r3.total_wait, r3.latency),
+        (SimDuration::from_secs(1), ms(1070))
+    );
+    assert_eq!(records(&m, 4)[0].latency, ms(1080));
+    assert_eq!(m.timeline[10].fallback_arrivals, 2);
+    assert_eq!(timeline_sums(&m).3, 2);
+}
+
+/// The same with the fallback server down: the fallback call is made (and counted), fails,
+/// and the request ends with its original reason.
+#[test]
+fn a_failure_on_the_fallback_ends_the_request_with_its_original_reason() {
+    let s = scenario(&fallback_scenario(
+        "[[fallback.outages]]\nstart = \"0s\"\nend = \"1h\"",
+    ));
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    assert_eq!(m.succeeded, 3);
+    assert_eq!((m.fallback_calls, m.fallback_succeeded), (2, 0));
+    assert_eq!(gave_up(&m, GiveUpReason::RateLimitEscalation), 2);
+    assert_eq!(m.completion.0, ms(1060).0);
+    let r4 = records(&m, 4)[0];
+    assert_eq!(
+        r4.last_status,
+        Some(Status::Unavailable),
+        "the fallback's 503"
+    );
+}
+
+/// A request whose first attempt the breaker refuses goes straight to the fallback; that
+/// call is not a first attempt to the primary, so it does not feed the primary's budget.
+/// One client, three requests 1 s apart, the primary down for an hour; ratio budget 0.5 of
+/// first attempts; a breaker opening at the first failure for 2 s; fallback on breaker_open.
+/// - Request 1: fails at 20 ms (opens until 2.02 s); 0 retries < 0.5 x 1: retried; the
+///   retry at 120 ms fails fast and goes to the fallback: success at 150 ms.
+/// - Request 2 at 1.15 s: fails fast, fallback, success at 1.18 s (no primary first attempt).
+/// - Request 3 at 2.18 s: the half-open probe, the second first attempt; fails at 2.2 s
+///   (re-opens); 1 retry < 0.5 x 2 is false: refused, `budget`. Counting request 2's
+///   fallback call as a first attempt would have allowed it (1 < 1.5).
+#[test]
+fn a_fallback_call_is_not_a_first_attempt_for_the_primarys_budget() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 3\nthink = { dist = \"constant\", value = \"1s\" }",
+        &down_until(1, "1h"),
+        "max_attempts = 10\nbudget = { kind = \"ratio\", ratio = 0.5, window = \"1h\" }\n\
+         breaker = { failure_rate = 1.0, min_calls = 1, open_for = \"2s\", half_open_probes = 1 }\n\
+         fallback_on = [\"breaker_open\"]",
+        &format!(
+            "{CONSTANT_100MS}\n[fallback]\nconcurrency = 1\nservice = {{ dist = \"constant\", value = \"10ms\" }}"
+        ),
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.calls, 2);
+    assert_eq!((m.fallback_calls, m.fallback_succeeded), (2, 2));
+    assert_eq!((m.budget_allowed, m.budget_refused), (1, 1));
+    let outcomes: Vec<Outcome> = records(&m, 0).iter().map(|r| r.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            Outcome::Succeeded,
+            Outcome::Succeeded,
+            Outcome::GaveUp(GiveUpReason::Budget)
+        ]
+    );
+    assert_eq!(m.completion.0, ms(2200).0);
+    assert_eq!(
+        m.breaker_open,
+        SimDuration::from_secs(4),
+        "[0.02, 2.02) + [2.2, 4.2)"
+    );
+    assert_eq!(m.retries, [0; 5], "the only retry decided was never sent");
+}
+
+/// Conservation with every policy at once on a jittered herd: each request ends exactly
+/// once, and every request routed to the fallback makes exactly one fallback call. With an
+/// ample fallback nothing ends for a `fallback_on` reason; with a tiny one (no queue), the
+/// requests ending for those reasons are exactly the fallback calls that failed.
+#[test]
+fn each_request_ends_once_with_fallback_and_routed_requests_call_it_once() {
+    let text = |fallback_server: &str| {
+        exact(
+            "count = 400\nstart_spread = \"100ms\"",
+            "concurrency = 20\nqueue = 20\nservice = { dist = \"exponential\", mean = \"10ms\" }\n\
+             [server.rate_limit]\nrate = 2000\nburst = 50\nretry_after = \"auto\"\n\
+             [[server.outages]]\nstart = \"0s\"\nend = \"1s\"",
+            "max_attempts = 4\ntimeout = \"500ms\"\n\
+             rate_limit = { max_retries = 3, escalate_after = 2, default_wait = \"50ms\" }\n\
+             budget = { kind = \"token_bucket\", max_tokens = 20, token_ratio = 0.5, scope = \"global\" }\n\
+             breaker = { failure_rate = 0.5, window = \"1s\", min_calls = 10, open_for = \"300ms\", half_open_probes = 3, scope = \"global\" }\n\
+             fallback_on = [\"rate_limit_escalation\", \"breaker_open\", \"budget\", \"attempts\"]",
+            &format!(
+                "[[strategy]]\nname = \"all\"\nbase = \"20ms\"\ncap = \"1s\"\njitter = \"full\"\n\
+                 [fallback]\n{fallback_server}\nservice = {{ dist = \"constant\", value = \"5ms\" }}"
+            ),
+        )
+    };
+    let routed = [
+        GiveUpReason::RateLimitEscalation,
+        GiveUpReason::BreakerOpen,
+        GiveUpReason::Budget,
+        GiveUpReason::Attempts,
+    ];
+
+    let s = scenario(&text("concurrency = 1000\nqueue = 1000"));
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    assert!(m.fallback_calls > 0);
+    assert_eq!(m.fallback_succeeded, m.fallback_calls);
+    assert_eq!(
+        m.succeeded, 400,
+        "the ample fallback catches everything routed to it"
+    );
+    assert!(routed.iter().all(|r| gave_up(&m, *r) == 0));
+    assert_eq!(timeline_sums(&m).3, m.fallback_calls);
+
+    let s = scenario(&text("concurrency = 1"));
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    let failed_there: u64 = routed.iter().map(|r| gave_up(&m, *r)).sum();
+    assert!(failed_there > 0 && m.fallback_succeeded > 0);
+    assert_eq!(failed_there, m.fallback_calls - m.fallback_succeeded);
+    assert_eq!(m.succeeded + failed_there, 400);
+}
+
+// ---- outputs ------------------------------------------------------------------------------
+
+/// The CSV files through the binary: the issue's summary columns are there with exact
+/// values, and the timeseries columns add up to the summary figures.
+#[test]
+fn timeseries_policy_columns_add_up_to_the_summary() {
+    // The half-open breaker case, plus the global quota case, as two strategies.
+    let text = half_open_scenario().replace(
+        "name = \"breaker\"\nbase = \"2s\"\ncap = \"2s\"\nmultiplier = 1.0",
+        "name = \"breaker\"\nbase = \"2s\"\ncap = \"2s\"\nmultiplier = 1.0\n\
+         [[strategy]]\nname = \"quota\"\nbase = \"2s\"\ncap = \"2s\"\nmultiplier = 1.0\n\
+         breaker = { failure_rate = 1.0, min_calls = 1000 }\n\
+         budget = { kind = \"quota\", capacity = 12, retry_cost = 5, scope = \"global\" }\n\
+         fallback_on = [\"budget\"]\n\
+         [fallback]\nconcurrency = 1\nqueue = 5\nservice = { dist = \"constant\", value = \"10ms\" }",
+    );
+    let ws = Workspace::new();
+    let file = ws.file("p.toml", &text);
+    herdsim()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(ws.out())
+        .args(["--quiet", "--no-charts"])
+        .assert()
+        .success();
+    let dir = ws.out().join("policies");
+    let read = |name: &str| {
+        let mut r = csv::Reader::from_path(dir.join(name)).unwrap();
+        let header = r.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+        (header, rows)
+    };
+    let col = |h: &csv::StringRecord, name: &str| {
+        h.iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("column {name}"))
+    };
+    let (sh, summary) = read("summary.csv");
+    let (th, series) = read("timeseries.csv");
+    let get = |row: &csv::StringRecord, h: &csv::StringRecord, name: &str| -> f64 {
+        row[col(h, name)].parse().unwrap()
+    };
+
+    // Strategy "quota": 5 clients fail at 20 ms; the global quota of 12 allows two retries
+    // (12 -> 7 -> 2) and refuses three, which go to the fallback (1 slot, 5 places): they
+    // all succeed there. The two retries succeed at 2.05 s.
+    let expected = [
+        // strategy, calls, succeeded, gave_up_budget, gave_up_breaker, budget_refused,
+        // budget_refusal_rate, breaker_open_s, fallback_calls, fallback_succeeded
+        (
+            "breaker",
+            12.0,
+            10.0 - 3.0,
+            0.0,
+            3.0,
+            0.0,
+            0.0,
+            1.0,
+            0.0,
+            0.0,
+        ),
+        ("quota", 7.0 + 5.0, 10.0, 0.0, 0.0, 3.0, 0.6, 0.0, 3.0, 3.0),
+    ];
+    assert_eq!(summary.len(), 2);
+    for (row, e) in summary.iter().zip(expected) {
+        assert_eq!(&row[col(&sh, "strategy")], e.0);
+        let got = [
+            "calls",
+            "succeeded",
+            "gave_up_budget",
+            "gave_up_breaker",
+            "budget_refused",
+            "budget_refusal_rate",
+            "breaker_open_s",
+            "fallback_calls",
+            "fallback_succeeded",
+        ]
+        .map(|c| get(row, &sh, c));
+        assert_eq!(
+            got,
+            [e.1, e.2, e.3, e.4, e.5, e.6, e.7, e.8, e.9],
+            "{}",
+            e.0
+        );
+
+        let mine: Vec<&csv::StringRecord> = series
+            .iter()
+            .filter(|r| &r[col(&th, "strategy")] == e.0)
+            .collect();
+        let sum = |c: &str| mine.iter().map(|r| get(r, &th, c)).sum::<f64>();
+        assert_eq!(sum("budget_refused"), get(row, &sh, "budget_refused"));
+        assert_eq!(sum("fallback_arrivals"), get(row, &sh, "fallback_calls"));
+        assert_eq!(sum("arrivals"), get(row, &sh, "calls"));
+        let retries: f64 = ["503", "500", "429", "timeout", "unreachable"]
+            .iter()
+            .map(|c| get(row, &sh, &format!("retries_{c}")))
+            .sum();
+        assert_eq!(sum("retries"), retries);
+        // breakers_open is a gauge at each bucket's end: open-bucket count x width = the
+        // open time here, because the breaker opened at 20 ms and closed at 1.02 s.
+        let open_buckets = mine
+            .iter()
+            .filter(|r| get(r, &th, "breakers_open") > 0.0)
+            .count();
+        assert_eq!(open_buckets as f64 * 0.1, get(row, &sh, "breaker_open_s"));
+    }
+}
+
+// ---- the shipped scenarios ----------------------------------------------------------------
+
+/// scenarios/budgets.toml reproduces POLICIES.md's derived figures exactly, whatever the
+/// draws: every first attempt lands in the outage and every budget is exhausted long before
+/// it ends, so each policy's retry count is fixed by its arithmetic alone.
+/// - ratio 0.1, global: 10% of the 10 000 first attempts (all inside the 10 s window).
+/// - token bucket 10, per client: 4 retries each (the 5th failure leaves 5 tokens).
+/// - quota 500 / 5, global: 100 retries drain it (AWS: "500/5 = 100 retries").
+/// - adaptive, size 5, per client: 5 -> 4 -> 3 -> 2 -> 1: 4 retries each.
+#[test]
+fn shipped_budgets_scenario_matches_the_derived_figures() {
+    let s = scenario(include_str!("../../scenarios/budgets.toml"));
+    let names: Vec<&str> = s.strategies.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "no-budget",
+            "ratio",
+            "token-bucket",
+            "quota",
+            "adaptive",
+            "breaker"
+        ]
+    );
+    for (i, retries) in [(1, 1_000), (2, 40_000), (3, 100), (4, 40_000)] {
+        let m = run(&s, i);
+        assert_each_request_ends_once(&s, &m);
+        assert_eq!(m.budget_allowed, retries, "{}", names[i]);
+        assert_eq!(m.calls, 10_000 + retries, "{}", names[i]);
+        assert_eq!(gave_up(&m, GiveUpReason::Budget), 10_000, "{}", names[i]);
+    }
+    // The global breaker opens within the first second and stays open for exactly 5 s.
+    let m = run(&s, 5);
+    assert_each_request_ends_once(&s, &m);
+    assert_eq!(m.breaker_open, SimDuration::from_secs(5));
+    assert!(m.calls < 1_000 && gave_up(&m, GiveUpReason::BreakerOpen) > 9_000);
+}
+
+/// scenarios/fallback.toml: each request ends once, the fallback is used only where
+/// configured, and every escalated request makes exactly one fallback call (those that
+/// fail there are exactly the `rate_limit_escalation` give-ups).
+#[test]
+fn shipped_fallback_scenario_sends_each_escalation_once_to_the_fallback() {
+    let s = scenario(include_str!("../../scenarios/fallback.toml"));
+    for i in 0..s.strategies.len() {
+        let m = run(&s, i);
+        assert_each_request_ends_once(&s, &m);
+        let escalated = gave_up(&m, GiveUpReason::RateLimitEscalation);
+        if i == 0 {
+            assert_eq!(m.fallback_calls, 0);
+            assert!(escalated > 0);
+        } else {
+            assert!(m.fallback_succeeded > 0);
+            assert_eq!(escalated, m.fallback_calls - m.fallback_succeeded);
+        }
+    }
+}
