@@ -923,7 +923,9 @@ fn fails_with_problems_of_every_file_reported_together() {
     let lines = problems(&stderr);
     assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
-        lines[0].ends_with("a.toml:7:9: clients.count: expected an integer from 1 to 50000000, found 0"),
+        lines[0].ends_with(
+            "a.toml:7:9: clients.count: expected an integer from 1 to 50000000, found 0"
+        ),
         "{stderr}"
     );
     assert!(
@@ -1004,7 +1006,9 @@ fn check_fails_with_the_same_message_and_writes_nothing() {
     ws.file("bad.toml", &tiny_with("count = 50", "count = 0"));
     let stderr = refused_in(&ws, &["check", "bad.toml"]);
     assert!(
-        stderr.contains("bad.toml:7:9: clients.count: expected an integer from 1 to 50000000, found 0"),
+        stderr.contains(
+            "bad.toml:7:9: clients.count: expected an integer from 1 to 50000000, found 0"
+        ),
         "{stderr}"
     );
 }
