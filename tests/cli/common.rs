@@ -92,3 +92,29 @@ pub fn run(scenario: &herdsim::model::Scenario, strategy: usize) -> herdsim::met
     let seed = herdsim::runner::derive_seed(scenario.seed, strategy, 0, 0);
     herdsim::engine::Simulation::new(scenario, strategy, seed, true).run()
 }
+
+/// A scenario for exact hand-worked tests: constant one-way `latency` (e.g. `"10ms"`), the
+/// bodies of `[clients]`, `[server]` (outages included) and `[retry]`, then `rest` verbatim
+/// (strategies, `[fallback]`, ...). Constant latencies make every instant exact.
+pub fn exact_scenario(
+    latency: &str,
+    clients: &str,
+    server: &str,
+    retry: &str,
+    rest: &str,
+) -> String {
+    format!(
+        r#"
+name = "exact"
+[clients]
+{clients}
+[network]
+latency = {{ dist = "constant", value = "{latency}" }}
+[server]
+{server}
+[retry]
+{retry}
+{rest}
+"#
+    )
+}

@@ -6,7 +6,7 @@ use herdsim::model::outcome::{GiveUpReason, Status};
 use herdsim::time::SimDuration;
 use proptest::prelude::*;
 
-use crate::common::{run, scenario};
+use crate::common::{exact_scenario, run, scenario};
 
 fn ms(n: u64) -> SimDuration {
     SimDuration::from_millis(n)
@@ -15,21 +15,13 @@ fn ms(n: u64) -> SimDuration {
 /// A scenario with constant 10 ms latency, `server` and `retry` tables given by the test, and
 /// one strategy with the given backoff keys.
 fn exact(clients: u32, server: &str, retry: &str, strategy: &str) -> String {
-    format!(
-        r#"
-name = "exact"
-[clients]
-count = {clients}
-[network]
-latency = {{ dist = "constant", value = "10ms" }}
-[server]
-{server}
-[retry]
-{retry}
-[[strategy]]
-name = "s"
-{strategy}
-"#
+    let strategy = format!("[[strategy]]\nname = \"s\"\n{strategy}");
+    exact_scenario(
+        "10ms",
+        &format!("count = {clients}"),
+        server,
+        retry,
+        &strategy,
     )
 }
 

@@ -13,7 +13,7 @@ use herdsim::model::Scenario;
 use herdsim::model::outcome::{GiveUpReason, Status};
 use herdsim::time::SimDuration;
 
-use crate::common::{Workspace, herdsim, run, scenario};
+use crate::common::{Workspace, exact_scenario, herdsim, run, scenario};
 
 fn ms(n: u64) -> SimDuration {
     SimDuration::from_millis(n)
@@ -23,20 +23,8 @@ fn ms(n: u64) -> SimDuration {
 /// [server] (its outages included), `retry` of [retry]; `rest` follows verbatim (strategies,
 /// [fallback], ...).
 fn exact(clients: &str, server: &str, retry: &str, rest: &str) -> String {
-    format!(
-        r#"
-name = "policies"
-[clients]
-{clients}
-[network]
-latency = {{ dist = "constant", value = "10ms" }}
-[server]
-{server}
-[retry]
-{retry}
-{rest}
-"#
-    )
+    exact_scenario("10ms", clients, server, retry, rest)
+        .replace("name = \"exact\"", "name = \"policies\"")
 }
 
 /// A server with `concurrency` slots, 10 ms service, down from 0 to `outage_end`.

@@ -13,7 +13,7 @@ use herdsim::model::policy::{
 };
 use herdsim::time::SimDuration;
 
-use crate::common::{Workspace, herdsim, run, scenario};
+use crate::common::{Workspace, exact_scenario, herdsim, run, scenario};
 
 fn ms(n: u64) -> SimDuration {
     SimDuration::from_millis(n)
@@ -112,23 +112,11 @@ fn seed_000_tool_recovery_ladder_caps_at_30s() {
     );
 }
 
+/// One client, zero network latency (so seed timelines are exact), one strategy `s`.
 fn one_client(server: &str, retry: &str, strategy: &str) -> String {
-    format!(
-        r#"
-name = "seed"
-[clients]
-count = 1
-[network]
-latency = {{ dist = "constant", value = "0s" }}
-[server]
-{server}
-[retry]
-{retry}
-[[strategy]]
-name = "s"
-{strategy}
-"#
-    )
+    let strategy = format!("[[strategy]]\nname = \"s\"\n{strategy}");
+    exact_scenario("0s", "count = 1", server, retry, &strategy)
+        .replace("name = \"exact\"", "name = \"seed\"")
 }
 
 /// Seed 000's worked timeline, with zero network latency so every instant is exact:
