@@ -119,30 +119,37 @@ fn one_client(server: &str, retry: &str, strategy: &str) -> String {
         .replace("name = \"exact\"", "name = \"seed\"")
 }
 
-/// Seed 000's worked timeline, with zero network latency so every instant is exact:
-/// t=0 attempt 1 fails (a retryable transport error: 500), t=0.1 s attempt 2 gets 429 with
-/// Retry-After: 2, t=2.1 s rate-limit retry 1 succeeds. Cost: one transport retry, one
-/// honoured hint, zero escalations.
-#[test]
-fn seed_000_worked_timeline_blip_then_rate_limit_then_success() {
-    let s = scenario(&one_client(
-        r#"concurrency = 1
-service = { dist = "constant", value = "0s" }
+/// Seed 000's worked turn: a blip (every call in the first 50 ms answered 500), then a model
+/// API whose rate limiter refills `rate` tokens per second from one and answers 429 with
+/// Retry-After: 2; loopctl's transport ladder (100 ms doubling, 4 attempts) plus its 429
+/// ladder (escalate after 3).
+fn loopctl_turn(rate: &str) -> String {
+    one_client(
+        &format!(
+            r#"concurrency = 1
+service = {{ dist = "constant", value = "0s" }}
 [server.rate_limit]
-rate = 0.5
+rate = {rate}
 burst = 1
 retry_after = "2s"
 [[server.outages]]
 start = "0s"
 end = "50ms"
 kind = "errors"
-error_rate = 1.0"#,
-        r#"max_attempts = 4
-deadline = "5m"
-rate_limit = { max_retries = 5, escalate_after = 3 }"#,
-        r#"base = "100ms"
-cap = "10s""#,
-    ));
+error_rate = 1.0"#
+        ),
+        "max_attempts = 4\ndeadline = \"5m\"\nrate_limit = { max_retries = 5, escalate_after = 3 }",
+        "base = \"100ms\"\ncap = \"10s\"",
+    )
+}
+
+/// Seed 000's worked timeline, with zero network latency so every instant is exact:
+/// t=0 attempt 1 fails (a retryable transport error: 500), t=0.1 s attempt 2 gets 429 with
+/// Retry-After: 2, t=2.1 s rate-limit retry 1 succeeds. Cost: one transport retry, one
+/// honoured hint, zero escalations.
+#[test]
+fn seed_000_worked_timeline_blip_then_rate_limit_then_success() {
+    let s = scenario(&loopctl_turn("0.5"));
     let m = run(&s, 0);
     let r = &m.requests[0];
     assert_eq!(r.outcome, Outcome::Succeeded);
@@ -162,23 +169,7 @@ cap = "10s""#,
 /// follows the rule the seed states and the issue's "exactly 4 rate-limit responses".)
 #[test]
 fn seed_000_persistent_429_escalates_after_exactly_four_rate_limit_responses() {
-    let s = scenario(&one_client(
-        r#"concurrency = 1
-service = { dist = "constant", value = "0s" }
-[server.rate_limit]
-rate = 0.0001
-burst = 1
-retry_after = "2s"
-[[server.outages]]
-start = "0s"
-end = "50ms"
-kind = "errors"
-error_rate = 1.0"#,
-        r#"max_attempts = 4
-rate_limit = { max_retries = 5, escalate_after = 3 }"#,
-        r#"base = "100ms"
-cap = "10s""#,
-    ));
+    let s = scenario(&loopctl_turn("0.0001"));
     let m = run(&s, 0);
     let r = &m.requests[0];
     assert_eq!(
