@@ -90,7 +90,7 @@ fn check_command(args: &CheckArgs) -> Result<()> {
             "{}: ok ({}: {} clients, {} strategies, {} replications{})\n",
             f.file,
             s.name,
-            s.clients.count,
+            console::client_range(f),
             s.strategies.len(),
             s.replications,
             if f.points.len() > 1 {

@@ -11,7 +11,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         "{} ({}): {} clients, {} strategies x {} replications{}\n",
         first.name,
         file.file,
-        first.clients.count,
+        client_range(file),
         first.strategies.len(),
         first.replications,
         if file.points.len() > 1 {
@@ -79,4 +79,15 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The client count, or its range when a sweep varies it (`10..200`).
+pub fn client_range(file: &ScenarioFile) -> String {
+    let counts = file.points.iter().map(|p| p.scenario.clients.count);
+    let (lo, hi) = (counts.clone().min(), counts.max());
+    match (lo, hi) {
+        (Some(lo), Some(hi)) if lo != hi => format!("{lo}..{hi}"),
+        (Some(n), _) => n.to_string(),
+        _ => String::new(),
+    }
 }

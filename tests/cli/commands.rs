@@ -563,7 +563,7 @@ fn check_counts_sweep_points() {
     let out = ok(&ws, &["check", "tiny.toml"]);
     assert_eq!(
         stdout(&out),
-        "tiny.toml: ok (tiny: 10 clients, 2 strategies, 2 replications, 3 sweep points)\n"
+        "tiny.toml: ok (tiny: 10..30 clients, 2 strategies, 2 replications, 3 sweep points)\n"
     );
 }
 
