@@ -131,7 +131,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
     }
     let pool = pool
         .build()
-        .map_err(|e| Error::io("<thread pool>", std::io::Error::other(e)))?;
+        .map_err(|e| Error::io("cannot start", "the thread pool", std::io::Error::other(e)))?;
 
     for file in &files {
         let layout = OutputLayout::new(&args.out, &file.first().name);
@@ -229,7 +229,7 @@ fn print_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Error::io(Path::new("<stdout>"), e)),
+        Err(e) => Err(Error::io("cannot write to", Path::new("<stdout>"), e)),
         Ok(()) => Ok(()),
     }
 }

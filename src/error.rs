@@ -67,8 +67,10 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
     /// Reading or writing a file failed. Exit status 1.
-    #[error("{}: {source}", path.display())]
+    #[error("{action} {}: {source}", path.display())]
     Io {
+        /// What was being done, e.g. "cannot write".
+        action: &'static str,
         /// The file or folder that could not be read or written.
         path: PathBuf,
         /// The underlying cause.
@@ -93,9 +95,10 @@ impl Error {
         }
     }
 
-    /// Wraps an I/O error with the path it concerns.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    /// Wraps an I/O error with what was being done (`"cannot write"`) and the path.
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
+            action,
             path: path.into(),
             source,
         }

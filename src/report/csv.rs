@@ -135,7 +135,7 @@ fn writer() -> csv::Writer<Vec<u8>> {
 
 fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>> {
     w.into_inner()
-        .map_err(|e| Error::io("<csv buffer>", e.into_error()))
+        .map_err(|e| Error::io("cannot format", "<csv buffer>", e.into_error()))
 }
 
 fn header(axes: &[SweepAxis], columns: &[&str]) -> Vec<String> {
@@ -146,7 +146,7 @@ fn header(axes: &[SweepAxis], columns: &[&str]) -> Vec<String> {
 }
 
 fn csv_err(e: csv::Error) -> Error {
-    Error::io("<csv buffer>", std::io::Error::other(e))
+    Error::io("cannot format", "<csv buffer>", std::io::Error::other(e))
 }
 
 /// `summary.csv`: one row per (sweep point, strategy), in scenario order.

@@ -65,7 +65,7 @@ impl OutputLayout {
 
     /// Creates the folder (and its parents).
     pub fn create(&self) -> Result<()> {
-        fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))
+        fs::create_dir_all(&self.dir).map_err(|e| Error::io("cannot create folder", &self.dir, e))
     }
 }
 
@@ -86,7 +86,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     })();
     result.map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        Error::io(path, e)
+        Error::io("cannot write", path, e)
     })
 }
 
@@ -109,7 +109,7 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -
         fs::File::open(&tmp)
             .and_then(|f| f.sync_all())
             .and_then(|()| fs::rename(&tmp, path))
-            .map_err(|e| Error::io(path, e))
+            .map_err(|e| Error::io("cannot write", path, e))
     });
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
