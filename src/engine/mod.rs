@@ -274,7 +274,9 @@ impl<'a> Simulation<'a> {
         match e.kind {
             EventKind::Start => self.start_request(e.client),
             EventKind::Send => self.send(e.client),
-            EventKind::Arrive => self.arrive(e.client, e.serial, e.fallback),
+            EventKind::Arrive => self.arrive(e.client, e.serial, e.fallback, e.hint_us),
+            EventKind::Read => self.read(e.client, e.serial, e.fallback),
+            EventKind::ReadReply => self.read_reply(e.client, e.serial, e.fallback, e.hint_us),
             EventKind::Done => self.done(e.client, e.serial, e.status, e.fallback),
             EventKind::Response => {
                 self.result(e.client, e.serial, e.status, hint_from_us(e.hint_us))
@@ -403,8 +405,54 @@ impl<'a> Simulation<'a> {
             self.push(Event::new(EventKind::Timeout, at, c, serial).with_status(Status::Timeout));
             return;
         }
-        self.push(Event::new(EventKind::Arrive, arrival, c, serial).on_fallback(on_fallback));
+        // An OCC attempt reads the row's version first; the write follows the read's answer.
+        let occ = if on_fallback {
+            self.fallback.as_ref().is_some_and(Server::is_occ)
+        } else {
+            self.primary.is_occ()
+        };
+        let kind = if occ {
+            EventKind::Read
+        } else {
+            EventKind::Arrive
+        };
+        self.push(Event::new(kind, arrival, c, serial).on_fallback(on_fallback));
         self.arm_if_later(c, arrival);
+    }
+
+    /// An OCC read reaches the server: the version it sees travels back in the reply.
+    fn read(&mut self, c: u32, serial: u32, on_fallback: bool) {
+        let version = if on_fallback {
+            self.fallback
+                .as_ref()
+                .expect("fallback attempts need [fallback]")
+                .version()
+        } else {
+            self.primary.version()
+        };
+        let at = self.now + self.network(on_fallback);
+        self.push(
+            Event::new(EventKind::ReadReply, at, c, serial)
+                .with_hint_us(version)
+                .on_fallback(on_fallback),
+        );
+        if self.live(c, serial, on_fallback) {
+            self.arm_if_later(c, at);
+        }
+    }
+
+    /// The read's answer reaches the client, which writes at once with the version it read.
+    fn read_reply(&mut self, c: u32, serial: u32, on_fallback: bool, version: u32) {
+        if !self.live(c, serial, on_fallback) {
+            return; // the attempt was abandoned (timed out) meanwhile
+        }
+        let at = self.now + self.network(on_fallback);
+        self.push(
+            Event::new(EventKind::Arrive, at, c, serial)
+                .with_hint_us(version)
+                .on_fallback(on_fallback),
+        );
+        self.arm_if_later(c, at);
     }
 
     /// Whether `serial` is the client's outstanding attempt (to `fallback` or the primary).
@@ -426,7 +474,8 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn arrive(&mut self, c: u32, serial: u32, on_fallback: bool) {
+    /// An attempt (for an OCC server: its write, carrying `read_version`) reaches a server.
+    fn arrive(&mut self, c: u32, serial: u32, on_fallback: bool, read_version: u32) {
         let now = self.now;
         let cl = &self.clients[c as usize];
         let bad_request = cl.bad_request && cl.serial == serial && !on_fallback;
@@ -443,7 +492,7 @@ impl<'a> Simulation<'a> {
         } else {
             &mut self.primary
         };
-        let admission = server.admit(now, job, bad_request, || rng.random::<f64>());
+        let admission = server.admit(now, job, bad_request, read_version, || rng.random::<f64>());
         if on_fallback {
             self.metrics.fallback_calls += 1;
             self.timeline.at(now).fallback_arrivals += 1;
@@ -463,19 +512,9 @@ impl<'a> Simulation<'a> {
         let live = self.live(c, serial, on_fallback);
         match admission {
             Admission::Rejected { status, hint } => {
-                let at = now + self.network(on_fallback);
-                self.push(
-                    Event::new(EventKind::Response, at, c, serial)
-                        .with_status(status)
-                        .with_hint_us(hint_to_us(hint))
-                        .on_fallback(on_fallback),
-                );
-                if live {
-                    let cl = &mut self.clients[c as usize];
-                    cl.response_at_timeout = at == cl.timeout_at;
-                    self.arm_if_later(c, at);
-                }
+                self.answer_now(c, serial, on_fallback, status, hint, live)
             }
+            Admission::Written => self.answer_now(c, serial, on_fallback, Status::Ok, None, live),
             Admission::Serve(job) => self.start_service(job, on_fallback),
             Admission::Queued if live => self.arm_if_later(c, SimTime::MAX),
             Admission::Queued => {}
@@ -483,6 +522,30 @@ impl<'a> Simulation<'a> {
         if !on_fallback {
             self.timeline
                 .occupancy(now, self.primary.in_service(), self.primary.queued());
+        }
+    }
+
+    /// The server answers an arrival at once, without service: the response crosses back.
+    fn answer_now(
+        &mut self,
+        c: u32,
+        serial: u32,
+        on_fallback: bool,
+        status: Status,
+        hint: Option<SimDuration>,
+        live: bool,
+    ) {
+        let at = self.now + self.network(on_fallback);
+        self.push(
+            Event::new(EventKind::Response, at, c, serial)
+                .with_status(status)
+                .with_hint_us(hint_to_us(hint))
+                .on_fallback(on_fallback),
+        );
+        if live {
+            let cl = &mut self.clients[c as usize];
+            cl.response_at_timeout = at == cl.timeout_at;
+            self.arm_if_later(c, at);
         }
     }
 

@@ -35,6 +35,10 @@ pub enum EventKind {
     Timeout,
     /// A breaker's open period ends (`client` is the breaker index).
     HalfOpen,
+    /// An OCC attempt's read reaches the server.
+    Read,
+    /// The read's answer reaches the client; `hint_us` carries the version read.
+    ReadReply,
 }
 
 /// One scheduled event: 32 bytes, `Copy`.

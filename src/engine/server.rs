@@ -24,7 +24,7 @@ pub struct Job {
 /// What happened to an arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admission {
-    /// Refused at once with `status` (400, 429 or 503) and an optional hint.
+    /// Refused at once with `status` (400, 409, 429 or 503) and an optional hint.
     Rejected {
         /// The status sent back.
         status: Status,
@@ -35,6 +35,8 @@ pub enum Admission {
     Serve(Job),
     /// Waits in the queue.
     Queued,
+    /// An OCC write succeeded: answered 200 at once, no slot taken.
+    Written,
 }
 
 /// Runtime state of one server.
@@ -45,6 +47,8 @@ pub struct Server {
     queue: VecDeque<Job>,
     tokens: f64,
     tokens_at: SimTime,
+    /// The OCC row's version: the number of successful writes so far.
+    version: u32,
 }
 
 impl Server {
@@ -56,6 +60,7 @@ impl Server {
             busy: 0,
             queue: VecDeque::new(),
             tokens_at: SimTime::ZERO,
+            version: 0,
         }
     }
 
@@ -69,18 +74,30 @@ impl Server {
         self.queue.len() as u32
     }
 
+    /// Whether this is an OCC server (attempts read, then write).
+    pub fn is_occ(&self) -> bool {
+        self.spec.occ
+    }
+
+    /// The OCC row's current version, as a read sees it.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
     /// The outage covering `t`, if any (windows are `[start, end)`).
     pub fn outage_at(&self, t: SimTime) -> Option<&Outage> {
         outage_at(&self.spec.outages, t)
     }
 
     /// Decides an arrival at `now`. `bad_request`: the logical request is one answered 400;
-    /// `draw` is a uniform [0, 1) number, used only inside an `errors` outage.
+    /// `read_version`: for an OCC server, the version the attempt read; `draw` is a uniform
+    /// [0, 1) number, used only inside an `errors` outage.
     pub fn admit(
         &mut self,
         now: SimTime,
         job: Job,
         bad_request: bool,
+        read_version: u32,
         draw: impl FnOnce() -> f64,
     ) -> Admission {
         let mut answer = Status::Ok;
@@ -119,6 +136,18 @@ impl Server {
             return Admission::Rejected {
                 status: Status::BadRequest,
                 hint: None,
+            };
+        }
+        if self.spec.occ {
+            // A conditional write: it wins only if no other write won since its read.
+            return if read_version == self.version {
+                self.version = self.version.wrapping_add(1);
+                Admission::Written
+            } else {
+                Admission::Rejected {
+                    status: Status::Conflict,
+                    hint: None,
+                }
             };
         }
         let job = Job { answer, ..job };
@@ -230,6 +259,7 @@ mod tests {
             rate_limit: None,
             retry_after: Hint::Auto,
             client_error_rate: 0.0,
+            occ: false,
         }
     }
 
@@ -246,17 +276,17 @@ mod tests {
         let mut s = Server::new(&spec());
         let t = SimTime::ZERO;
         assert!(matches!(
-            s.admit(t, job(0), false, || 0.0),
+            s.admit(t, job(0), false, 0, || 0.0),
             Admission::Serve(_)
         ));
         assert!(matches!(
-            s.admit(t, job(1), false, || 0.0),
+            s.admit(t, job(1), false, 0, || 0.0),
             Admission::Serve(_)
         ));
-        assert_eq!(s.admit(t, job(2), false, || 0.0), Admission::Queued);
+        assert_eq!(s.admit(t, job(2), false, 0, || 0.0), Admission::Queued);
         // (1 queued + 1) * 100 ms / 2 slots = 100 ms, sent as a whole second.
         assert_eq!(
-            s.admit(t, job(3), false, || 0.0),
+            s.admit(t, job(3), false, 0, || 0.0),
             Admission::Rejected {
                 status: Status::Unavailable,
                 hint: Some(SimDuration::from_secs(1))
@@ -273,18 +303,18 @@ mod tests {
         let start = SimTime(SimDuration::from_secs(1).0);
         let end = SimTime(SimDuration::from_secs(3).0);
         assert_eq!(
-            s.admit(start, job(0), false, || 0.0),
+            s.admit(start, job(0), false, 0, || 0.0),
             Admission::Rejected {
                 status: Status::Unavailable,
                 hint: Some(SimDuration::from_secs(2))
             }
         );
         assert!(matches!(
-            s.admit(SimTime(end.0 - 1), job(0), false, || 0.0),
+            s.admit(SimTime(end.0 - 1), job(0), false, 0, || 0.0),
             Admission::Rejected { .. }
         ));
         assert!(matches!(
-            s.admit(end, job(0), false, || 0.0),
+            s.admit(end, job(0), false, 0, || 0.0),
             Admission::Serve(_)
         ));
     }
@@ -302,16 +332,16 @@ mod tests {
         let mut s = Server::new(&spec);
         let t = SimTime::ZERO;
         assert!(!matches!(
-            s.admit(t, job(0), false, || 0.0),
+            s.admit(t, job(0), false, 0, || 0.0),
             Admission::Rejected { .. }
         ));
         assert!(!matches!(
-            s.admit(t, job(1), false, || 0.0),
+            s.admit(t, job(1), false, 0, || 0.0),
             Admission::Rejected { .. }
         ));
         // Empty bucket refilling at 0.5/s: the next token is 2 s away.
         assert_eq!(
-            s.admit(t, job(2), false, || 0.0),
+            s.admit(t, job(2), false, 0, || 0.0),
             Admission::Rejected {
                 status: Status::TooManyRequests,
                 hint: Some(SimDuration::from_secs(2))
@@ -320,12 +350,34 @@ mod tests {
         // 1.5 s later, 0.75 token: 0.5 s to go, sent as 1 s.
         let later = SimTime(SimDuration::from_millis(1500).0);
         assert_eq!(
-            s.admit(later, job(3), false, || 0.0),
+            s.admit(later, job(3), false, 0, || 0.0),
             Admission::Rejected {
                 status: Status::TooManyRequests,
                 hint: Some(SimDuration::from_secs(1))
             }
         );
+    }
+
+    #[test]
+    fn an_occ_write_wins_only_with_the_current_version() {
+        let mut spec = spec();
+        spec.outages.clear();
+        spec.occ = true;
+        let mut s = Server::new(&spec);
+        let t = SimTime::ZERO;
+        assert_eq!(s.version(), 0);
+        assert_eq!(s.admit(t, job(0), false, 0, || 0.0), Admission::Written);
+        assert_eq!(s.version(), 1);
+        // A second writer that also read version 0 lost the race.
+        assert_eq!(
+            s.admit(t, job(1), false, 0, || 0.0),
+            Admission::Rejected {
+                status: Status::Conflict,
+                hint: None
+            }
+        );
+        assert_eq!(s.admit(t, job(1), false, 1, || 0.0), Admission::Written);
+        assert_eq!(s.in_service(), 0, "writes take no slot");
     }
 
     #[test]

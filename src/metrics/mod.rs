@@ -175,7 +175,7 @@ pub struct RunMetrics {
     /// Attempts made by the requests that succeeded (for attempts per success).
     pub success_attempts: u64,
     /// Retries sent, by failure class (see [`class_index`]).
-    pub retries: [u64; 5],
+    pub retries: [u64; 6],
     /// Retries a budget allowed.
     pub budget_allowed: u64,
     /// Retries a budget refused.

@@ -74,8 +74,9 @@ pub struct StrategySummary {
     pub wasted: f64,
     /// Mean attempts of a succeeded request (`None` when nothing succeeded).
     pub attempts_per_success: Option<f64>,
-    /// Retries by failure class (503, 500, 429, timeout, unreachable), mean per replication.
-    pub retries: [f64; 5],
+    /// Retries by failure class (503, 500, 429, timeout, unreachable, 409), mean per
+    /// replication.
+    pub retries: [f64; 6],
     /// Give-ups by [`GiveUpReason`], mean per replication.
     pub gave_up_by: [f64; 7],
     /// Retries refused by the budget (mean per replication).
@@ -133,7 +134,7 @@ pub fn summarize(scenario: &Scenario, index: usize, runs: &[RunMetrics]) -> Stra
     let success_attempts: u64 = runs.iter().map(|r| r.success_attempts).sum();
     let refused: u64 = runs.iter().map(|r| r.budget_refused).sum();
     let allowed: u64 = runs.iter().map(|r| r.budget_allowed).sum();
-    let mut retries = [0.0; 5];
+    let mut retries = [0.0; 6];
     for (k, slot) in retries.iter_mut().enumerate() {
         *slot = mean(&|r| r.retries[k] as f64);
     }

@@ -148,6 +148,10 @@ pub struct ServerSpec {
     pub retry_after: Hint,
     /// Share of logical requests answered 400 on every attempt, in [0, 1].
     pub client_error_rate: f64,
+    /// One row under optimistic concurrency control (Brooker 2015): each attempt reads the
+    /// row's version (a round trip), then writes (another); the write succeeds, at once and
+    /// with no slot, only if no other write succeeded in between, else it gets 409.
+    pub occ: bool,
 }
 
 impl ServerSpec {
@@ -621,10 +625,13 @@ impl Check<'_> {
     fn server(&mut self, t: &Spanned<RawServer>, table: &str) -> ServerSpec {
         let s = t.get_ref();
         let key = |k: &str| format!("{table}.{k}");
+        // An OCC server decides each write on arrival: slots and service time do not apply.
+        let occ = s.occ.unwrap_or(false);
         let concurrency = match &s.concurrency {
             Some(n) => self
                 .int(n, &key("concurrency"), 1, u32::MAX as i64)
                 .unwrap_or(1) as u32,
+            None if occ => 1,
             None => {
                 self.missing(Some(t.span()), &key("concurrency"));
                 1
@@ -637,6 +644,7 @@ impl Check<'_> {
             .unwrap_or(0) as u32;
         let service = match &s.service {
             Some(d) => self.dist(d, &key("service")),
+            None if occ => Dist::Constant(SimDuration::ZERO),
             None => {
                 self.missing(Some(t.span()), &key("service"));
                 Dist::Constant(SimDuration::ZERO)
@@ -721,6 +729,7 @@ impl Check<'_> {
                     )
                 })
                 .unwrap_or(0.0),
+            occ,
         }
     }
 
@@ -1089,7 +1098,7 @@ impl Check<'_> {
                 Some(s) => set.insert(s),
                 None => {
                     let why = if text.starts_with('4') {
-                        " (4xx other than 429 are never retried)"
+                        " (4xx other than 409 and 429 are never retried)"
                     } else {
                         ""
                     };
@@ -1097,7 +1106,7 @@ impl Check<'_> {
                         Some(item.span()),
                         key,
                         format!(
-                            "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found {shown}{why}"
+                            "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found {shown}{why}"
                         ),
                     );
                 }
@@ -1349,6 +1358,7 @@ fn placeholder_server() -> ServerSpec {
         rate_limit: None,
         retry_after: Hint::None,
         client_error_rate: 0.0,
+        occ: false,
     }
 }
 

@@ -23,11 +23,13 @@ pub enum Status {
     Unreachable = 6,
     /// The client's own circuit breaker refused to send (never reaches the server).
     BreakerOpen = 7,
+    /// 409: an optimistic write lost to a concurrent one (an `occ` server); retryable.
+    Conflict = 8,
 }
 
 impl Status {
     /// Every status, in code order.
-    pub const ALL: [Status; 8] = [
+    pub const ALL: [Status; 9] = [
         Status::Ok,
         Status::BadRequest,
         Status::TooManyRequests,
@@ -36,15 +38,17 @@ impl Status {
         Status::Timeout,
         Status::Unreachable,
         Status::BreakerOpen,
+        Status::Conflict,
     ];
 
     /// The failure classes a client may retry (`retry_on`), in output-column order.
-    pub const RETRYABLE: [Status; 5] = [
+    pub const RETRYABLE: [Status; 6] = [
         Status::Unavailable,
         Status::ServerError,
         Status::TooManyRequests,
         Status::Timeout,
         Status::Unreachable,
+        Status::Conflict,
     ];
 
     /// The spelling in scenario files and outputs: `200`, `503`, `timeout`, ...
@@ -58,12 +62,8 @@ impl Status {
             Status::Timeout => "timeout",
             Status::Unreachable => "unreachable",
             Status::BreakerOpen => "breaker_open",
+            Status::Conflict => "409",
         }
-    }
-
-    /// Decodes the `u8` stored in an event.
-    pub fn from_u8(v: u8) -> Status {
-        Status::ALL[v as usize & 7]
     }
 
     /// Parses a `retry_on` entry.
@@ -74,7 +74,7 @@ impl Status {
 
 /// A set of statuses (e.g. `retry_on`), as a bit mask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StatusSet(u8);
+pub struct StatusSet(u16);
 
 impl StatusSet {
     /// Every retryable class: the default of `retry_on`.

@@ -50,6 +50,7 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "fallback_succeeded",
     "peak_rps_ci95",
     "seed",
+    "retries_409",
 ];
 
 /// `timeseries.csv` columns after the sweep columns, in order.
@@ -107,7 +108,8 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         opt(s.success_s.map(|x| x[0])),
         opt(s.success_s.map(|x| x[1])),
     ];
-    row.extend(s.retries.iter().map(|v| fmt_num(*v)));
+    // 409 (issue-less OCC extension) comes last: columns are only ever appended.
+    row.extend(s.retries[..5].iter().map(|v| fmt_num(*v)));
     row.extend([
         gave(GiveUpReason::Attempts),
         gave(GiveUpReason::Deadline),
@@ -123,6 +125,7 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         fmt_num(s.fallback_succeeded),
         fmt_num(s.peak_rps.ci95),
         seed.to_string(),
+        fmt_num(s.retries[5]),
     ]);
     row
 }

@@ -225,6 +225,8 @@ pub struct RawServer {
     pub client_error_rate: Option<Spanned<f64>>,
     /// Only in `[fallback]`: the network latency to the fallback server.
     pub latency: Option<Spanned<RawDist>>,
+    /// Optimistic concurrency control on one row (Brooker 2015's OCC model).
+    pub occ: Option<bool>,
 }
 
 /// `[[server.outages]]`

@@ -516,7 +516,7 @@ fn fails_with_unknown_retry_on_class() {
             "timeout = \"1s\"\nretry_on = [\"503\", \"502\"]",
         ),
         &[
-            "bad.toml:24:20: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found \"502\"",
+            "bad.toml:24:20: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"502\"",
         ],
     );
 }
@@ -526,7 +526,7 @@ fn fails_with_400_in_retry_on() {
     refused(
         &tiny_with("timeout = \"1s\"", "timeout = \"1s\"\nretry_on = [\"400\"]"),
         &[
-            "bad.toml:24:13: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", found \"400\" (4xx other than 429 are never retried)",
+            "bad.toml:24:13: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"400\" (4xx other than 409 and 429 are never retried)",
         ],
     );
 }

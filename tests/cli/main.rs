@@ -5,6 +5,7 @@ mod commands;
 mod common;
 mod engine_cases;
 mod errors;
+mod occ;
 mod policies;
 mod report;
 mod seeds;

@@ -95,7 +95,7 @@ fn token_bucket_retries_after_exactly_the_first_four_consecutive_failures() {
     assert_eq!(m.calls, 5);
     assert_eq!((m.budget_allowed, m.budget_refused), (4, 1));
     assert_eq!(gave_up(&m, GiveUpReason::Budget), 1);
-    assert_eq!(m.retries, [4, 0, 0, 0, 0]);
+    assert_eq!(m.retries, [4, 0, 0, 0, 0, 0]);
     assert_eq!(m.completion.0, ms(500).0);
     let r = m.requests[0];
     assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::Budget));
@@ -212,7 +212,7 @@ fn quota_drains_after_exactly_50_retries_after_timeouts() {
     let m = run(&s, 0);
     assert_eq!(m.calls, 80);
     assert_eq!((m.budget_allowed, m.budget_refused), (50, 30));
-    assert_eq!(m.retries, [0, 0, 0, 50, 0]);
+    assert_eq!(m.retries, [0, 0, 0, 50, 0, 0]);
     assert_eq!(gave_up(&m, GiveUpReason::Budget), 30);
     assert_eq!(m.completion.0, ms(350).0);
     assert_eq!(m.wasted, 80);
@@ -265,7 +265,7 @@ fn quota_refunds_a_zero_cost_retry_with_nothing() {
     assert_eq!((m.succeeded, gave_up(&m, GiveUpReason::Budget)), (1, 1));
     assert_eq!((m.budget_allowed, m.budget_refused), (2, 1));
     assert_eq!(m.calls, 2, "unreachable attempts never reach the server");
-    assert_eq!(m.retries, [1, 0, 0, 0, 1]);
+    assert_eq!(m.retries, [1, 0, 0, 0, 1, 0]);
     assert_eq!(m.completion.0, ms(350).0);
 }
 
@@ -414,7 +414,7 @@ fn a_breaker_opens_after_exactly_min_calls_failures_and_fails_fast() {
         let m = run(&s, 0);
         assert_eq!(m.calls, k, "min_calls {k}");
         assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 1);
-        assert_eq!(m.retries, [k - 1, 0, 0, 0, 0], "only sent retries count");
+        assert_eq!(m.retries, [k - 1, 0, 0, 0, 0, 0], "only sent retries count");
         assert_eq!(m.completion.0, ms(k * 120).0);
         let r = m.requests[0];
         assert_eq!(
@@ -545,7 +545,7 @@ fn fallback_serves_requests_the_429_ladder_escalates() {
         m.calls, 8,
         "primary calls only: 5 first tries + 3 rate-limit retries"
     );
-    assert_eq!(m.retries, [0, 0, 3, 0, 0]);
+    assert_eq!(m.retries, [0, 0, 3, 0, 0, 0]);
     assert_eq!(m.completion.0, ms(1080).0);
     let r3 = records(&m, 3)[0];
     assert_eq!(r3.outcome, Outcome::Succeeded);
@@ -622,7 +622,7 @@ fn a_fallback_call_is_not_a_first_attempt_for_the_primarys_budget() {
         SimDuration::from_secs(4),
         "[0.02, 2.02) + [2.2, 4.2)"
     );
-    assert_eq!(m.retries, [0; 5], "the only retry decided was never sent");
+    assert_eq!(m.retries, [0; 6], "the only retry decided was never sent");
 }
 
 /// Conservation with every policy at once on a jittered herd: each request ends exactly

@@ -159,7 +159,7 @@ fn seed_000_worked_timeline_blip_then_rate_limit_then_success() {
     assert_eq!(r.retry_after, Some(SimDuration::from_secs(2)));
     assert_eq!(
         m.retries,
-        [0, 1, 1, 0, 0],
+        [0, 1, 1, 0, 0, 0],
         "one retry after the 500, one after the 429"
     );
 }
@@ -179,7 +179,7 @@ fn seed_000_persistent_429_escalates_after_exactly_four_rate_limit_responses() {
     assert_eq!(r.latency, ms(6100));
     assert_eq!(m.calls, 5, "one 500, then exactly four 429s");
     assert_eq!(m.rejected, 4);
-    assert_eq!(m.retries, [0, 1, 3, 0, 0]);
+    assert_eq!(m.retries, [0, 1, 3, 0, 0, 0]);
     assert_eq!(m.gave_up[GiveUpReason::RateLimitEscalation as usize], 1);
 }
 
@@ -533,7 +533,7 @@ kind = "unreachable""#,
     assert_eq!(r.latency, ms(5 * 1000 + 4 * 100));
     assert_eq!(r.last_status, Some(Status::Unreachable));
     assert_eq!(m.calls, 0);
-    assert_eq!(m.retries, [0, 0, 0, 0, 4]);
+    assert_eq!(m.retries, [0, 0, 0, 0, 4, 0]);
     let m = run(&scenario(&text("connect_timeout = \"300ms\"")), 0);
     assert_eq!(m.requests[0].latency, ms(5 * 300 + 4 * 100));
 }
@@ -578,7 +578,7 @@ error_rate = 1.0"#,
     let m = run(&scenario(&text), 0);
     // 500 at 40 ms, retry at 140 ms served until 180 ms.
     assert_eq!(m.requests[0].latency, ms(180));
-    assert_eq!(m.retries, [0, 1, 0, 0, 0]);
+    assert_eq!(m.retries, [0, 1, 0, 0, 0, 0]);
     let completed: u32 = m.timeline.iter().map(|b| b.completed).sum();
     assert_eq!(completed, 2, "the failed attempt was served too");
 }
