@@ -5,7 +5,7 @@ mod commands;
 mod common;
 mod engine_cases;
 mod errors;
-mod occ;
 mod policies;
+mod published;
 mod report;
 mod seeds;

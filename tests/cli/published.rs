@@ -1,8 +1,14 @@
-//! Brooker 2015 ("Exponential Backoff And Jitter", AWS Architecture Blog) reproduced: the
+//! Published results reproduced (POLICIES.md section 9).
+//!
+//! Brooker 2015 ("Exponential Backoff And Jitter", AWS Architecture Blog): the
 //! optimistic-concurrency experiment of `scenarios/brooker-occ.toml` against the reference
-//! table of POLICIES.md section 9a (an independent re-implementation of the post's simulator,
-//! 100 trials per point). Random streams differ, so numbers agree within a tolerance and the
-//! orderings the post draws its conclusions from must hold exactly.
+//! table of section 9a (an independent re-implementation of the post's simulator, 100 trials
+//! per point). Random streams differ, so numbers agree within a tolerance and the orderings
+//! the post draws its conclusions from must hold exactly.
+//!
+//! Brooker 2022 ("Fixing retries with token buckets and circuit breakers", section 9b): with
+//! calls failing independently with probability x and N retries, a request fails with
+//! probability x^(N+1) and costs sum_{i=0..N} x^i attempts.
 
 use herdsim::metrics::summary::StrategySummary;
 use herdsim::scenario::sweep::load_str;
@@ -144,4 +150,37 @@ fn an_occ_write_race_is_exact() {
     assert_eq!(latency(1).as_nanos(), 180_000_000);
     assert_eq!(m.calls, 3, "calls count writes, not reads");
     assert_eq!(m.retries, [0, 0, 0, 0, 0, 1], "one retry after a 409");
+}
+
+/// Section 9b's closed forms, through an `errors` outage that fails each attempt
+/// independently with probability x (20 000 requests; tolerances are about 6 sigma).
+#[test]
+fn brooker_2022_closed_forms_for_independent_failures() {
+    for (x, retries) in [(0.5f64, 3u32), (0.2, 1), (0.9, 3)] {
+        let text = crate::common::exact_scenario(
+            "1ms",
+            "count = 20000\nstart_spread = \"1s\"",
+            &format!(
+                "concurrency = 100000\nservice = {{ dist = \"constant\", value = \"1ms\" }}\n\
+                 [[server.outages]]\nstart = \"0s\"\nend = \"1h\"\nkind = \"errors\"\nerror_rate = {x}"
+            ),
+            &format!("max_attempts = {}", retries + 1),
+            "[[strategy]]\nname = \"s\"\nbase = \"1ms\"\ncap = \"1ms\"",
+        );
+        let m = crate::common::run(&crate::common::scenario(&text), 0);
+        let n = 20_000.0;
+        let fail = m.gave_up_total() as f64 / n;
+        let attempts = m.calls as f64 / n;
+        let want_fail = x.powi(retries as i32 + 1);
+        let want_attempts: f64 = (0..=retries).map(|i| x.powi(i as i32)).sum();
+        let sd = (want_fail * (1.0 - want_fail) / n).sqrt();
+        assert!(
+            (fail - want_fail).abs() < 6.0 * sd + 1e-9,
+            "x={x} N={retries}: P(fail) {fail} vs {want_fail}"
+        );
+        assert!(
+            (attempts / want_attempts - 1.0).abs() < 0.02,
+            "x={x} N={retries}: {attempts} vs {want_attempts}"
+        );
+    }
 }
