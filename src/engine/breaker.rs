@@ -5,7 +5,8 @@
 //! Open: attempts fail fast (`breaker_open`) without reaching the server. After `open_for`
 //! (a timed event, so open time is exact) it is half-open: the next `half_open_probes`
 //! attempts go through; if all succeed it closes (window cleared), any failure re-opens it.
-//! Only probe outcomes count while half-open; outcomes arriving while open are ignored.
+//! Only outcomes of this half-open round's probes count while half-open (a slow probe from an
+//! earlier round does not); outcomes arriving while open are ignored.
 
 use std::collections::VecDeque;
 
@@ -28,7 +29,13 @@ struct State {
     probes_sent: u32,
     probes_ok: u32,
     opened_at: SimTime,
+    /// Which half-open round this is (1..=255, cycling), so probes know their round.
+    round: u8,
 }
+
+/// How an attempt was admitted: 0 = normally (closed), otherwise a probe of that half-open
+/// round. One byte, so it fits in the client state.
+pub type Probe = u8;
 
 /// What recording an outcome did to the breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +71,7 @@ impl Breakers {
             probes_sent: 0,
             probes_ok: 0,
             opened_at: SimTime::ZERO,
+            round: 0,
         };
         Breakers {
             spec: *spec,
@@ -87,29 +95,29 @@ impl Breakers {
         self.spec.open_for
     }
 
-    /// May an attempt be sent now? `Some(probe)` if yes (probe: it is a half-open trial),
-    /// `None` if it must fail fast.
-    pub fn admit(&mut self, index: u32) -> Option<bool> {
+    /// May an attempt be sent now? `Some(probe)` if yes (non-zero: a probe of the current
+    /// half-open round), `None` if it must fail fast.
+    pub fn admit(&mut self, index: u32) -> Option<Probe> {
         let probes = self.spec.half_open_probes;
         let s = &mut self.states[index as usize];
         match s.mode {
-            Mode::Closed => Some(false),
+            Mode::Closed => Some(0),
             Mode::Open => None,
             Mode::HalfOpen if s.probes_sent < probes => {
                 s.probes_sent += 1;
-                Some(true)
+                Some(s.round)
             }
             Mode::HalfOpen => None,
         }
     }
 
-    /// Records an attempt's outcome. `probe` says whether it was admitted as a probe.
-    pub fn record(&mut self, index: u32, now: SimTime, failed: bool, probe: bool) -> Transition {
+    /// Records an attempt's outcome; `probe` is what [`Breakers::admit`] said when it was sent.
+    pub fn record(&mut self, index: u32, now: SimTime, failed: bool, probe: Probe) -> Transition {
         let spec = self.spec;
         let s = &mut self.states[index as usize];
         match s.mode {
             Mode::Open => Transition::None,
-            Mode::HalfOpen if !probe => Transition::None,
+            Mode::HalfOpen if probe != s.round => Transition::None,
             Mode::HalfOpen if failed => {
                 self.open(index, now);
                 Transition::Opened
@@ -164,6 +172,7 @@ impl Breakers {
             s.mode = Mode::HalfOpen;
             s.probes_sent = 0;
             s.probes_ok = 0;
+            s.round = s.round.checked_add(1).unwrap_or(1);
             self.open_total += now - s.opened_at;
             self.open_now -= 1;
         }
@@ -204,9 +213,9 @@ mod tests {
     fn opens_after_exactly_min_calls_failures_at_rate_one() {
         let mut b = Breakers::new(&spec(Scope::Client), 1);
         for i in 0..4 {
-            assert_eq!(b.record(0, SimTime(i), true, false), Transition::None);
+            assert_eq!(b.record(0, SimTime(i), true, 0), Transition::None);
         }
-        assert_eq!(b.record(0, SimTime(4), true, false), Transition::Opened);
+        assert_eq!(b.record(0, SimTime(4), true, 0), Transition::Opened);
         assert_eq!(b.admit(0), None);
         assert_eq!(b.open_count(), 1);
     }
@@ -215,39 +224,60 @@ mod tests {
     fn half_open_admits_exactly_the_probes_and_closes_when_all_succeed() {
         let mut b = Breakers::new(&spec(Scope::Global), 10);
         for i in 0..5 {
-            b.record(0, SimTime(i), true, false);
+            b.record(0, SimTime(i), true, 0);
         }
         let five_s = SimTime(4 + SimDuration::from_secs(5).0);
         b.half_open(0, five_s);
         assert_eq!(b.open_time(five_s), SimDuration::from_secs(5));
         let admitted: Vec<_> = (0..5).map(|_| b.admit(0)).collect();
-        assert_eq!(admitted, [Some(true), Some(true), Some(true), None, None]);
-        assert_eq!(b.record(0, five_s, false, true), Transition::None);
-        assert_eq!(b.record(0, five_s, false, true), Transition::None);
-        assert_eq!(b.record(0, five_s, false, true), Transition::Closed);
-        assert_eq!(b.admit(0), Some(false));
+        assert_eq!(admitted, [Some(1), Some(1), Some(1), None, None]);
+        assert_eq!(b.record(0, five_s, false, 1), Transition::None);
+        assert_eq!(b.record(0, five_s, false, 1), Transition::None);
+        assert_eq!(b.record(0, five_s, false, 1), Transition::Closed);
+        assert_eq!(b.admit(0), Some(0));
     }
 
     #[test]
     fn a_failed_probe_reopens() {
         let mut b = Breakers::new(&spec(Scope::Client), 1);
         for i in 0..5 {
-            b.record(0, SimTime(i), true, false);
+            b.record(0, SimTime(i), true, 0);
         }
         b.half_open(0, SimTime(100));
-        assert_eq!(b.admit(0), Some(true));
-        assert_eq!(b.record(0, SimTime(101), true, true), Transition::Opened);
+        assert_eq!(b.admit(0), Some(1));
+        assert_eq!(b.record(0, SimTime(101), true, 1), Transition::Opened);
         assert_eq!(b.admit(0), None);
+    }
+
+    #[test]
+    fn a_slow_probe_from_an_earlier_round_does_not_count() {
+        let mut b = Breakers::new(&spec(Scope::Global), 10);
+        for i in 0..5 {
+            b.record(0, SimTime(i), true, 0);
+        }
+        b.half_open(0, SimTime(100));
+        let slow = b.admit(0).unwrap(); // round 1's probe, still in flight
+        let failing = b.admit(0).unwrap();
+        assert_eq!(b.record(0, SimTime(101), true, failing), Transition::Opened);
+        b.half_open(0, SimTime(200));
+        // Round 2: round 1's late success is not one of this round's probes.
+        assert_eq!(b.record(0, SimTime(201), false, slow), Transition::None);
+        let probes: Vec<Probe> = (0..3).map(|_| b.admit(0).unwrap()).collect();
+        assert!(probes.iter().all(|p| *p == 2));
+        for (i, p) in probes.into_iter().enumerate() {
+            let t = b.record(0, SimTime(202), false, p);
+            assert_eq!(t == Transition::Closed, i == 2);
+        }
     }
 
     #[test]
     fn old_outcomes_leave_the_window() {
         let mut b = Breakers::new(&spec(Scope::Client), 1);
         for i in 0..4 {
-            b.record(0, SimTime(i), true, false);
+            b.record(0, SimTime(i), true, 0);
         }
         // Ten seconds later the four failures have expired: one more does not open it.
         let later = SimTime(SimDuration::from_secs(10).0 + 3);
-        assert_eq!(b.record(0, later, true, false), Transition::None);
+        assert_eq!(b.record(0, later, true, 0), Transition::None);
     }
 }

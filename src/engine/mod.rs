@@ -65,8 +65,8 @@ struct Client {
     awaiting: bool,
     /// The current attempt goes to the fallback server.
     on_fallback: bool,
-    /// The current attempt was admitted as a half-open probe.
-    probe: bool,
+    /// How the breaker admitted the current attempt (0, or a half-open round's probe).
+    probe: breaker::Probe,
     /// The current logical request is one the server answers 400.
     bad_request: bool,
     /// Whether a timer event for the current attempt is in the queue.
@@ -99,7 +99,7 @@ impl Client {
             rate_limited: 0,
             awaiting: false,
             on_fallback: false,
-            probe: false,
+            probe: 0,
             bad_request: false,
             timer_armed: false,
             response_at_timeout: false,
