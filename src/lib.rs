@@ -6,8 +6,9 @@
 //!
 //! ```text
 //! scenario file (TOML)
-//!   --scenario::parse------> RawScenario            serde, unknown keys refused
-//!   --model::Scenario::from_raw--> Scenario         typed, validated, durations in ns
+//!   --scenario::validate---> RawScenario            serde, unknown keys refused, every
+//!                            problem collected (model::Scenario::from_raw checks meaning)
+//!                            -> Scenario            typed, validated, durations in ns
 //!   --scenario::sweep------> ScenarioFile           one Scenario per sweep point
 //!   --runner::plan---------> Job (point x strategy x replication), each with its own seed
 //!   --engine::Simulation---> RunMetrics             one run per job, rayon across jobs
