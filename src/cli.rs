@@ -32,7 +32,7 @@ pub enum Command {
 pub struct RunArgs {
     /// Scenario files (default: the built-in scenarios/quickstart.toml).
     pub scenarios: Vec<PathBuf>,
-    /// Output folder; each scenario writes into <out>/<name>/.
+    /// Output folder; each scenario writes into `<out>/<name>/`.
     #[arg(long, default_value = "output")]
     pub out: PathBuf,
     /// Override the scenario's seed.

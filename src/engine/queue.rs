@@ -11,8 +11,8 @@
 //! an event scheduled `d` ahead moves to a lower bucket at most `log64(d)` times (3 for 10 ms
 //! in nanoseconds) before it pops. Buckets are append-only vectors redistributed in order, so
 //! events of equal time keep their insertion order without a sequence number (the proof is in
-//! [`EventQueue::refill`]). On the herd scenario this is about 3x fewer instructions per
-//! event than a binary heap keyed by `(time, seq)`.
+//! `EventQueue::refill`). On the herd scenario its operations cost about half the instructions
+//! per event of a binary heap keyed by `(time, seq)` (measured with callgrind).
 
 use crate::model::outcome::Status;
 use crate::time::SimTime;

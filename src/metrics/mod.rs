@@ -2,9 +2,9 @@
 //!
 //! During a run the engine writes into [`RunMetrics`]: counters, one [`Bucket`] per
 //! `metrics.bucket` of simulated time, and each logical request's latency. No event log is
-//! kept. After the runs, [`summarize`] and [`mean_timeline`] reduce the replications of one
-//! strategy; both depend only on the order of their input (fixed by the runner), never on
-//! which thread finished first.
+//! kept. After the runs, [`summary::summarize`] and [`summary::mean_timeline`] reduce the
+//! replications of one strategy; both depend only on the order of their input (fixed by the
+//! runner), never on which thread finished first.
 
 use crate::model::outcome::{GiveUpReason, Status};
 use crate::time::{SimDuration, SimTime};
