@@ -72,21 +72,10 @@ impl OutputLayout {
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed, then
 /// renamed over `path`. On error the temporary file is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        Error::io("cannot write", path, e)
+    write_atomic_with(path, |tmp| {
+        fs::File::create(tmp)
+            .and_then(|mut f| f.write_all(bytes))
+            .map_err(|e| Error::io("cannot write", path, e))
     })
 }
 
