@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{TINY, Workspace, herdsim};
+use crate::common::{TINY, Workspace, herdsim, tiny_with};
 
 /// summary.csv's first columns, in order (DESIGN.md "Outputs").
 const SUMMARY_PREFIX: [&str; 15] = [
@@ -58,16 +58,6 @@ const TIMESERIES_HEADER: &str = "strategy,t_s,arrivals,accepted,rejected,complet
 
 /// requests.csv's header (issue 3).
 const REQUESTS_HEADER: &str = "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s";
-
-/// TINY with the one occurrence of `from` replaced by `to`.
-fn tiny_with(from: &str, to: &str) -> String {
-    assert_eq!(
-        TINY.matches(from).count(),
-        1,
-        "`{from}` occurs once in TINY"
-    );
-    TINY.replacen(from, to, 1)
-}
 
 /// Runs `herdsim <args>` in `ws`, asserting exit status 0. Returns the output.
 fn ok(ws: &Workspace, args: &[&str]) -> Output {

@@ -80,6 +80,16 @@ cap = "2s"
 jitter = "full"
 "#;
 
+/// TINY with the one occurrence of `from` replaced by `to`.
+pub fn tiny_with(from: &str, to: &str) -> String {
+    assert_eq!(
+        TINY.matches(from).count(),
+        1,
+        "`{from}` must occur exactly once in TINY"
+    );
+    TINY.replacen(from, to, 1)
+}
+
 /// Parses and validates scenario text through the library, panicking with the messages.
 pub fn scenario(text: &str) -> herdsim::model::Scenario {
     let file = herdsim::scenario::sweep::load_str("test.toml", text)

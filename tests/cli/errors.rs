@@ -5,17 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{TINY, Workspace, herdsim};
-
-/// TINY with the one occurrence of `from` replaced by `to`.
-fn tiny_with(from: &str, to: &str) -> String {
-    assert_eq!(
-        TINY.matches(from).count(),
-        1,
-        "`{from}` must occur exactly once in TINY"
-    );
-    TINY.replacen(from, to, 1)
-}
+use crate::common::{TINY, Workspace, herdsim, tiny_with};
 
 /// Runs `herdsim <args>` in `ws` (so messages name files as given) and checks the refusal:
 /// exit status 2, nothing on stdout, no output folder. Returns stderr.
