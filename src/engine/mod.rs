@@ -151,18 +151,18 @@ impl<'a> Simulation<'a> {
         record_requests: bool,
     ) -> Self {
         let strategy = &scenario.strategies[strategy];
-        let count = scenario.clients.count;
+        let count = closed(scenario).count;
         let mut rng = SimRng::from_seed(seed);
         let mut queue = EventQueue::with_capacity(count as usize);
         // Start offsets are the first draws of the stream, in client order.
-        let spread = scenario.clients.start_spread.as_nanos();
+        let spread = closed(scenario).start_spread.as_nanos();
         for client in 0..count {
             let offset = if spread > 0 {
                 (rng.random::<f64>() * spread as f64) as u64
             } else {
                 0
             };
-            let at = SimTime(scenario.clients.start.as_nanos()) + SimDuration(offset);
+            let at = SimTime(closed(scenario).start.as_nanos()) + SimDuration(offset);
             queue.push(Event::new(EventKind::Start, at, client, 0));
         }
         let fallback = scenario.fallback.as_ref();
@@ -174,17 +174,17 @@ impl<'a> Simulation<'a> {
             now: SimTime::ZERO,
             time_limit: SimTime(scenario.time_limit.as_nanos()),
             clients: vec![Client::new(); count as usize],
-            primary: Server::new(&scenario.server),
+            primary: Server::new(&scenario.entry().server),
             fallback: fallback.map(|f| Server::new(&f.server)),
             latency: scenario.latency.sampler(),
-            service: scenario.server.service.sampler(),
+            service: scenario.entry().server.service.sampler(),
             fallback_latency: fallback
                 .map(|f| f.latency.sampler())
                 .unwrap_or_else(|| scenario.latency.sampler()),
             fallback_service: fallback
                 .map(|f| f.server.service.sampler())
-                .unwrap_or_else(|| scenario.server.service.sampler()),
-            think: scenario.clients.think.as_ref().map(|d| d.sampler()),
+                .unwrap_or_else(|| scenario.entry().server.service.sampler()),
+            think: closed(scenario).think.as_ref().map(|d| d.sampler()),
             budgets: strategy
                 .retry
                 .budget
@@ -197,7 +197,7 @@ impl<'a> Simulation<'a> {
                 .map(|b| Breakers::new(b, count)),
             timeline: Timeline::new(scenario.bucket),
             metrics: RunMetrics::default(),
-            open_requests: scenario.logical_requests(),
+            open_requests: closed(scenario).count as u64 * closed(scenario).requests as u64,
             record_requests,
             stopped: false,
         }
@@ -251,7 +251,7 @@ impl<'a> Simulation<'a> {
             self.metrics.cut_short = true;
             for c in 0..self.clients.len() {
                 let cl = self.clients[c];
-                let remaining = self.scenario.clients.requests - cl.finished;
+                let remaining = closed(self.scenario).requests - cl.finished;
                 for i in 0..remaining {
                     if i == 0 && cl.sent > 0 {
                         self.end(c as u32, Outcome::GaveUp(GiveUpReason::TimeLimit));
@@ -298,7 +298,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn start_request(&mut self, c: u32) {
-        let rate = self.scenario.server.client_error_rate;
+        let rate = self.scenario.entry().server.client_error_rate;
         let bad_request = rate > 0.0 && self.rng.random::<f64>() < rate;
         let base = self.strategy.backoff.base;
         let now = self.now;
@@ -374,7 +374,10 @@ impl<'a> Simulation<'a> {
                 &f.server.outages,
             )
         } else {
-            (self.latency.sample(&mut self.rng), &scenario.server.outages)
+            (
+                self.latency.sample(&mut self.rng),
+                &scenario.entry().server.outages,
+            )
         };
         let arrival = now + latency;
         let give_up_at = |limit: Option<SimDuration>| limit.map(|l| now + l);
@@ -770,7 +773,7 @@ impl<'a> Simulation<'a> {
         cl.sent = 0;
         cl.on_fallback = false;
         cl.finished += 1;
-        let more = cl.finished < self.scenario.clients.requests;
+        let more = cl.finished < closed(self.scenario).requests;
         self.metrics.completion = self.metrics.completion.max(now);
         self.open_requests -= 1;
         if primary_success && let Some(b) = &mut self.budgets {
@@ -818,6 +821,14 @@ impl<'a> Simulation<'a> {
     #[inline]
     fn push(&mut self, event: Event) {
         self.queue.push(event);
+    }
+}
+
+/// The one closed population of a v1 scenario.
+fn closed(scenario: &Scenario) -> &crate::model::Closed {
+    match &scenario.populations[0].source {
+        crate::model::Source::Closed(c) => c,
+        _ => panic!("this engine runs closed populations only"),
     }
 }
 

@@ -76,7 +76,7 @@ impl Server {
 
     /// Whether this is an OCC server (attempts read, then write).
     pub fn is_occ(&self) -> bool {
-        self.spec.occ
+        self.spec.is_occ()
     }
 
     /// The OCC row's current version, as a read sees it.
@@ -121,7 +121,7 @@ impl Server {
                 }
                 // Unreachable arrivals never get here (the engine drops them at send time);
                 // slow outages act when service starts.
-                OutageKind::Unreachable | OutageKind::Slow(_) => {}
+                OutageKind::Unreachable | OutageKind::Crash | OutageKind::Slow(_) => {}
             }
         }
         if let Some(limiter) = self.spec.rate_limit
@@ -138,7 +138,7 @@ impl Server {
                 hint: None,
             };
         }
-        if self.spec.occ {
+        if self.spec.is_occ() {
             // A conditional write: it wins only if no other write won since its read.
             return if read_version == self.version {
                 self.version = self.version.wrapping_add(1);
@@ -247,19 +247,14 @@ mod tests {
 
     fn spec() -> ServerSpec {
         ServerSpec {
-            concurrency: 2,
-            queue: 1,
-            service: Dist::Constant(SimDuration::from_millis(100)),
             outages: vec![Outage {
                 start: SimTime(SimDuration::from_secs(1).0),
                 end: SimTime(SimDuration::from_secs(3).0),
                 kind: OutageKind::Down,
                 retry_after: Hint::Auto,
             }],
-            rate_limit: None,
             retry_after: Hint::Auto,
-            client_error_rate: 0.0,
-            occ: false,
+            ..ServerSpec::plain(2, 1, Dist::Constant(SimDuration::from_millis(100)))
         }
     }
 
@@ -362,7 +357,7 @@ mod tests {
     fn an_occ_write_wins_only_with_the_current_version() {
         let mut spec = spec();
         spec.outages.clear();
-        spec.occ = true;
+        spec.occ = crate::model::Occ::ReadWrite;
         let mut s = Server::new(&spec);
         let t = SimTime::ZERO;
         assert_eq!(s.version(), 0);

@@ -63,6 +63,8 @@ pub struct StrategySummary {
     pub succeeded: f64,
     /// Requests that gave up (mean per replication).
     pub gave_up: f64,
+    /// Logical requests (mean per replication).
+    pub requests: f64,
     /// Calls per logical request.
     pub amplification: f64,
     /// Pooled latency percentiles of all requests, seconds (p50, p95, p99).
@@ -109,7 +111,11 @@ pub fn summarize(scenario: &Scenario, index: usize, runs: &[RunMetrics]) -> Stra
     let per_run = |f: &dyn Fn(&RunMetrics) -> f64| -> Vec<f64> { runs.iter().map(f).collect() };
     let mean = |f: &dyn Fn(&RunMetrics) -> f64| Stat::of(&per_run(f)).mean;
     let bucket = scenario.bucket;
-    let recovery_from = scenario.server.last_outage_end().unwrap_or(SimTime::ZERO);
+    let recovery_from = scenario
+        .entry()
+        .server
+        .last_outage_end()
+        .unwrap_or(SimTime::ZERO);
     let calls = Stat::of(&per_run(&|r| r.calls as f64));
 
     let mut all: Vec<u64> = runs
@@ -145,7 +151,7 @@ pub fn summarize(scenario: &Scenario, index: usize, runs: &[RunMetrics]) -> Stra
 
     StrategySummary {
         strategy: scenario.strategies[index].name.clone(),
-        clients: scenario.clients.count,
+        clients: scenario.closed_clients() as u32,
         replications: runs.len() as u32,
         calls,
         completion_s: Stat::of(&per_run(&|r| r.completion.as_secs_f64())),
@@ -153,7 +159,8 @@ pub fn summarize(scenario: &Scenario, index: usize, runs: &[RunMetrics]) -> Stra
         recovery_peak_rps: Stat::of(&per_run(&|r| r.peak_rps(bucket, recovery_from))),
         succeeded: mean(&|r| r.succeeded as f64),
         gave_up: mean(&|r| r.gave_up_total() as f64),
-        amplification: calls.mean / scenario.logical_requests() as f64,
+        requests: mean(&|r| (r.succeeded + r.gave_up_total()) as f64),
+        amplification: calls.mean / mean(&|r| (r.succeeded + r.gave_up_total()) as f64).max(1.0),
         latency_s: [pct(&all, 0.50), pct(&all, 0.95), pct(&all, 0.99)],
         success_s: (!ok.is_empty()).then(|| [pct(&ok, 0.95), pct(&ok, 0.99)]),
         wasted: mean(&|r| r.wasted as f64),

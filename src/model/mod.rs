@@ -9,6 +9,13 @@ pub mod backoff;
 pub mod dist;
 pub mod outcome;
 pub mod policy;
+pub mod population;
+pub mod service;
+
+pub use population::{Closed, Population, PopulationPolicy, Source};
+pub use service::{
+    Discipline, Hint, Occ, Outage, OutageKind, RateLimiter, ServerSpec, ServiceRetry, ServiceSpec,
+};
 
 use std::ops::Range;
 
@@ -42,123 +49,26 @@ pub struct Scenario {
     pub replications: u32,
     /// Simulated-time safety stop (> 0).
     pub time_limit: SimDuration,
-    /// The client population.
-    pub clients: Clients,
-    /// One-way network latency to the primary server.
+    /// One or more client populations with unique names, in file order (v1's `[clients]`
+    /// is one closed population named `clients`).
+    pub populations: Vec<Population>,
+    /// `[network].latency`: the default one-way latency to a service.
     pub latency: Dist,
-    /// The primary server.
-    pub server: ServerSpec,
-    /// The fallback server, when `[fallback]` is present.
+    /// One or more services; clients call `services[0]`. v1's `[server]` is one service
+    /// named `server`.
+    pub services: Vec<ServiceSpec>,
+    /// The fallback server, when `[fallback]` is present (client requests only).
     pub fallback: Option<FallbackSpec>,
     /// Time-series resolution (> 0).
     pub bucket: SimDuration,
+    /// `[metrics] trigger_end`: where recovery is measured from (default: the end of the
+    /// last outage or capacity cut of any service).
+    pub trigger_end: Option<SimTime>,
     /// One or more strategies with unique names, in file order.
     pub strategies: Vec<Strategy>,
-}
-
-/// `[clients]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Clients {
-    /// Number of clients (>= 1).
-    pub count: u32,
-    /// When the first client may start.
-    pub start: SimDuration,
-    /// Start offsets are uniform in `[0, start_spread)`; zero = all start together.
-    pub start_spread: SimDuration,
-    /// Logical requests per client, one after another (>= 1).
-    pub requests: u32,
-    /// Pause between a request's end and the next one's start; `None` = none.
-    pub think: Option<Dist>,
-}
-
-/// A Retry-After hint a server sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hint {
-    /// No header.
-    None,
-    /// Always this value.
-    Fixed(SimDuration),
-    /// Computed by the simulated server, rounded up to whole seconds as real servers send it.
-    Auto,
-}
-
-/// What an outage does to arrivals during `[start, end)`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum OutageKind {
-    /// Every arrival is refused at once with 503.
-    Down,
-    /// Nothing answers: the attempt fails when the client's connect timeout or timeout expires.
-    Unreachable,
-    /// This share of arrivals is served, then answered 500.
-    Errors(f64),
-    /// Service times of services starting in the window are multiplied by this (>= 1).
-    Slow(f64),
-}
-
-impl OutageKind {
-    /// The `kind` spelling.
-    pub fn label(&self) -> &'static str {
-        match self {
-            OutageKind::Down => "down",
-            OutageKind::Unreachable => "unreachable",
-            OutageKind::Errors(_) => "errors",
-            OutageKind::Slow(_) => "slow",
-        }
-    }
-}
-
-/// One `[[server.outages]]` window, `[start, end)`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Outage {
-    /// First instant of the window.
-    pub start: SimTime,
-    /// First instant after the window (`start < end`).
-    pub end: SimTime,
-    /// What the outage does.
-    pub kind: OutageKind,
-    /// The hint sent with a `down` outage's 503s (`Auto`: until the outage ends).
-    pub retry_after: Hint,
-}
-
-/// `[server.rate_limit]`: a token bucket in front of the server.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateLimiter {
-    /// Tokens per second (> 0).
-    pub rate: f64,
-    /// Bucket size, and initial fill (>= 1).
-    pub burst: f64,
-    /// Hint sent with 429s (`Auto`: until the next token, rounded up to whole seconds).
-    pub retry_after: Hint,
-}
-
-/// `[server]` (and the server part of `[fallback]`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerSpec {
-    /// Requests served at once (>= 1).
-    pub concurrency: u32,
-    /// FIFO waiting places.
-    pub queue: u32,
-    /// Service time per request.
-    pub service: Dist,
-    /// Sorted by start, pairwise disjoint.
-    pub outages: Vec<Outage>,
-    /// Optional rate limiter.
-    pub rate_limit: Option<RateLimiter>,
-    /// Hint sent with overload 503s (`Auto`: estimated wait for a place).
-    pub retry_after: Hint,
-    /// Share of logical requests answered 400 on every attempt, in [0, 1].
-    pub client_error_rate: f64,
-    /// One row under optimistic concurrency control (Brooker 2015): each attempt reads the
-    /// row's version (a round trip), then writes (another); the write succeeds, at once and
-    /// with no slot, only if no other write succeeded in between, else it gets 409.
-    pub occ: bool,
-}
-
-impl ServerSpec {
-    /// The end of the last outage window, if any.
-    pub fn last_outage_end(&self) -> Option<SimTime> {
-        self.outages.iter().map(|o| o.end).max()
-    }
+    /// `population_policies[strategy][population]`: the compared strategy with each
+    /// population's overrides merged.
+    pub population_policies: Vec<Vec<PopulationPolicy>>,
 }
 
 /// `[fallback]`: where requests that would give up for a `fallback_on` reason are sent once.
@@ -187,9 +97,55 @@ impl Scenario {
         }
     }
 
-    /// Total logical requests per run.
-    pub fn logical_requests(&self) -> u64 {
-        self.clients.count as u64 * self.clients.requests as u64
+    /// The service clients call (`services[0]`).
+    pub fn entry(&self) -> &ServiceSpec {
+        &self.services[0]
+    }
+
+    /// Clients of the closed populations.
+    pub fn closed_clients(&self) -> u64 {
+        self.populations
+            .iter()
+            .map(|p| match &p.source {
+                Source::Closed(c) => c.count as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Logical requests of the closed populations (clients x requests each).
+    pub fn closed_requests(&self) -> u64 {
+        self.populations
+            .iter()
+            .map(|p| match &p.source {
+                Source::Closed(c) => c.count as u64 * c.requests as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Whether some population is open or a trace (work keeps arriving).
+    pub fn has_open_work(&self) -> bool {
+        self.populations.iter().any(|p| !p.is_closed())
+    }
+
+    /// Where recovery is measured from: `[metrics] trigger_end`, else the end of the last
+    /// outage or capacity cut of any service; `None` when there is no trigger.
+    pub fn trigger(&self) -> Option<SimTime> {
+        self.trigger_end.or_else(|| {
+            self.services
+                .iter()
+                .filter_map(|s| s.server.trigger_end())
+                .max()
+        })
+    }
+
+    /// The policy of the downstream calls of service `service` under strategy `strategy`.
+    pub fn service_policy(&self, strategy: usize, service: usize) -> &Strategy {
+        match &self.services[service].retry {
+            ServiceRetry::Strategy => &self.strategies[strategy],
+            ServiceRetry::Fixed(s) => s,
+        }
     }
 }
 
@@ -567,28 +523,53 @@ impl Check<'_> {
             strategies.push(strategy);
         }
 
+        let population_policies = strategies
+            .iter()
+            .map(|s| {
+                vec![PopulationPolicy {
+                    strategy: s.clone(),
+                    own_budget: false,
+                    own_breaker: false,
+                }]
+            })
+            .collect();
+        let services = vec![ServiceSpec {
+            name: "server".to_string(),
+            server,
+            latency: latency.clone(),
+            calls: Vec::new(),
+            retry: ServiceRetry::Fixed(Box::new(no_retry())),
+            propagate_deadline: false,
+        }];
         Scenario {
             name,
             description: raw.description.clone().unwrap_or_default(),
             seed,
             replications,
             time_limit,
-            clients,
+            populations: vec![clients],
             latency,
-            server,
+            services,
             fallback,
             bucket,
+            trigger_end: None,
             strategies,
+            population_policies,
         }
     }
 
-    fn clients(&mut self, raw: &RawScenario) -> Clients {
-        let mut clients = Clients {
+    fn clients(&mut self, raw: &RawScenario) -> Population {
+        let mut clients = Closed {
             count: 1,
             start: SimDuration::ZERO,
             start_spread: SimDuration::ZERO,
             requests: 1,
             think: None,
+        };
+        let population = |c: Closed| Population {
+            name: "clients".to_string(),
+            clients: c.count,
+            source: Source::Closed(c),
         };
         let Some(t) = raw.clients.as_ref() else {
             self.err(
@@ -596,7 +577,7 @@ impl Check<'_> {
                 "clients",
                 "missing required table [clients] (with `count`)",
             );
-            return clients;
+            return population(clients);
         };
         let c = t.get_ref();
         match &c.count {
@@ -619,7 +600,7 @@ impl Check<'_> {
                 .unwrap_or(1) as u32;
         }
         clients.think = c.think.as_ref().map(|d| self.dist(d, "clients.think"));
-        clients
+        population(clients)
     }
 
     fn server(&mut self, t: &Spanned<RawServer>, table: &str) -> ServerSpec {
@@ -627,6 +608,7 @@ impl Check<'_> {
         let key = |k: &str| format!("{table}.{k}");
         // An OCC server decides each write on arrival: slots and service time do not apply.
         let occ = s.occ.unwrap_or(false);
+        let occ_mode = if occ { Occ::ReadWrite } else { Occ::Off };
         let concurrency = match &s.concurrency {
             Some(n) => self
                 .int(n, &key("concurrency"), 1, u32::MAX as i64)
@@ -729,7 +711,8 @@ impl Check<'_> {
                     )
                 })
                 .unwrap_or(0.0),
-            occ,
+            occ: occ_mode,
+            ..ServerSpec::plain(concurrency, queue, Dist::Constant(SimDuration::ZERO))
         }
     }
 
@@ -1350,15 +1333,32 @@ impl Check<'_> {
 }
 
 fn placeholder_server() -> ServerSpec {
-    ServerSpec {
-        concurrency: 1,
-        queue: 0,
-        service: Dist::Constant(SimDuration::ZERO),
-        outages: Vec::new(),
-        rate_limit: None,
-        retry_after: Hint::None,
-        client_error_rate: 0.0,
-        occ: false,
+    ServerSpec::plain(1, 0, Dist::Constant(SimDuration::ZERO))
+}
+
+/// The policy of a service that declares no `retry`: one attempt, no retry, no timeout.
+pub fn no_retry() -> Strategy {
+    Strategy {
+        name: String::new(),
+        backoff: Backoff {
+            base: SimDuration::ZERO,
+            cap: SimDuration::ZERO,
+            multiplier: 1.0,
+            jitter: Jitter::None,
+        },
+        retry: RetryPolicy {
+            max_attempts: 1,
+            timeout: None,
+            timeout_multiplier: 1.0,
+            connect_timeout: None,
+            deadline: None,
+            retry_on: StatusSet::all_retryable(),
+            retry_after: RetryAfterPolicy::default(),
+            rate_limit: None,
+            budget: None,
+            breaker: None,
+            fallback_on: ReasonSet::default(),
+        },
     }
 }
 
@@ -1460,9 +1460,14 @@ mod tests {
         assert_eq!((s.seed, s.replications), (1, 1));
         assert_eq!(s.time_limit, SimDuration::from_secs(3600));
         assert_eq!(s.bucket, MS(100));
-        assert_eq!((s.clients.start, s.clients.start_spread), (MS(0), MS(0)));
-        assert_eq!(s.clients.requests, 1);
-        assert_eq!(s.server.queue, 0);
+        let Source::Closed(clients) = &s.populations[0].source else {
+            panic!("[clients] is a closed population")
+        };
+        assert_eq!(s.populations[0].name, "clients");
+        assert_eq!((clients.start, clients.start_spread), (MS(0), MS(0)));
+        assert_eq!(clients.requests, 1);
+        assert_eq!(s.entry().server.queue, 0);
+        assert_eq!(s.entry().name, "server");
         let a = &s.strategies[0];
         assert_eq!(a.backoff.multiplier, 2.0);
         assert_eq!(a.retry.timeout, None, "no timeout: wait however long");
@@ -1608,6 +1613,7 @@ mod tests {
         );
         let s = ok(&src);
         let starts: Vec<f64> = s
+            .entry()
             .server
             .outages
             .iter()
@@ -1615,7 +1621,7 @@ mod tests {
             .collect();
         assert_eq!(starts, [1.0, 2.0], "[1s, 2s) and [2s, 3s) do not overlap");
         assert_eq!(
-            s.server.last_outage_end().map(|t| t.as_secs_f64()),
+            s.entry().server.last_outage_end().map(|t| t.as_secs_f64()),
             Some(3.0)
         );
     }

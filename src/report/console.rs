@@ -83,7 +83,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
 
 /// The client count, or its range when a sweep varies it (`10..200`).
 pub fn client_range(file: &ScenarioFile) -> String {
-    let counts = file.points.iter().map(|p| p.scenario.clients.count);
+    let counts = file.points.iter().map(|p| p.scenario.closed_clients());
     let (lo, hi) = (counts.clone().min(), counts.max());
     match (lo, hi) {
         (Some(lo), Some(hi)) if lo != hi => format!("{lo}..{hi}"),

@@ -214,16 +214,16 @@ pub fn render(
             if file.axes.iter().any(|a| a.path == "clients.count") {
                 "swept".to_string()
             } else {
-                fmt_value(s.clients.count as f64)
+                fmt_value(s.closed_clients() as f64)
             },
         ),
         (
             "server",
             format!(
                 "{} slots, {} queue places, service {}",
-                s.server.concurrency,
-                s.server.queue,
-                escape(&s.server.service.describe())
+                s.entry().server.concurrency,
+                s.entry().server.queue,
+                escape(&s.entry().server.service.describe())
             ),
         ),
         (

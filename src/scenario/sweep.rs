@@ -386,9 +386,11 @@ cap = "1s"
             labels,
             ["10/1s", "10/5s", "10/9s", "20/1s", "20/5s", "20/9s"]
         );
-        assert_eq!(f.points[4].scenario.clients.count, 20);
+        assert_eq!(f.points[4].scenario.closed_clients(), 20);
         assert_eq!(
-            f.points[4].scenario.server.outages[0].end.as_secs_f64(),
+            f.points[4].scenario.entry().server.outages[0]
+                .end
+                .as_secs_f64(),
             5.0
         );
     }

@@ -69,7 +69,7 @@ fn timeline_sums(m: &RunMetrics) -> (u64, u64, u64, u64) {
 
 /// Every logical request ended exactly once: the counters and the records agree.
 fn assert_each_request_ends_once(s: &Scenario, m: &RunMetrics) {
-    let total = s.logical_requests();
+    let total = s.closed_requests();
     assert_eq!(m.succeeded + m.gave_up_total(), total);
     let mut seen: Vec<(u32, u32)> = m.requests.iter().map(|r| (r.client, r.request)).collect();
     assert_eq!(seen.len() as u64, total);

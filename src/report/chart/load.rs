@@ -94,7 +94,7 @@ impl LoadData {
 /// each curve keeps at most `max_points` points.
 pub fn series(scenario: &Scenario, point: &PointResult, at: &str, max_points: usize) -> LoadData {
     let bucket = scenario.bucket.as_secs_f64();
-    let server = &scenario.server;
+    let server = &scenario.entry().server;
     let service = server.service.mean().as_secs_f64();
     let capacity_rps = (service > 0.0).then(|| server.concurrency as f64 / service);
     // Bin first (keeping each bin's maximum), then draw each bin flat over its width, so a

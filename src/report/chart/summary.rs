@@ -66,8 +66,10 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> SummaryData
             })
             .collect()
     };
-    let service = scenario.server.service.mean().as_secs_f64();
-    let capacity = (service > 0.0).then(|| scenario.server.concurrency as f64 / service);
+    let server = &scenario.entry().server;
+    let service = server.service.mean().as_secs_f64();
+    let capacity = (service > 0.0).then(|| server.concurrency as f64 / service);
+    let requests = point.strategies.first().map_or(0.0, |s| s.summary.requests);
     let r = scenario.replications;
     SummaryData {
         title: format!(
@@ -80,11 +82,8 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> SummaryData
                 unit: "attempts reaching the server".into(),
                 bars: bars(&|s| s.calls),
                 reference: Some((
-                    scenario.logical_requests() as f64,
-                    format!(
-                        "logical requests ({})",
-                        fmt_value(scenario.logical_requests() as f64)
-                    ),
+                    requests,
+                    format!("logical requests ({})", fmt_value(requests)),
                 )),
             },
             Panel {

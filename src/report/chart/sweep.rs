@@ -151,7 +151,7 @@ pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> S
     let mut combos: Vec<Vec<String>> = Vec::new();
     let mut lines: Vec<Line> = Vec::new();
     let mut baseline = Vec::new();
-    for (p, point) in result.points.iter().enumerate() {
+    for point in &result.points {
         let rest = point.labels.get(1..).unwrap_or_default().to_vec();
         let combo = match combos.iter().position(|c| *c == rest) {
             Some(k) => k,
@@ -162,7 +162,8 @@ pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> S
         };
         let x = x_of(point.labels.first().map(String::as_str).unwrap_or(""));
         if combo == 0 {
-            baseline.push((x, file.points[p].scenario.logical_requests() as f64));
+            let requests = point.strategies.first().map_or(0.0, |s| s.summary.requests);
+            baseline.push((x, requests));
         }
         let suffix: String = file.axes[1..]
             .iter()

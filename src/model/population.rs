@@ -1,0 +1,379 @@
+//! Client populations: who sends logical requests, and when.
+//!
+//! A scenario has one or more [`Population`]s, each with exactly one [`Source`]:
+//! - **closed**: a fixed set of clients, each sending its requests one after another (v1's
+//!   `[clients]`, the herd);
+//! - **open**: arrivals from a Poisson or uniform process whose rate is a constant or a
+//!   piecewise-linear [`RateCurve`], each arrival one logical request with its own retry state;
+//! - **trace**: arrival times read from a CSV file.
+//!
+//! The arrival-time arithmetic lives here as pure functions ([`RateCurve::cumulative`],
+//! [`RateCurve::time_at`], [`uniform_arrival`]) so it is unit-tested apart from the engine,
+//! which only asks for "the time at which the cumulative rate reaches x".
+
+use std::sync::Arc;
+
+use super::dist::Dist;
+use super::policy::Strategy;
+use crate::time::{NANOS_PER_SEC, SimDuration, SimTime};
+
+/// One `[[clients]]` table (or the v1 `[clients]` table, named `clients`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Population {
+    /// Unique among populations; `[a-z0-9_-]{1,64}`.
+    pub name: String,
+    /// Where its requests come from.
+    pub source: Source,
+    /// The clients behind the requests, for client-scoped budgets and breakers: `count` for a
+    /// closed population; for open and trace populations the `clients` key (default 1), each
+    /// arrival belonging to one of them drawn uniformly at random.
+    pub clients: u32,
+}
+
+impl Population {
+    /// Whether this is a closed population (a fixed set of clients looping over requests).
+    pub fn is_closed(&self) -> bool {
+        matches!(self.source, Source::Closed(_))
+    }
+}
+
+/// Where a population's logical requests come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A fixed set of clients, each sending `requests` requests one after another.
+    Closed(Closed),
+    /// An arrival process.
+    Open(Open),
+    /// Arrival times read from a CSV file.
+    Trace(Trace),
+}
+
+/// A closed population (v1 `[clients]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closed {
+    /// Number of clients (>= 1).
+    pub count: u32,
+    /// When the first client may start.
+    pub start: SimDuration,
+    /// Start offsets are uniform in `[0, start_spread)`; zero = all start together.
+    pub start_spread: SimDuration,
+    /// Logical requests per client, one after another (>= 1).
+    pub requests: u32,
+    /// Pause between a request's end and the next one's start; `None` = none.
+    pub think: Option<Dist>,
+}
+
+/// An open population: arrivals in `[start, end)` at the rate of `rate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Open {
+    /// The arrival rate over time.
+    pub rate: RateCurve,
+    /// Poisson or uniform arrivals.
+    pub process: Process,
+    /// First instant an arrival may happen.
+    pub start: SimTime,
+    /// Arrivals happen strictly before this (`end > start`).
+    pub end: SimTime,
+}
+
+/// A trace population: one logical request per row of a CSV file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// The file as written in the scenario (for messages and reports).
+    pub file: String,
+    /// Arrival times, non-decreasing. Shared, so sweep points do not copy the trace.
+    pub times: Arc<[SimTime]>,
+}
+
+/// How arrivals are placed on the cumulative rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Process {
+    /// The (inhomogeneous) Poisson process of the rate: exponential gaps on the cumulative
+    /// rate.
+    Poisson,
+    /// Arrival k = 0, 1, 2, ... exactly where the cumulative rate from `start` reaches k.
+    Uniform,
+}
+
+impl Process {
+    /// The `process` spelling.
+    pub fn label(self) -> &'static str {
+        match self {
+            Process::Poisson => "poisson",
+            Process::Uniform => "uniform",
+        }
+    }
+}
+
+/// A rate in requests per second over absolute simulated time: piecewise linear through its
+/// points, 0 before the first point, the last point's value after the last. A repeated time
+/// is a step. A constant `rate = r` is the single point `(0, r)`.
+///
+/// Invariants (checked by validation): at least one point; times non-decreasing; rates
+/// finite and >= 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateCurve {
+    points: Vec<(SimTime, f64)>,
+}
+
+impl RateCurve {
+    /// A constant rate (requests per second, > 0) from t = 0.
+    pub fn constant(rate: f64) -> Self {
+        RateCurve {
+            points: vec![(SimTime::ZERO, rate)],
+        }
+    }
+
+    /// A piecewise-linear profile. Callers guarantee the invariants above.
+    pub fn profile(points: Vec<(SimTime, f64)>) -> Self {
+        debug_assert!(!points.is_empty());
+        debug_assert!(points.windows(2).all(|w| w[0].0 <= w[1].0));
+        RateCurve { points }
+    }
+
+    /// The points, in time order.
+    pub fn points(&self) -> &[(SimTime, f64)] {
+        &self.points
+    }
+
+    /// `Some(r)` when the rate is one constant `r` from t = 0.
+    pub fn as_constant(&self) -> Option<f64> {
+        match self.points.as_slice() {
+            [(SimTime::ZERO, r)] => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// The rate at `t`, requests per second (right-continuous at steps).
+    pub fn rate_at(&self, t: SimTime) -> f64 {
+        let p = &self.points;
+        if t < p[0].0 {
+            return 0.0;
+        }
+        // The last point at or before t.
+        let i = p.partition_point(|(pt, _)| *pt <= t) - 1;
+        match p.get(i + 1) {
+            None => p[i].1,
+            Some(&(t1, r1)) => {
+                let (t0, r0) = p[i];
+                let f = (t.0 - t0.0) as f64 / (t1.0 - t0.0) as f64;
+                r0 + (r1 - r0) * f
+            }
+        }
+    }
+
+    /// The linear pieces of the rate from `from` on: `(t0, t1, r0, r1)` with `t1 = None`
+    /// for the last, unbounded piece. Steps give zero-width pieces, which are skipped.
+    fn pieces(&self, from: SimTime) -> impl Iterator<Item = (SimTime, Option<SimTime>, f64, f64)> {
+        let p = &self.points;
+        let head = (from < p[0].0).then_some((from, Some(p[0].0), 0.0, 0.0));
+        let middle = p.windows(2).filter_map(move |w| {
+            let ((t0, r0), (t1, r1)) = (w[0], w[1]);
+            (t1 > t0 && t1 > from).then(|| {
+                if t0 >= from {
+                    (t0, Some(t1), r0, r1)
+                } else {
+                    // The part of this piece after `from`.
+                    let f = (from.0 - t0.0) as f64 / (t1.0 - t0.0) as f64;
+                    (from, Some(t1), r0 + (r1 - r0) * f, r1)
+                }
+            })
+        });
+        let (tl, rl) = *p.last().expect("a rate curve has at least one point");
+        let tail = std::iter::once((tl.max(from), None, rl, rl));
+        head.into_iter().chain(middle).chain(tail)
+    }
+
+    /// The expected number of arrivals in `[from, to)`: the integral of the rate.
+    pub fn cumulative(&self, from: SimTime, to: SimTime) -> f64 {
+        if to <= from {
+            return 0.0;
+        }
+        let mut total = 0.0;
+        for (t0, t1, r0, r1) in self.pieces(from) {
+            if t0 >= to {
+                break;
+            }
+            let end = t1.map_or(to, |t1| t1.min(to));
+            let width = secs(end.0 - t0.0);
+            let slope = match t1 {
+                Some(t1) => (r1 - r0) / secs(t1.0 - t0.0),
+                None => 0.0,
+            };
+            total += r0 * width + slope * width * width / 2.0;
+        }
+        total
+    }
+
+    /// The first instant `t >= from` at which the cumulative rate from `from` reaches
+    /// `target` (>= 0), rounded down to the nanosecond; `None` if it never does (the rate
+    /// stays 0) or only at or after `SimTime::MAX`.
+    pub fn time_at(&self, from: SimTime, target: f64) -> Option<SimTime> {
+        if target <= 0.0 {
+            return Some(from);
+        }
+        let mut reached = 0.0;
+        for (t0, t1, r0, r1) in self.pieces(from) {
+            let width = t1.map(|t1| secs(t1.0 - t0.0));
+            let slope = match (t1, width) {
+                (Some(_), Some(w)) => (r1 - r0) / w,
+                _ => 0.0,
+            };
+            let piece_total = width.map(|w| r0 * w + slope * w * w / 2.0);
+            let need = target - reached;
+            if piece_total.is_some_and(|total| total < need) {
+                reached += piece_total.expect("checked");
+                continue;
+            }
+            // Solve r0 x + slope x^2 / 2 = need for x in this piece (seconds after t0), in
+            // the form that stays accurate when the slope is tiny or negative.
+            let disc = (r0 * r0 + 2.0 * slope * need).max(0.0);
+            let denom = r0 + disc.sqrt();
+            if denom <= 0.0 {
+                // Zero rate over an unbounded piece: never reached.
+                return None;
+            }
+            let x = 2.0 * need / denom;
+            let nanos = (x * NANOS_PER_SEC as f64).floor();
+            let t = t0.0 as f64 + nanos;
+            return (t < u64::MAX as f64).then(|| {
+                let t = SimTime(t as u64);
+                // Never past the end of its own piece (float rounding).
+                t1.map_or(t, |t1| t.min(t1))
+            });
+        }
+        None
+    }
+}
+
+fn secs(nanos: u64) -> f64 {
+    nanos as f64 / NANOS_PER_SEC as f64
+}
+
+/// Arrival `k` (0-based) of a `uniform` process: where the cumulative rate from `start`
+/// reaches `k`, rounded down to the nanosecond. A constant rate `r` gives exactly
+/// `start + k/r`, computed in integers whenever `r` is a ratio of small integers (so 100 req/s
+/// gives multiples of 10 ms exactly, with no float error even after millions of arrivals).
+pub fn uniform_arrival(curve: &RateCurve, start: SimTime, k: u64) -> Option<SimTime> {
+    if let Some(rate) = curve.as_constant()
+        && let Some((num, den)) = small_ratio(rate)
+    {
+        // start + floor(k * 1e9 * den / num) ns.
+        let offset = k as u128 * NANOS_PER_SEC as u128 * den as u128 / num as u128;
+        return u64::try_from(offset)
+            .ok()
+            .and_then(|o| start.0.checked_add(o))
+            .map(SimTime);
+    }
+    curve.time_at(start, k as f64)
+}
+
+/// `Some((num, den))` with `rate == num / den` exactly, for denominators up to 1000.
+fn small_ratio(rate: f64) -> Option<(u64, u64)> {
+    (1..=1000u64).find_map(|den| {
+        let num = rate * den as f64;
+        (num >= 1.0 && num.fract() == 0.0 && num < 9.0e15).then_some((num as u64, den))
+    })
+}
+
+/// A population's retry policy under one compared strategy: the strategy with the
+/// population's `retry = { ... }` overrides merged key by key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PopulationPolicy {
+    /// The merged policy (its name is the compared strategy's).
+    pub strategy: Strategy,
+    /// The population sets its own `budget`: it gets its own budget instances.
+    pub own_budget: bool,
+    /// The population sets its own `breaker`: it gets its own breaker instances.
+    pub own_breaker: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: f64) -> SimTime {
+        SimTime((x * 1e9).round() as u64)
+    }
+
+    #[test]
+    fn uniform_constant_rate_is_start_plus_k_over_r_exactly() {
+        let c = RateCurve::constant(100.0);
+        let start = s(2.0);
+        for k in [0u64, 1, 2, 99, 100, 3_600_000] {
+            assert_eq!(
+                uniform_arrival(&c, start, k),
+                Some(SimTime(start.0 + k * 10_000_000)),
+                "k = {k}"
+            );
+        }
+        // 3 req/s: k/3 s rounded down to the nanosecond.
+        let c = RateCurve::constant(3.0);
+        assert_eq!(
+            uniform_arrival(&c, SimTime::ZERO, 1),
+            Some(SimTime(333_333_333))
+        );
+        assert_eq!(
+            uniform_arrival(&c, SimTime::ZERO, 3),
+            Some(SimTime(1_000_000_000))
+        );
+        // 2.5 req/s = 5/2: every 400 ms.
+        let c = RateCurve::constant(2.5);
+        assert_eq!(
+            uniform_arrival(&c, SimTime::ZERO, 7),
+            Some(SimTime(2_800_000_000))
+        );
+    }
+
+    #[test]
+    fn a_profile_is_zero_before_its_first_point_and_holds_its_last_value() {
+        let c = RateCurve::profile(vec![(s(10.0), 100.0), (s(20.0), 300.0)]);
+        assert_eq!(c.rate_at(s(5.0)), 0.0);
+        assert_eq!(c.rate_at(s(10.0)), 100.0);
+        assert_eq!(c.rate_at(s(15.0)), 200.0);
+        assert_eq!(c.rate_at(s(25.0)), 300.0);
+        // 0 for 10 s, then a ramp 100 -> 300 over 10 s (2000), then 300/s.
+        assert!((c.cumulative(SimTime::ZERO, s(20.0)) - 2000.0).abs() < 1e-9);
+        assert!((c.cumulative(SimTime::ZERO, s(22.0)) - 2600.0).abs() < 1e-9);
+        assert!((c.cumulative(s(15.0), s(20.0)) - 1250.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn steps_are_repeated_times() {
+        let c = RateCurve::profile(vec![
+            (s(0.0), 100.0),
+            (s(60.0), 100.0),
+            (s(60.0), 400.0),
+            (s(70.0), 400.0),
+            (s(70.0), 100.0),
+        ]);
+        assert_eq!(c.rate_at(s(59.0)), 100.0);
+        assert_eq!(c.rate_at(s(60.0)), 400.0);
+        assert_eq!(c.rate_at(s(70.0)), 100.0);
+        assert!((c.cumulative(SimTime::ZERO, s(80.0)) - (6000.0 + 4000.0 + 1000.0)).abs() < 1e-6);
+        // The 6 500th arrival of a uniform process falls 1.25 s into the spike.
+        assert_eq!(c.time_at(SimTime::ZERO, 6500.0), Some(s(61.25)));
+    }
+
+    #[test]
+    fn time_at_inverts_cumulative_on_ramps() {
+        let c = RateCurve::profile(vec![(s(0.0), 10.0), (s(100.0), 1000.0), (s(200.0), 0.0)]);
+        for target in [0.5, 10.0, 1234.5, 50_000.0, 90_000.0] {
+            let t = c.time_at(SimTime::ZERO, target).expect("reached");
+            let back = c.cumulative(SimTime::ZERO, t);
+            assert!(
+                (back - target).abs() < 1e-3 * target.max(1.0),
+                "{target} -> {back}"
+            );
+        }
+        // Total area 50 500 + 50 000 = 100 500; the rate is 0 afterwards.
+        assert_eq!(c.time_at(SimTime::ZERO, 100_501.0), None);
+    }
+
+    #[test]
+    fn time_at_starts_from_its_origin() {
+        let c = RateCurve::constant(10.0);
+        assert_eq!(c.time_at(s(5.0), 0.0), Some(s(5.0)));
+        assert_eq!(c.time_at(s(5.0), 25.0), Some(s(7.5)));
+    }
+}
