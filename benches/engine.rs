@@ -6,9 +6,8 @@
 //! client count swept; each iteration is a whole run on one core.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use herdsim::engine::Simulation;
+use herdsim::engine::{RunSeed, Simulation};
 use herdsim::model::Scenario;
-use herdsim::runner::derive_seed;
 use herdsim::scenario::sweep::load_str;
 
 fn herd(clients: u32) -> Scenario {
@@ -25,7 +24,11 @@ fn run(scenario: &Scenario, strategy: usize) -> u64 {
     Simulation::new(
         scenario,
         strategy,
-        derive_seed(scenario.seed, strategy, 0, 0),
+        RunSeed {
+            seed: scenario.seed,
+            replication: 0,
+            point: 0,
+        },
         false,
     )
     .run()

@@ -149,6 +149,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
         });
         let wall = started.elapsed().as_secs_f64();
         progress.finish_and_clear();
+        let result = result?;
         write_outputs(&layout, file, &result, args)?;
         if !args.quiet {
             print_stdout(&console::table(file, &result))?;
@@ -172,12 +173,24 @@ fn write_outputs(
     )?;
     report::write_atomic(
         &layout.timeseries_csv(),
-        &report::csv::timeseries_csv(&file.axes, result)?,
+        &report::csv::timeseries_csv(file, result)?,
+    )?;
+    report::write_atomic(
+        &layout.csv("services"),
+        &report::csv::services_csv(&file.axes, result)?,
+    )?;
+    report::write_atomic(
+        &layout.csv("populations"),
+        &report::csv::populations_csv(&file.axes, result)?,
+    )?;
+    report::write_atomic(
+        &layout.csv("paired"),
+        &report::csv::paired_csv(&file.axes, result)?,
     )?;
     if args.requests {
         report::write_atomic(
             &layout.requests_csv(),
-            &report::csv::requests_csv(&file.axes, result)?,
+            &report::csv::requests_csv(file, result)?,
         )?;
     }
     if !args.no_charts {

@@ -76,6 +76,21 @@ pub enum Error {
         /// The underlying cause.
         source: std::io::Error,
     },
+    /// A run had to be stopped because events kept happening at one simulated instant: a
+    /// retry loop with no delay anywhere, which `time_limit` cannot end. Exit status 2
+    /// (the scenario is at fault).
+    #[error(
+        "{scenario}: strategy {strategy}: stopped at t = {at_s} s: events kept happening at that one instant without time advancing (a retry loop with zero delay: zero backoff, zero latency and an instant answer); give the backoff base, the latency or the service time a duration > 0",
+        at_s = at.as_secs_f64()
+    )]
+    Stalled {
+        /// The scenario's name.
+        scenario: String,
+        /// The strategy whose run stalled.
+        strategy: String,
+        /// The instant time stopped at.
+        at: crate::time::SimTime,
+    },
     /// A chart could not be drawn. Exit status 1.
     #[error("{}: cannot draw chart: {msg}", path.display())]
     Chart {
@@ -90,7 +105,7 @@ impl Error {
     /// The process exit status for this error: 2 for invalid input, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Scenario(_) | Error::Usage(_) => 2,
+            Error::Scenario(_) | Error::Usage(_) | Error::Stalled { .. } => 2,
             Error::Io { .. } | Error::Chart { .. } => 1,
         }
     }

@@ -1,15 +1,21 @@
 //! Planning and running: every (sweep point, strategy, replication) is one job on rayon.
 //!
-//! Each job gets its own ChaCha8 stream, seeded by [`derive_seed`] from (scenario seed,
-//! strategy index, replication index, sweep point index). rayon's `collect` keeps job order,
-//! and reductions run over that fixed order, so results are byte-identical whatever the
-//! thread count and whichever run finishes first.
+//! Each job's random streams are keyed by (scenario seed, replication, sweep point) and
+//! purpose (see [`crate::engine::streams`]): the strategy is not part of the key, so every
+//! strategy of a replication faces the same workload. Each run is folded into its
+//! (point, strategy) accumulator as soon as it ends; folds are order-independent, so results
+//! are byte-identical whatever the thread count and whichever run finishes first, and memory
+//! does not grow with the number of replications.
+
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::engine::Simulation;
-use crate::metrics::summary::{MeanBucket, StrategySummary, mean_timeline, summarize};
-use crate::metrics::{RequestRecord, RunMetrics};
+use crate::engine::{RunSeed, Simulation};
+use crate::error::{Error, Result};
+use crate::metrics::RunMetrics;
+use crate::metrics::paired::{PairedRow, paired};
+use crate::metrics::summary::{StrategyAccumulator, StrategyResult};
 use crate::scenario::sweep::ScenarioFile;
 
 /// One run to do.
@@ -23,17 +29,24 @@ pub struct Job {
     pub replication: u32,
 }
 
-/// SplitMix64's finaliser: a bijective 64-bit mix.
-fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+impl Job {
+    /// The seed of this job's streams.
+    pub fn seed(&self, file: &ScenarioFile) -> RunSeed {
+        RunSeed {
+            seed: file.points[self.point].scenario.seed,
+            replication: self.replication,
+            point: self.point,
+        }
+    }
 }
 
-/// The 32-byte ChaCha8 seed of one run. A fixed derivation (part of the output contract):
-/// fold the scenario seed, strategy, replication and point indices through SplitMix64, then
-/// expand to four little-endian words.
+/// SplitMix64's finaliser: a bijective 64-bit mix.
+fn splitmix64(z: u64) -> u64 {
+    crate::engine::streams::splitmix64(z)
+}
+
+/// A 32-byte ChaCha8 seed from (seed, a, b, c), by the fixed SplitMix64 derivation of v1.
+/// `herdsim schedule` seeds each sample client's stream with it.
 pub fn derive_seed(seed: u64, strategy: usize, replication: u32, point: usize) -> [u8; 32] {
     let mut state = splitmix64(seed);
     for part in [strategy as u64, replication as u64, point as u64] {
@@ -47,17 +60,6 @@ pub fn derive_seed(seed: u64, strategy: usize, replication: u32, point: usize) -
     out
 }
 
-/// The results of one strategy at one sweep point.
-#[derive(Debug, Clone)]
-pub struct StrategyResult {
-    /// The `summary.csv` row.
-    pub summary: StrategySummary,
-    /// The mean time series.
-    pub timeline: Vec<MeanBucket>,
-    /// Per-request records by replication (empty unless requested).
-    pub requests: Vec<Vec<RequestRecord>>,
-}
-
 /// The results at one sweep point (the only point without a sweep).
 #[derive(Debug, Clone)]
 pub struct PointResult {
@@ -65,6 +67,8 @@ pub struct PointResult {
     pub labels: Vec<String>,
     /// One per strategy, in scenario order.
     pub strategies: Vec<StrategyResult>,
+    /// Every strategy after the first against the first, replication by replication.
+    pub paired: Vec<PairedRow>,
 }
 
 /// Everything one scenario file produced.
@@ -81,7 +85,7 @@ pub struct ScenarioResult {
 /// Options that change what is recorded, not what is simulated.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunOptions {
-    /// Keep a record per logical request (`requests.csv`).
+    /// Keep a record per client request (`requests.csv`).
     pub record_requests: bool,
 }
 
@@ -105,69 +109,94 @@ pub fn plan(file: &ScenarioFile) -> Vec<Job> {
 /// Runs one job.
 pub fn run_job(file: &ScenarioFile, job: Job, options: RunOptions) -> RunMetrics {
     let scenario = &file.points[job.point].scenario;
-    let seed = derive_seed(scenario.seed, job.strategy, job.replication, job.point);
-    Simulation::new(scenario, job.strategy, seed, options.record_requests).run()
+    Simulation::new(
+        scenario,
+        job.strategy,
+        job.seed(file),
+        options.record_requests,
+    )
+    .run()
 }
 
 /// Runs every job of `file` on the current rayon pool and reduces them. `on_run_done` is
 /// called (from worker threads) after each run, for progress reporting.
+///
+/// Fails when a run had to be stopped because its events never advanced time (a zero-delay
+/// retry loop).
 pub fn run_scenario(
     file: &ScenarioFile,
     options: RunOptions,
     on_run_done: &(dyn Fn() + Sync),
-) -> ScenarioResult {
+) -> Result<ScenarioResult> {
     let jobs = plan(file);
-    let mut runs: Vec<RunMetrics> = jobs
-        .par_iter()
-        .map(|job| {
-            let metrics = run_job(file, *job, options);
-            on_run_done();
-            metrics
-        })
-        .collect();
-    let events = runs.iter().map(|r| r.events).sum();
-    let cut_short = runs.iter().filter(|r| r.cut_short).count() as u32;
-
-    // Jobs are contiguous per (point, strategy): reduce each group, in parallel, in order.
-    let mut groups: Vec<(usize, usize, Vec<RunMetrics>)> = Vec::new();
-    let mut rest = runs.drain(..);
-    for (point, p) in file.points.iter().enumerate() {
-        for strategy in 0..p.scenario.strategies.len() {
-            let group: Vec<RunMetrics> = rest
-                .by_ref()
-                .take(p.scenario.replications as usize)
-                .collect();
-            groups.push((point, strategy, group));
+    // One accumulator per (point, strategy), in plan order.
+    let mut slots = Vec::new();
+    for p in &file.points {
+        for _ in &p.scenario.strategies {
+            slots.push(Mutex::new(StrategyAccumulator::new(
+                &p.scenario,
+                p.scenario.replications,
+            )));
         }
     }
-    let reduced: Vec<StrategyResult> = groups
-        .into_par_iter()
-        .map(|(point, strategy, mut group)| {
-            let scenario = &file.points[point].scenario;
-            StrategyResult {
-                summary: summarize(scenario, strategy, &group),
-                timeline: mean_timeline(&group, scenario.bucket),
-                requests: group
-                    .iter_mut()
-                    .map(|r| std::mem::take(&mut r.requests))
-                    .collect(),
-            }
+    let first_slot: Vec<usize> = file
+        .points
+        .iter()
+        .scan(0, |next, p| {
+            let first = *next;
+            *next += p.scenario.strategies.len();
+            Some(first)
         })
         .collect();
-    let mut reduced = reduced.into_iter();
+    jobs.par_iter().try_for_each(|job| {
+        let scenario = &file.points[job.point].scenario;
+        let metrics = run_job(file, *job, options);
+        if let Some(at) = metrics.stalled_at {
+            return Err(Error::Stalled {
+                scenario: scenario.name.clone(),
+                strategy: scenario.strategies[job.strategy].name.clone(),
+                at,
+            });
+        }
+        slots[first_slot[job.point] + job.strategy]
+            .lock()
+            .expect("no run panics while holding an accumulator")
+            .add(scenario, job.replication, metrics);
+        on_run_done();
+        Ok(())
+    })?;
+    let mut slots = slots.into_iter();
+    let mut events = 0;
+    let mut cut_short = 0;
     let points = file
         .points
         .iter()
-        .map(|p| PointResult {
-            labels: p.labels.clone(),
-            strategies: reduced.by_ref().take(p.scenario.strategies.len()).collect(),
+        .map(|p| {
+            let strategies: Vec<StrategyResult> = (0..p.scenario.strategies.len())
+                .map(|s| {
+                    let acc = slots
+                        .next()
+                        .expect("one accumulator per strategy")
+                        .into_inner()
+                        .expect("no run panics while holding an accumulator");
+                    let result = acc.finish(&p.scenario, s);
+                    events += result.summary.events;
+                    cut_short += result.summary.cut_short;
+                    result
+                })
+                .collect();
+            PointResult {
+                labels: p.labels.clone(),
+                paired: paired(&strategies),
+                strategies,
+            }
         })
         .collect();
-    ScenarioResult {
+    Ok(ScenarioResult {
         points,
         events,
         cut_short,
-    }
+    })
 }
 
 #[cfg(test)]

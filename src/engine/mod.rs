@@ -1,17 +1,20 @@
 //! The discrete-event engine: one run of one strategy against one scenario.
 //!
-//! A [`Simulation`] owns everything a run touches: the clock, the [`EventQueue`], client
-//! state in a `Vec` indexed by client id, the servers, budgets and breakers, one seeded
-//! ChaCha8 stream, and the [`RunMetrics`] it fills. It does no I/O and never prints; the
-//! API follows nexosim's: [`Simulation::step`] processes one event, [`Simulation::run`]
-//! runs to the end and returns the metrics. A run is a pure function of
-//! (scenario, strategy, seed).
+//! A [`Simulation`] owns everything a run touches: the clock, the [`EventQueue`], the
+//! requests in flight ([`request::Requests`]) and the jobs of services that call further
+//! services ([`request::Jobs`]), the population sources, the services, budgets and breakers,
+//! the seeded random streams, and the [`RunMetrics`] it fills. It does no I/O and never
+//! prints; the API follows nexosim's: [`Simulation::step`] processes one event,
+//! [`Simulation::run`] runs to the end and returns the metrics. A run is a pure function of
+//! (scenario, strategy, seeds).
 //!
-//! The life of a logical request: `Start` → `Send` (attempt 1) → `Arrive` at the server →
-//! `Done` (served) or an immediate rejection → `Response` back over the network (or the
-//! attempt's `Timeout` fires first) → success, a retry (`Send` again after the backoff
-//! delay), a fallback call, or giving up. Events that belong to an abandoned attempt carry
-//! an old serial and are ignored when they fire.
+//! The life of a logical request: it *begins* (a closed client's `Start`, an open
+//! `Arrival`, or a service's downstream call) → `Send` (attempt 1) → `Arrive` at its
+//! service → served (`Done`; for a service with downstream calls, `DoneJob` then one child
+//! request per call, holding the slot) or answered at once → `Response` back over the network
+//! (or the attempt's `Timeout` fires first) → success, a retry (`Send` again after the backoff
+//! delay), a fallback call, or giving up. A child's end resumes its parent job; a job's end
+//! answers its caller. Events of an abandoned attempt carry an old serial and are ignored.
 //!
 //! Attempt timers are armed lazily: a `Timeout` event is scheduled only once the attempt's
 //! next step is known to come after its timeout (or cannot be known, as in a queue). Most
@@ -22,184 +25,335 @@
 pub mod breaker;
 pub mod budget;
 pub mod queue;
-pub mod server;
+pub mod request;
+pub mod service;
+pub mod source;
+pub mod streams;
 
-use rand::{RngExt, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::RngExt;
 
-use crate::metrics::{Outcome, RequestRecord, RunMetrics, SUCCESS_BIT, Timeline, class_index};
+use crate::metrics::{
+    Outcome, PopulationBucket, PopulationMetrics, RequestRecord, RunMetrics, ServiceMetrics,
+    Timeline, class_index,
+};
 use crate::model::dist::Sampler;
 use crate::model::outcome::{GiveUpReason, Status};
-use crate::model::policy::Strategy;
-use crate::model::{OutageKind, Scenario};
+use crate::model::policy::{BreakerSpec, BudgetSpec, Strategy};
+use crate::model::{OutageKind, Scenario, Source};
 use crate::time::{SimDuration, SimTime};
 use breaker::{Breakers, Transition};
 use budget::{Budgets, Decision};
 pub use queue::{Event, EventKind, EventQueue};
-use server::{Admission, Job, Server, hint_from_us, hint_to_us, outage_at};
+use request::{Job, Jobs, NONE, Request, Requests};
+use service::{Admission, Queued, Scaling, Service, hint_from_us, hint_to_us};
+use source::{SourceState, start_offsets};
+pub use streams::{Purpose, RunSeed, SimRng};
 
-/// The random-number generator behind every run (rand_chacha's ChaCha8).
-pub type SimRng = ChaCha8Rng;
-
-/// Per-client state. Plain data in a `Vec`, indexed by client id: one cache line (64
-/// bytes), because at a million clients nearly every event misses the cache on it.
+/// How a request retries, and where its budget and breaker state live.
 #[derive(Debug, Clone, Copy)]
-#[repr(align(64))]
-struct Client {
-    /// Serial of the current attempt; events of older attempts are stale.
-    serial: u32,
-    /// Logical requests this client has finished.
-    finished: u32,
-    /// Attempts sent for the current request, every ladder included; 0 when no request is
-    /// open (so `sent > 0` means "a request has started and not ended").
-    sent: u32,
-    /// Quota units taken by the last retry (refunded on success).
-    quota_cost: u32,
-    /// Last Retry-After hint received, in microseconds as events carry it (0: none).
-    last_hint_us: u32,
-    /// Transport attempt number of the current request (1-based; <= max_attempts <= 65535).
-    attempt: u16,
-    /// 429s seen by the rate-limit ladder (escalates by 65535 at the latest).
-    rate_limited: u16,
-    /// An attempt is outstanding (sent, no response or timeout yet).
-    awaiting: bool,
-    /// The current attempt goes to the fallback server.
-    on_fallback: bool,
-    /// How the breaker admitted the current attempt (0, or a half-open round's probe).
-    probe: breaker::Probe,
-    /// The current logical request is one the server answers 400.
-    bad_request: bool,
-    /// Whether a timer event for the current attempt is in the queue.
-    timer_armed: bool,
-    /// The current attempt's response is scheduled at exactly its timeout instant.
-    response_at_timeout: bool,
-    /// Last status received.
-    last_status: Option<Status>,
-    /// Why the request went to the fallback server.
-    fallback_reason: GiveUpReason,
-    /// First send of the current request (its deadline and latency count from here).
-    first_send: SimTime,
-    /// Previous delay (decorrelated jitter's state); `base` at the start of a request.
-    prev_delay: SimDuration,
-    /// Total waiting between attempts of the current request.
-    waited: SimDuration,
-    /// When the current attempt times out (`SimTime::MAX`: never).
-    timeout_at: SimTime,
+struct RunPolicy<'a> {
+    strategy: &'a Strategy,
+    /// The service its requests call.
+    target: u16,
+    /// Index into `Simulation::budgets`.
+    budget: Option<u16>,
+    /// Index into `Simulation::breakers`.
+    breaker: Option<u16>,
+    /// Client requests (may use the fallback server); downstream calls are not.
+    client: bool,
 }
 
-impl Client {
-    fn new() -> Self {
-        Client {
-            serial: 0,
-            finished: 0,
-            sent: 0,
-            quota_cost: 0,
-            last_hint_us: 0,
-            attempt: 0,
-            rate_limited: 0,
-            awaiting: false,
-            on_fallback: false,
-            probe: 0,
-            bad_request: false,
-            timer_armed: false,
-            response_at_timeout: false,
-            last_status: None,
-            fallback_reason: GiveUpReason::Attempts,
-            first_send: SimTime::ZERO,
-            prev_delay: SimDuration::ZERO,
-            waited: SimDuration::ZERO,
-            timeout_at: SimTime::MAX,
-        }
-    }
+/// A breaker group and the service whose calls it guards.
+#[derive(Debug)]
+struct BreakerGroup {
+    breakers: Breakers,
+    target: u16,
+    client: bool,
 }
+
+/// Per-service random streams and samplers.
+#[derive(Debug)]
+struct ServiceDraws {
+    latency: Sampler,
+    latency_rng: SimRng,
+    service: Sampler,
+    service_rng: SimRng,
+    errors_rng: SimRng,
+    occ_write: Sampler,
+    occ_rng: SimRng,
+    /// OCC writes commit on arrival (the write time is constant zero).
+    instant_write: bool,
+}
+
+/// Events at one simulated instant beyond which a run is stopped as a zero-delay loop:
+/// generous for a herd (about one event per request at a time), impossible to reach when
+/// time advances.
+const INSTANT_EVENTS_BASE: u64 = 1 << 22;
+const INSTANT_EVENTS_PER_REQUEST: u64 = 64;
 
 /// One run: a scenario, one of its strategies, one seed.
 pub struct Simulation<'a> {
     scenario: &'a Scenario,
-    strategy: &'a Strategy,
-    rng: SimRng,
+    seed: RunSeed,
+    policies: Vec<RunPolicy<'a>>,
+    /// `edge_policy[service]`: (callee, policy index) of each downstream callee.
+    edge_policies: Vec<Vec<(u16, u16)>>,
     queue: EventQueue,
+    /// Background events in the queue (capacity, autoscaling, crashes).
+    background: usize,
     now: SimTime,
     time_limit: SimTime,
-    clients: Vec<Client>,
-    primary: Server,
-    fallback: Option<Server>,
-    latency: Sampler,
-    service: Sampler,
-    fallback_latency: Sampler,
-    fallback_service: Sampler,
-    think: Option<Sampler>,
-    budgets: Option<Budgets>,
-    breakers: Option<Breakers>,
-    timeline: Timeline,
+    requests: Requests,
+    jobs: Jobs,
+    sources: Vec<SourceState<'a>>,
+    /// Global client index of each population's first client.
+    client_offsets: Vec<u32>,
+    /// The scenario's services, then the fallback server when there is one.
+    services: Vec<Service>,
+    draws: Vec<ServiceDraws>,
+    /// Index of the fallback server in `services` (`u16::MAX`: none).
+    fallback: u16,
+    backoff_rng: SimRng,
+    think_rng: SimRng,
+    budgets: Vec<Budgets>,
+    breakers: Vec<BreakerGroup>,
+    timelines: Vec<Timeline>,
+    population_timelines: Vec<Vec<PopulationBucket>>,
     metrics: RunMetrics,
-    open_requests: u64,
+    /// Client requests begun and not ended.
+    open_client_requests: u64,
+    trigger: Option<SimTime>,
     record_requests: bool,
     stopped: bool,
+    instant: SimTime,
+    instant_events: u64,
 }
 
 impl<'a> Simulation<'a> {
-    /// Prepares a run of `scenario.strategies[strategy]` with a 32-byte ChaCha8 seed and
-    /// schedules every client's first request. `record_requests` keeps one
-    /// [`RequestRecord`] per logical request (memory grows with requests).
+    /// Prepares a run of `scenario.strategies[strategy]` with the streams of `seed`, and
+    /// schedules every population's first requests. `record_requests` keeps one
+    /// [`RequestRecord`] per client request (memory grows with requests).
     ///
     /// Panics if `strategy` is out of range (a caller bug, not user input).
-    pub fn new(
-        scenario: &'a Scenario,
-        strategy: usize,
-        seed: [u8; 32],
-        record_requests: bool,
-    ) -> Self {
-        let strategy = &scenario.strategies[strategy];
-        let count = closed(scenario).count;
-        let mut rng = SimRng::from_seed(seed);
-        let mut queue = EventQueue::with_capacity(count as usize);
-        // Start offsets are the first draws of the stream, in client order.
-        let spread = closed(scenario).start_spread.as_nanos();
-        for client in 0..count {
-            let offset = if spread > 0 {
-                (rng.random::<f64>() * spread as f64) as u64
-            } else {
-                0
-            };
-            let at = SimTime(closed(scenario).start.as_nanos()) + SimDuration(offset);
-            queue.push(Event::new(EventKind::Start, at, client, 0));
+    pub fn new(scenario: &'a Scenario, strategy: usize, seed: RunSeed, record: bool) -> Self {
+        let populations = &scenario.populations;
+        let total_clients: u32 = populations.iter().map(|p| p.clients).sum();
+        let reserved: u32 = populations
+            .iter()
+            .filter(|p| p.is_closed())
+            .map(|p| p.clients)
+            .sum();
+        let mut budgets: Vec<Budgets> = Vec::new();
+        let mut breakers: Vec<BreakerGroup> = Vec::new();
+        let mut add_budget = |spec: &BudgetSpec, clients: u32| {
+            budgets.push(Budgets::new(spec, clients));
+            (budgets.len() - 1) as u16
+        };
+        let mut add_breaker = |spec: &BreakerSpec, clients: u32, target: u16, client: bool| {
+            breakers.push(BreakerGroup {
+                breakers: Breakers::new(spec, clients),
+                target,
+                client,
+            });
+            (breakers.len() - 1) as u16
+        };
+
+        // Client policies: a population that sets its own budget or breaker gets its own
+        // instances; the others share the compared strategy's.
+        let compared = &scenario.strategies[strategy];
+        let mut shared_budget = None;
+        let mut shared_breaker = None;
+        let mut policies: Vec<RunPolicy> = Vec::new();
+        for pp in &scenario.population_policies[strategy] {
+            let retry = &pp.strategy.retry;
+            let budget = retry.budget.as_ref().map(|b| {
+                if pp.own_budget {
+                    add_budget(b, total_clients)
+                } else {
+                    *shared_budget.get_or_insert_with(|| {
+                        add_budget(compared.retry.budget.as_ref().unwrap_or(b), total_clients)
+                    })
+                }
+            });
+            let breaker = retry.breaker.as_ref().map(|b| {
+                if pp.own_breaker {
+                    add_breaker(b, total_clients, 0, true)
+                } else {
+                    *shared_breaker.get_or_insert_with(|| {
+                        let spec = compared.retry.breaker.as_ref().unwrap_or(b);
+                        add_breaker(spec, total_clients, 0, true)
+                    })
+                }
+            });
+            policies.push(RunPolicy {
+                strategy: &pp.strategy,
+                target: 0,
+                budget,
+                breaker,
+                client: true,
+            });
         }
-        let fallback = scenario.fallback.as_ref();
-        Simulation {
+        // Downstream calls: one policy, budget and breaker per (caller, callee) edge.
+        let mut edge_policies = vec![Vec::new(); scenario.services.len()];
+        for (s, svc) in scenario.services.iter().enumerate() {
+            let policy = scenario.service_policy(strategy, s);
+            for &callee in &svc.calls {
+                let callee = callee as u16;
+                if edge_policies[s].iter().any(|(c, _)| *c == callee) {
+                    continue;
+                }
+                let retry = &policy.retry;
+                policies.push(RunPolicy {
+                    strategy: policy,
+                    target: callee,
+                    budget: retry.budget.as_ref().map(|b| add_budget(b, 1)),
+                    breaker: retry
+                        .breaker
+                        .as_ref()
+                        .map(|b| add_breaker(b, 1, callee, false)),
+                    client: false,
+                });
+                edge_policies[s].push((callee, (policies.len() - 1) as u16));
+            }
+        }
+
+        let mut services: Vec<Service> = scenario
+            .services
+            .iter()
+            .map(|s| Service::new(&s.server))
+            .collect();
+        let mut draws: Vec<ServiceDraws> = Vec::new();
+        let fallback = match &scenario.fallback {
+            Some(f) => {
+                services.push(Service::new(&f.server));
+                (services.len() - 1) as u16
+            }
+            None => u16::MAX,
+        };
+        for (i, s) in services.iter().enumerate() {
+            let latency = match scenario.services.get(i) {
+                Some(svc) => &svc.latency,
+                None => {
+                    &scenario
+                        .fallback
+                        .as_ref()
+                        .expect("the last is the fallback")
+                        .latency
+                }
+            };
+            let occ_write = s.spec().occ_write.sampler();
+            draws.push(ServiceDraws {
+                latency: latency.sampler(),
+                latency_rng: seed.run_stream(Purpose::Latency, i),
+                service: s.spec().service.sampler(),
+                service_rng: seed.run_stream(Purpose::Service, i),
+                errors_rng: seed.run_stream(Purpose::Errors, i),
+                instant_write: matches!(occ_write, Sampler::Constant(d) if d.is_zero()),
+                occ_write,
+                occ_rng: seed.run_stream(Purpose::OccWrite, i),
+            });
+        }
+
+        let mut sim = Simulation {
             scenario,
-            strategy,
-            rng,
-            queue,
+            seed,
+            policies,
+            edge_policies,
+            queue: EventQueue::with_capacity(reserved as usize),
+            background: 0,
             now: SimTime::ZERO,
             time_limit: SimTime(scenario.time_limit.as_nanos()),
-            clients: vec![Client::new(); count as usize],
-            primary: Server::new(&scenario.entry().server),
-            fallback: fallback.map(|f| Server::new(&f.server)),
-            latency: scenario.latency.sampler(),
-            service: scenario.entry().server.service.sampler(),
-            fallback_latency: fallback
-                .map(|f| f.latency.sampler())
-                .unwrap_or_else(|| scenario.latency.sampler()),
-            fallback_service: fallback
-                .map(|f| f.server.service.sampler())
-                .unwrap_or_else(|| scenario.entry().server.service.sampler()),
-            think: closed(scenario).think.as_ref().map(|d| d.sampler()),
-            budgets: strategy
-                .retry
-                .budget
-                .as_ref()
-                .map(|b| Budgets::new(b, count)),
-            breakers: strategy
-                .retry
-                .breaker
-                .as_ref()
-                .map(|b| Breakers::new(b, count)),
-            timeline: Timeline::new(scenario.bucket),
-            metrics: RunMetrics::default(),
-            open_requests: closed(scenario).count as u64 * closed(scenario).requests as u64,
-            record_requests,
+            requests: Requests::new(reserved),
+            jobs: Jobs::default(),
+            sources: Vec::new(),
+            client_offsets: Vec::new(),
+            timelines: services
+                .iter()
+                .take(scenario.services.len())
+                .map(|s| Timeline::new(scenario.bucket, s.concurrency()))
+                .collect(),
+            services,
+            draws,
+            fallback,
+            backoff_rng: seed.run_stream(Purpose::Backoff, 0),
+            think_rng: seed.run_stream(Purpose::Think, 0),
+            budgets,
+            breakers,
+            population_timelines: vec![Vec::new(); populations.len()],
+            metrics: RunMetrics {
+                services: vec![ServiceMetrics::default(); scenario.services.len()],
+                populations: vec![PopulationMetrics::default(); populations.len()],
+                ..RunMetrics::default()
+            },
+            open_client_requests: 0,
+            trigger: scenario.trigger(),
+            record_requests: record,
             stopped: false,
+            instant: SimTime::ZERO,
+            instant_events: 0,
+        };
+        sim.schedule_sources();
+        sim.schedule_servers();
+        sim
+    }
+
+    /// Schedules every closed client's first request and every open population's first
+    /// arrival.
+    fn schedule_sources(&mut self) {
+        let scenario = self.scenario;
+        let mut next_key = 0u32;
+        let mut next_client = 0u32;
+        for (p, population) in scenario.populations.iter().enumerate() {
+            self.client_offsets.push(next_client);
+            let mut state = SourceState::new(population, p, &self.seed, next_key);
+            match (&population.source, &mut state) {
+                (Source::Closed(c), _) => {
+                    let offsets = start_offsets(c.count, c.start_spread, &self.seed, p);
+                    for (i, offset) in offsets.enumerate() {
+                        let key = next_key + i as u32;
+                        let r = &mut self.requests[key];
+                        r.client = next_client + i as u32;
+                        r.population = p as u16;
+                        r.policy = p as u16;
+                        let at = SimTime(c.start.as_nanos()) + offset;
+                        self.queue.push(Event::new(EventKind::Start, at, key, 0));
+                    }
+                    next_key += c.count;
+                }
+                (_, SourceState::Arrivals(a)) => {
+                    if let Some(at) = a.next_time() {
+                        let e = Event::new(EventKind::Arrival, at, 0, 0).at_service(p as u16);
+                        self.queue.push(e);
+                    }
+                }
+                _ => unreachable!("open and trace populations have arrival generators"),
+            }
+            next_client += population.clients;
+            self.sources.push(state);
+        }
+    }
+
+    /// Schedules capacity steps, the first autoscaling decision and crashes (of the
+    /// services and the fallback server).
+    fn schedule_servers(&mut self) {
+        let specs: Vec<_> = self.services.iter().map(|s| s.spec().clone()).collect();
+        for (s, server) in specs.iter().enumerate() {
+            for step in &server.capacity {
+                let e = Event::new(EventKind::Capacity, step.at, 0, 0)
+                    .at_service(s as u16)
+                    .with_aux(step.concurrency);
+                self.push(e);
+            }
+            if let Some(a) = server.autoscale {
+                let e = Event::new(EventKind::Autoscale, SimTime::ZERO + a.interval, 0, 0)
+                    .at_service(s as u16);
+                self.push(e);
+            }
+            for o in &server.outages {
+                if o.kind == OutageKind::Crash {
+                    self.push(Event::new(EventKind::Crash, o.start, 0, 0).at_service(s as u16));
+                }
+            }
         }
     }
 
@@ -208,31 +362,45 @@ impl<'a> Simulation<'a> {
         self.now
     }
 
-    /// Logical requests not yet ended.
-    pub fn open_requests(&self) -> u64 {
-        self.open_requests
-    }
-
     /// Processes the next event and returns its time, or `None` when the run is over (no
-    /// events left, or the next one is at or after `time_limit`).
+    /// events left but background ones, the next one at or after `time_limit`, or a
+    /// zero-delay loop stopped).
     pub fn step(&mut self) -> Option<SimTime> {
         if self.stopped {
             return None;
         }
-        let Some(event) = self.queue.pop() else {
-            self.stopped = true;
-            return None;
-        };
-        if event.time >= self.time_limit {
+        if self.queue.len() == self.background {
             self.stopped = true;
             return None;
         }
+        let event = self.queue.pop().expect("the queue holds a work event");
+        if event.time >= self.time_limit {
+            self.stopped = true;
+            self.metrics.cut_short |= !event.kind.is_background();
+            return None;
+        }
+        if event.kind.is_background() {
+            self.background -= 1;
+        }
+        if event.time == self.instant {
+            self.instant_events += 1;
+            let bound =
+                INSTANT_EVENTS_BASE + INSTANT_EVENTS_PER_REQUEST * self.requests.len() as u64;
+            if self.instant_events > bound {
+                self.stopped = true;
+                self.metrics.stalled_at = Some(event.time);
+                return None;
+            }
+        } else {
+            self.instant = event.time;
+            self.instant_events = 1;
+        }
         self.now = event.time;
         self.metrics.events += 1;
-        // At a million clients, client state is far bigger than the cache and nearly every
-        // event misses on it: start loading the next event's client while this one runs.
-        if let Some(next) = self.queue.upcoming_client() {
-            prefetch(&self.clients, next as usize);
+        // At a million clients, request state is far bigger than the cache and nearly every
+        // event misses on it: start loading the next event's request while this one runs.
+        if let Some(next) = self.queue.upcoming_id() {
+            prefetch(self.requests.as_slice(), next as usize);
         }
         self.dispatch(event);
         Some(event.time)
@@ -245,157 +413,232 @@ impl<'a> Simulation<'a> {
         self.finish()
     }
 
-    fn finish(mut self) -> RunMetrics {
-        if self.open_requests > 0 {
-            self.now = self.time_limit;
-            self.metrics.cut_short = true;
-            for c in 0..self.clients.len() {
-                let cl = self.clients[c];
-                let remaining = closed(self.scenario).requests - cl.finished;
-                for i in 0..remaining {
-                    if i == 0 && cl.sent > 0 {
-                        self.end(c as u32, Outcome::GaveUp(GiveUpReason::TimeLimit));
-                    } else {
-                        self.never_started(c as u32, cl.finished + i);
-                    }
-                }
-            }
-        }
-        let end = self.now.max(self.metrics.completion);
-        if let Some(b) = &self.breakers {
-            self.metrics.breaker_open = b.open_time(self.metrics.completion);
-        }
-        self.metrics.timeline = self.timeline.finish(end);
-        self.metrics
-    }
-
     #[inline]
     fn dispatch(&mut self, e: Event) {
         match e.kind {
-            EventKind::Start => self.start_request(e.client),
-            EventKind::Send => self.send(e.client),
-            EventKind::Arrive => self.arrive(e.client, e.serial, e.fallback, e.hint_us),
-            EventKind::Read => self.read(e.client, e.serial, e.fallback),
-            EventKind::ReadReply => self.read_reply(e.client, e.serial, e.fallback, e.hint_us),
-            EventKind::Done => self.done(e.client, e.serial, e.status, e.fallback),
-            EventKind::Response => {
-                self.result(e.client, e.serial, e.status, hint_from_us(e.hint_us))
-            }
+            EventKind::Start => self.start_closed(e.id),
+            EventKind::Arrival => self.arrival(e.service as usize),
+            EventKind::Send => self.send(e.id),
+            EventKind::Arrive => self.arrive(e.id, e.serial, e.service, e.aux),
+            EventKind::Read => self.read(e.id, e.serial, e.service),
+            EventKind::ReadReply => self.read_reply(e.id, e.serial, e.service, e.aux),
+            EventKind::Commit => self.commit(e.id, e.serial, e.service, e.aux),
+            EventKind::Done => self.done(e.id, e.serial, e.status, e.service, e.aux),
+            EventKind::DoneJob => self.done_job(e.id, e.aux),
+            EventKind::Response => self.result(e.id, e.serial, e.status, hint_from_us(e.aux)),
             EventKind::Timeout => {
                 // A response arriving at this very instant counts as arrived.
-                if !self.clients[e.client as usize].response_at_timeout {
-                    self.result(e.client, e.serial, e.status, None)
+                if !self.requests[e.id].response_at_timeout {
+                    self.result(e.id, e.serial, e.status, None)
                 }
             }
             EventKind::HalfOpen => {
-                if let Some(b) = &mut self.breakers {
-                    b.half_open(e.client, self.now);
-                    let open = b.open_count();
-                    self.timeline.breakers(self.now, open);
-                }
+                let group = &mut self.breakers[e.service as usize];
+                group.breakers.half_open(e.id, self.now);
+                let target = group.target;
+                self.record_breakers(target);
             }
+            EventKind::QueueTimeout => self.queue_timeout(e.service),
+            EventKind::Capacity => self.set_capacity(e.service, e.aux),
+            EventKind::Autoscale => self.autoscale(e.service),
+            EventKind::Crash => self.crash(e.service),
         }
     }
 
-    fn start_request(&mut self, c: u32) {
-        let rate = self.scenario.entry().server.client_error_rate;
-        let bad_request = rate > 0.0 && self.rng.random::<f64>() < rate;
-        let base = self.strategy.backoff.base;
+    // ---------------------------------------------------------------- where requests begin
+
+    /// A closed client begins its next logical request.
+    fn start_closed(&mut self, key: u32) {
+        self.begin(key, None);
+    }
+
+    /// The next arrival of open or trace population `p`: a new request, and the arrival
+    /// after it scheduled.
+    fn arrival(&mut self, p: usize) {
+        let SourceState::Arrivals(a) = &mut self.sources[p] else {
+            unreachable!("only open and trace populations schedule arrivals")
+        };
+        let number = a.next_number - 1;
+        let client = self.client_offsets[p] + a.next_client();
+        if let Some(at) = a.next_time() {
+            self.push(Event::new(EventKind::Arrival, at, 0, 0).at_service(p as u16));
+        }
+        let key = self.requests.allocate();
+        let r = &mut self.requests[key];
+        r.client = client;
+        r.population = p as u16;
+        r.policy = p as u16;
+        r.target = 0;
+        r.parent = NONE;
+        r.number = number as u32;
+        self.begin(key, None);
+    }
+
+    /// Service `job`'s next downstream call: a new request of the service's policy.
+    fn start_child(&mut self, job: u32) {
+        let j = self.jobs[job];
+        let svc = j.service as usize;
+        let callee = self.scenario.services[svc].calls[j.next_call as usize] as u16;
+        let policy = self.edge_policies[svc]
+            .iter()
+            .find(|(c, _)| *c == callee)
+            .expect("every callee has an edge policy")
+            .1;
+        let cap = self.scenario.services[svc]
+            .propagate_deadline
+            .then_some(j.deadline_at);
+        let key = self.requests.allocate();
+        let r = &mut self.requests[key];
+        r.client = 0;
+        r.population = u16::MAX;
+        r.policy = policy;
+        r.target = callee;
+        r.parent = job;
+        r.number = j.next_call as u32;
+        self.begin(key, cap);
+    }
+
+    /// Starts the logical request in `key` (routing fields already set) and sends its first
+    /// attempt. `deadline_cap`: the caller's deadline, when propagated.
+    fn begin(&mut self, key: u32, deadline_cap: Option<SimTime>) {
         let now = self.now;
-        let cl = &mut self.clients[c as usize];
-        *cl = Client {
-            serial: cl.serial,
-            finished: cl.finished,
+        let r = self.requests[key];
+        let policy = self.policies[r.policy as usize];
+        let bad_request = self.is_bad_request(&r);
+        let deadline = policy
+            .strategy
+            .retry
+            .deadline
+            .map_or(SimTime::MAX, |d| now + d);
+        self.requests[key] = Request {
+            serial: r.serial,
+            in_flight: r.in_flight,
+            client: r.client,
+            parent: r.parent,
+            number: r.number,
+            policy: r.policy,
+            population: r.population,
+            target: r.target,
+            ended: false,
             bad_request,
             attempt: 1,
             first_send: now,
-            prev_delay: base,
-            ..Client::new()
+            deadline_at: deadline_cap.map_or(deadline, |cap| deadline.min(cap)),
+            prev_delay: policy.strategy.backoff.base,
+            ..Request::new()
         };
-        self.send(c);
+        let target = r.target as usize;
+        self.metrics.services[target].requests += 1;
+        if policy.client {
+            self.open_client_requests += 1;
+            self.metrics.populations[r.population as usize].requests += 1;
+        }
+        self.send(key);
     }
 
-    /// Sends the client's next attempt now (first, retry or fallback call).
-    fn send(&mut self, c: u32) {
+    /// Whether the request now beginning in `r` is one its service answers 400. For client
+    /// requests this is a workload draw (the same for every strategy); for downstream calls
+    /// a draw of the callee's stream.
+    fn is_bad_request(&mut self, r: &Request) -> bool {
+        let rate = self.scenario.services[r.target as usize]
+            .server
+            .client_error_rate;
+        if rate <= 0.0 {
+            return false;
+        }
+        let u = if r.population != u16::MAX {
+            self.seed.workload_draw(
+                r.population as usize,
+                Purpose::BadRequest,
+                r.client as u64,
+                r.number as u64,
+            )
+        } else {
+            self.draws[r.target as usize].errors_rng.random::<f64>()
+        };
+        u < rate
+    }
+
+    // ------------------------------------------------------------------------ attempts
+
+    /// Sends the request's next attempt now (first, retry or fallback call).
+    fn send(&mut self, key: u32) {
         let now = self.now;
-        let on_fallback = self.clients[c as usize].on_fallback;
-        if !on_fallback && let Some(b) = &mut self.breakers {
-            match b.admit(b.index(c)) {
-                Some(probe) => self.clients[c as usize].probe = probe,
+        let r = self.requests[key];
+        let policy = self.policies[r.policy as usize];
+        if !r.on_fallback
+            && let Some(g) = policy.breaker
+        {
+            let group = &mut self.breakers[g as usize].breakers;
+            match group.admit(group.index(r.client)) {
+                Some(probe) => self.requests[key].probe = probe,
                 None => {
-                    // The attempt fails fast with class `breaker_open` (issue 4): it is what
-                    // the request's record shows as its last status, not the earlier 503.
-                    self.clients[c as usize].last_status = Some(Status::BreakerOpen);
-                    return self.give_up(c, GiveUpReason::BreakerOpen);
+                    // The attempt fails fast with class `breaker_open`: it is what the
+                    // request's record shows as its last status, not the earlier 503.
+                    self.requests[key].last_status = Some(Status::BreakerOpen);
+                    return self.give_up(key, GiveUpReason::BreakerOpen);
                 }
             }
         }
-        // Copies of the `'a` references, so borrows of them do not hold `self`.
-        let (scenario, strategy): (&'a Scenario, &'a Strategy) = (self.scenario, self.strategy);
-        let retry = &strategy.retry;
-        let cl = &mut self.clients[c as usize];
-        cl.serial = cl.serial.wrapping_add(1);
-        cl.awaiting = true;
-        cl.sent += 1;
-        let (serial, first) = (cl.serial, cl.sent == 1);
+        let retry = &policy.strategy.retry;
+        let r = &mut self.requests[key];
+        r.serial = r.serial.wrapping_add(1);
+        r.awaiting = true;
+        r.sent += 1;
+        let (serial, first, on_fallback, target) = (r.serial, r.sent == 1, r.on_fallback, r.target);
+        let (client, population, last_status) = (r.client, r.population, r.last_status);
         let timeout = if on_fallback {
             retry.timeout
         } else {
-            retry.attempt_timeout(cl.attempt as u32)
+            retry.attempt_timeout(r.attempt as u32)
         };
-        cl.timeout_at = timeout.map_or(SimTime::MAX, |t| now + t);
-        cl.response_at_timeout = false;
+        r.timeout_at = timeout.map_or(SimTime::MAX, |t| now + t);
+        r.response_at_timeout = false;
         // The two early-failure timers below are the attempt's only timer when they fire.
-        cl.timer_armed = false;
+        r.timer_armed = false;
+        let svc = if on_fallback { self.fallback } else { target };
         if on_fallback {
             // Neither a first attempt nor a retry to the primary: a request whose first
             // attempt the breaker refused reaches here with `sent == 1`, and must not feed
             // the primary's budget (ratio window, adaptive fill).
         } else if first {
-            if let Some(b) = &mut self.budgets {
-                b.on_first_attempt(c, now);
+            if let Some(b) = policy.budget {
+                self.budgets[b as usize].on_first_attempt(client, now);
+            }
+            self.timelines[target as usize].at(now).first_attempts += 1;
+            if policy.client {
+                self.population_bucket(population as usize, now)
+                    .first_attempts += 1;
             }
         } else {
             // Retries are counted when sent, not when decided: a retry the breaker refuses
             // at send time, or one the time limit cuts off, was never sent. The class is
             // the failure that caused it (set by `result`, always retryable here).
-            let class = cl.last_status.expect("a retry follows a failed attempt");
-            self.metrics.retries[class_index(class)] += 1;
-            self.timeline.at(now).retries += 1;
+            let class = last_status.expect("a retry follows a failed attempt");
+            self.metrics.services[target as usize].retries[class_index(class)] += 1;
+            self.timelines[target as usize].at(now).retries += 1;
         }
 
-        let (latency, outages) = if on_fallback {
-            let f = scenario
-                .fallback
-                .as_ref()
-                .expect("fallback attempts need [fallback]");
-            (
-                self.fallback_latency.sample(&mut self.rng),
-                &f.server.outages,
-            )
-        } else {
-            (
-                self.latency.sample(&mut self.rng),
-                &scenario.entry().server.outages,
-            )
-        };
+        let d = &mut self.draws[svc as usize];
+        let latency = d.latency.sample(&mut d.latency_rng);
         let arrival = now + latency;
         let give_up_at = |limit: Option<SimDuration>| limit.map(|l| now + l);
         let connect_limit = match (retry.connect_timeout, timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let unreachable = matches!(
-            outage_at(outages, arrival).map(|o| o.kind),
-            Some(OutageKind::Unreachable)
-        );
-        if unreachable {
+        let server = &self.services[svc as usize];
+        if server
+            .outage_at(arrival)
+            .is_some_and(|o| o.kind.is_unreachable())
+        {
             // Nothing answers: the attempt fails when the first of its timers expires (or
             // hangs until the time limit when it has none).
             if let Some(at) = give_up_at(connect_limit) {
-                self.clients[c as usize].timer_armed = true;
+                self.requests[key].timer_armed = true;
                 self.push(
-                    Event::new(EventKind::Timeout, at, c, serial).with_status(Status::Unreachable),
+                    Event::new(EventKind::Timeout, at, key, serial)
+                        .with_status(Status::Unreachable),
                 );
             }
             return;
@@ -404,401 +647,658 @@ impl<'a> Simulation<'a> {
             && latency > ct
         {
             let at = give_up_at(connect_limit).expect("connect timeout is set");
-            self.clients[c as usize].timer_armed = true;
-            self.push(Event::new(EventKind::Timeout, at, c, serial).with_status(Status::Timeout));
+            self.requests[key].timer_armed = true;
+            self.push(Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout));
             return;
         }
-        // An OCC attempt reads the row's version first; the write follows the read's answer.
-        let occ = if on_fallback {
-            self.fallback.as_ref().is_some_and(Server::is_occ)
-        } else {
-            self.primary.is_occ()
-        };
-        let kind = if occ {
+        // A read-write OCC attempt reads the row's version first; the write follows the
+        // read's answer. Every other attempt goes straight to the server.
+        let kind = if server.spec().occ == crate::model::Occ::ReadWrite {
             EventKind::Read
         } else {
             EventKind::Arrive
         };
-        self.push(Event::new(kind, arrival, c, serial).on_fallback(on_fallback));
-        self.arm_if_later(c, arrival);
+        self.requests[key].in_flight += 1;
+        self.push(Event::new(kind, arrival, key, serial).at_service(svc));
+        self.arm_if_later(key, arrival);
     }
 
     /// An OCC read reaches the server: the version it sees travels back in the reply.
-    fn read(&mut self, c: u32, serial: u32, on_fallback: bool) {
-        let version = if on_fallback {
-            self.fallback
-                .as_ref()
-                .expect("fallback attempts need [fallback]")
-                .version()
-        } else {
-            self.primary.version()
-        };
-        let at = self.now + self.network(on_fallback);
+    fn read(&mut self, key: u32, serial: u32, svc: u16) {
+        let version = self.services[svc as usize].version();
+        let at = self.now + self.latency(svc);
         self.push(
-            Event::new(EventKind::ReadReply, at, c, serial)
-                .with_hint_us(version)
-                .on_fallback(on_fallback),
+            Event::new(EventKind::ReadReply, at, key, serial)
+                .with_aux(version)
+                .at_service(svc),
         );
-        if self.live(c, serial, on_fallback) {
-            self.arm_if_later(c, at);
+        if self.is_live(key, serial, svc) {
+            self.arm_if_later(key, at);
         }
     }
 
-    /// The read's answer reaches the client, which writes at once with the version it read.
-    fn read_reply(&mut self, c: u32, serial: u32, on_fallback: bool, version: u32) {
-        if !self.live(c, serial, on_fallback) {
-            return; // the attempt was abandoned (timed out) meanwhile
+    /// The read's answer reaches the caller, which writes at once with the version it read.
+    fn read_reply(&mut self, key: u32, serial: u32, svc: u16, version: u32) {
+        if !self.is_live(key, serial, svc) {
+            // The attempt was abandoned (timed out) meanwhile: it leaves the server side.
+            return self.left_server(key);
         }
-        let at = self.now + self.network(on_fallback);
+        let at = self.now + self.latency(svc);
         self.push(
-            Event::new(EventKind::Arrive, at, c, serial)
-                .with_hint_us(version)
-                .on_fallback(on_fallback),
+            Event::new(EventKind::Arrive, at, key, serial)
+                .with_aux(version)
+                .at_service(svc),
         );
-        self.arm_if_later(c, at);
+        self.arm_if_later(key, at);
     }
 
-    /// Whether `serial` is the client's outstanding attempt (to `fallback` or the primary).
+    /// Whether `serial` is the outstanding attempt of `key` to service `svc`.
     #[inline]
-    fn live(&self, c: u32, serial: u32, on_fallback: bool) -> bool {
-        let cl = &self.clients[c as usize];
-        cl.awaiting && cl.serial == serial && cl.on_fallback == on_fallback
+    fn is_live(&self, key: u32, serial: u32, svc: u16) -> bool {
+        self.requests[key].is_live(serial, svc == self.fallback)
     }
 
     /// The current attempt's next step happens at `next`: if that is after its timeout, the
     /// timer must fire first, so it enters the queue now (`SimTime::MAX`: unknown, e.g. queued).
     #[inline]
-    fn arm_if_later(&mut self, c: u32, next: SimTime) {
-        let cl = &mut self.clients[c as usize];
-        if next > cl.timeout_at && !cl.timer_armed {
-            cl.timer_armed = true;
-            let (at, serial) = (cl.timeout_at, cl.serial);
-            self.push(Event::new(EventKind::Timeout, at, c, serial).with_status(Status::Timeout));
+    fn arm_if_later(&mut self, key: u32, next: SimTime) {
+        let r = &mut self.requests[key];
+        if next > r.timeout_at && !r.timer_armed {
+            r.timer_armed = true;
+            let (at, serial) = (r.timeout_at, r.serial);
+            self.push(Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout));
         }
     }
 
-    /// An attempt (for an OCC server: its write, carrying `read_version`) reaches a server.
-    fn arrive(&mut self, c: u32, serial: u32, on_fallback: bool, read_version: u32) {
+    // ------------------------------------------------------------------------ servers
+
+    /// An attempt (for an OCC server: its write, carrying `read_version`) reaches `svc`.
+    fn arrive(&mut self, key: u32, serial: u32, svc: u16, read_version: u32) {
         let now = self.now;
-        let cl = &self.clients[c as usize];
-        let bad_request = cl.bad_request && cl.serial == serial && !on_fallback;
-        let job = Job {
-            client: c,
+        let r = self.requests[key];
+        let on_fallback = svc == self.fallback;
+        let bad_request = r.bad_request && !on_fallback;
+        let entry = Queued {
+            request: key,
             serial,
             answer: Status::Ok,
+            joined: now,
         };
-        let rng = &mut self.rng;
-        let server = if on_fallback {
-            self.fallback
-                .as_mut()
-                .expect("fallback attempts need [fallback]")
-        } else {
-            &mut self.primary
-        };
-        let admission = server.admit(now, job, bad_request, read_version, || rng.random::<f64>());
+        let d = &mut self.draws[svc as usize];
+        let (instant, errors) = (d.instant_write, &mut d.errors_rng);
+        let admission = self.services[svc as usize].admit(
+            now,
+            entry,
+            bad_request,
+            read_version,
+            instant,
+            || errors.random::<f64>(),
+        );
         if on_fallback {
             self.metrics.fallback_calls += 1;
-            self.timeline.at(now).fallback_arrivals += 1;
+            self.timelines[0].at(now).fallback_arrivals += 1;
         } else {
-            self.metrics.calls += 1;
-            let rejected = matches!(admission, Admission::Rejected { .. });
-            let bucket = self.timeline.at(now);
+            let m = &mut self.metrics.services[svc as usize];
+            m.calls += 1;
+            let bucket = self.timelines[svc as usize].at(now);
             bucket.arrivals += 1;
-            if rejected {
+            if matches!(admission, Admission::Rejected { .. }) {
                 bucket.rejected += 1;
-                self.metrics.rejected += 1;
+                m.rejected += 1;
             } else {
                 bucket.accepted += 1;
-                self.metrics.accepted += 1;
+                m.accepted += 1;
+            }
+            if svc == 0 && r.population != u16::MAX {
+                self.metrics.populations[r.population as usize].calls += 1;
             }
         }
-        let live = self.live(c, serial, on_fallback);
         match admission {
-            Admission::Rejected { status, hint } => {
-                self.answer_now(c, serial, on_fallback, status, hint, live)
+            Admission::Rejected { status, hint } => self.respond(key, serial, svc, status, hint),
+            Admission::Written => self.respond(key, serial, svc, Status::Ok, None),
+            Admission::Hold { version } => {
+                let d = &mut self.draws[svc as usize];
+                let at = now + d.occ_write.sample(&mut d.occ_rng);
+                self.push(
+                    Event::new(EventKind::Commit, at, key, serial)
+                        .with_aux(version)
+                        .at_service(svc),
+                );
+                if self.is_live(key, serial, svc) {
+                    self.arm_if_later(key, at);
+                }
             }
-            Admission::Written => self.answer_now(c, serial, on_fallback, Status::Ok, None, live),
-            Admission::Serve(job) => self.start_service(job, on_fallback),
-            Admission::Queued if live => self.arm_if_later(c, SimTime::MAX),
-            Admission::Queued => {}
+            Admission::Serve(entry) => self.start_service(svc, entry),
+            Admission::Queued => {
+                if self.is_live(key, serial, svc) {
+                    self.arm_if_later(key, SimTime::MAX);
+                }
+                self.arm_queue_timer(svc);
+            }
         }
-        if !on_fallback {
-            self.timeline
-                .occupancy(now, self.primary.in_service(), self.primary.queued());
-        }
+        self.record_occupancy(svc);
     }
 
-    /// The server answers an arrival at once, without service: the response crosses back.
-    fn answer_now(
+    /// An OCC write's commit instant: it wins only if the row is at the version it expects.
+    fn commit(&mut self, key: u32, serial: u32, svc: u16, version: u32) {
+        let status = if self.services[svc as usize].commit(version) {
+            Status::Ok
+        } else {
+            Status::Conflict
+        };
+        self.respond(key, serial, svc, status, None);
+    }
+
+    /// `svc` answers an attempt now (a refusal, an OCC write, a dropped queued attempt): the
+    /// response crosses the network back, and the attempt leaves the server side.
+    fn respond(
         &mut self,
-        c: u32,
+        key: u32,
         serial: u32,
-        on_fallback: bool,
+        svc: u16,
         status: Status,
         hint: Option<SimDuration>,
-        live: bool,
     ) {
-        let at = self.now + self.network(on_fallback);
-        self.push(
-            Event::new(EventKind::Response, at, c, serial)
-                .with_status(status)
-                .with_hint_us(hint_to_us(hint))
-                .on_fallback(on_fallback),
-        );
-        if live {
-            let cl = &mut self.clients[c as usize];
-            cl.response_at_timeout = at == cl.timeout_at;
-            self.arm_if_later(c, at);
+        if self.is_live(key, serial, svc) {
+            let at = self.now + self.latency(svc);
+            self.push(
+                Event::new(EventKind::Response, at, key, serial)
+                    .with_status(status)
+                    .with_aux(hint_to_us(hint))
+                    .at_service(svc),
+            );
+            let r = &mut self.requests[key];
+            r.response_at_timeout = at == r.timeout_at;
+            self.arm_if_later(key, at);
         }
+        self.left_server(key);
     }
 
-    fn start_service(&mut self, job: Job, on_fallback: bool) {
-        let (server, sampler) = if on_fallback {
-            (
-                self.fallback
-                    .as_ref()
-                    .expect("fallback attempts need [fallback]"),
-                &self.fallback_service,
-            )
-        } else {
-            (&self.primary, &self.service)
-        };
-        let mut service = sampler.sample(&mut self.rng);
-        let factor = server.slowdown_at(self.now);
+    /// One attempt of `key` is no longer held by any server.
+    #[inline]
+    fn left_server(&mut self, key: u32) {
+        self.requests[key].in_flight -= 1;
+        self.requests.release_if_done(key);
+    }
+
+    /// `entry` took a slot of `svc`: its service time starts now.
+    fn start_service(&mut self, svc: u16, entry: Queued) {
+        let s = svc as usize;
+        let factor = self.services[s].slowdown_at(self.now);
+        let d = &mut self.draws[s];
+        let mut service = d.service.sample(&mut d.service_rng);
         if factor != 1.0 {
             service = SimDuration::from_nanos_f64(service.as_nanos() as f64 * factor);
         }
         let at = self.now + service;
-        self.push(
-            Event::new(EventKind::Done, at, job.client, job.serial)
-                .with_status(job.answer)
-                .on_fallback(on_fallback),
-        );
-        if self.live(job.client, job.serial, on_fallback) {
-            self.arm_if_later(job.client, at);
-        }
-    }
-
-    fn done(&mut self, c: u32, serial: u32, status: Status, on_fallback: bool) {
-        let now = self.now;
-        let next = if on_fallback {
-            self.fallback
-                .as_mut()
-                .expect("fallback attempts need [fallback]")
-                .finish()
-        } else {
-            self.primary.finish()
-        };
-        if let Some(job) = next {
-            self.start_service(job, on_fallback);
-        }
-        if !on_fallback {
-            self.timeline.at(now).completed += 1;
-            self.timeline
-                .occupancy(now, self.primary.in_service(), self.primary.queued());
-        }
-        if self.live(c, serial, on_fallback) {
-            let at = now + self.network(on_fallback);
+        let generation = self.services[s].generation();
+        let calls = self
+            .scenario
+            .services
+            .get(s)
+            .is_some_and(|x| !x.calls.is_empty());
+        if calls && entry.answer == Status::Ok {
+            let job = self.jobs.insert(Job {
+                service: svc,
+                next_call: 0,
+                answer: entry.answer,
+                generation,
+                caller: entry.request,
+                caller_serial: entry.serial,
+                deadline_at: self.requests[entry.request].deadline_at,
+            });
             self.push(
-                Event::new(EventKind::Response, at, c, serial)
-                    .with_status(status)
-                    .on_fallback(on_fallback),
+                Event::new(EventKind::DoneJob, at, job, 0)
+                    .with_aux(generation)
+                    .at_service(svc),
             );
-            let cl = &mut self.clients[c as usize];
-            cl.response_at_timeout = at == cl.timeout_at;
-            self.arm_if_later(c, at);
-        } else if !on_fallback {
-            // Served for a client that had already abandoned the attempt.
-            self.metrics.wasted += 1;
+            if self.is_live(entry.request, entry.serial, svc) {
+                // The answer waits for the downstream calls: not known yet.
+                self.arm_if_later(entry.request, SimTime::MAX);
+            }
+        } else {
+            self.push(
+                Event::new(EventKind::Done, at, entry.request, entry.serial)
+                    .with_status(entry.answer)
+                    .with_aux(generation)
+                    .at_service(svc),
+            );
+            if self.is_live(entry.request, entry.serial, svc) {
+                self.arm_if_later(entry.request, at);
+            }
         }
     }
 
-    /// An attempt's result reached the client: a response, or its timer expired.
-    fn result(&mut self, c: u32, serial: u32, status: Status, hint: Option<SimDuration>) {
+    /// A slot of `svc` is released: the next queued attempts start.
+    fn release_slot(&mut self, svc: u16) {
         let now = self.now;
-        let cl = &mut self.clients[c as usize];
-        if !cl.awaiting || cl.serial != serial {
+        self.services[svc as usize].release(now);
+        if (svc as usize) < self.timelines.len() {
+            self.timelines[svc as usize].at(now).completed += 1;
+        }
+        self.start_queued(svc);
+    }
+
+    /// Starts queued attempts of `svc` while it has free slots.
+    fn start_queued(&mut self, svc: u16) {
+        while let Some(next) = self.services[svc as usize].take_next(self.now) {
+            self.start_service(svc, next);
+        }
+    }
+
+    /// `svc` finished serving an attempt (a service without downstream calls).
+    fn done(&mut self, key: u32, serial: u32, status: Status, svc: u16, generation: u32) {
+        if generation != self.services[svc as usize].generation() {
+            // Lost in a crash: the slot was freed then, and nothing answers.
+            return self.left_server(key);
+        }
+        self.release_slot(svc);
+        self.record_occupancy(svc);
+        self.answer(key, serial, svc, status);
+    }
+
+    /// `svc` answers the attempt it served: a response if the caller still waits, else the
+    /// work was wasted.
+    fn answer(&mut self, key: u32, serial: u32, svc: u16, status: Status) {
+        if self.is_live(key, serial, svc) {
+            let at = self.now + self.latency(svc);
+            self.push(
+                Event::new(EventKind::Response, at, key, serial)
+                    .with_status(status)
+                    .at_service(svc),
+            );
+            let r = &mut self.requests[key];
+            r.response_at_timeout = at == r.timeout_at;
+            self.arm_if_later(key, at);
+        } else if svc != self.fallback {
+            // Served for a caller that had already abandoned the attempt.
+            self.metrics.services[svc as usize].wasted += 1;
+        }
+        self.left_server(key);
+    }
+
+    /// A service with downstream calls finished its own work on `job`: the calls begin.
+    fn done_job(&mut self, job: u32, generation: u32) {
+        let svc = self.jobs[job].service;
+        if generation != self.services[svc as usize].generation() {
+            let caller = self.jobs[job].caller;
+            self.jobs.remove(job);
+            return self.left_server(caller);
+        }
+        self.start_child(job);
+    }
+
+    /// A downstream call of `job` ended: the next call, or the answer.
+    fn child_ended(&mut self, job: u32, succeeded: bool) {
+        let j = self.jobs[job];
+        if j.generation != self.services[j.service as usize].generation() {
+            // The service crashed while waiting on this call: the job is lost.
+            self.jobs.remove(job);
+            return self.left_server(j.caller);
+        }
+        if !succeeded {
+            // A downstream give-up makes the service answer 500.
+            return self.finish_job(job, Status::ServerError);
+        }
+        let next = j.next_call + 1;
+        if (next as usize) < self.scenario.services[j.service as usize].calls.len() {
+            self.jobs[job].next_call = next;
+            self.start_child(job);
+        } else {
+            self.finish_job(job, j.answer);
+        }
+    }
+
+    /// `job` is over: its slot is released and its caller answered.
+    fn finish_job(&mut self, job: u32, status: Status) {
+        let j = self.jobs[job];
+        self.jobs.remove(job);
+        self.release_slot(j.service);
+        self.record_occupancy(j.service);
+        self.answer(j.caller, j.caller_serial, j.service, status);
+    }
+
+    /// Arms the queue-timeout check of `svc` for its oldest queued attempt, if none is armed.
+    fn arm_queue_timer(&mut self, svc: u16) {
+        let s = &mut self.services[svc as usize];
+        if s.queue_timer.is_none()
+            && let Some(at) = s.next_expiry()
+        {
+            s.queue_timer = Some(at);
+            self.push(Event::new(EventKind::QueueTimeout, at, 0, 0).at_service(svc));
+        }
+    }
+
+    /// Drops every queued attempt of `svc` that has waited `queue_timeout`: each is answered
+    /// 503 now and counted as shed.
+    fn queue_timeout(&mut self, svc: u16) {
+        let now = self.now;
+        self.services[svc as usize].queue_timer = None;
+        while let Some(q) = self.services[svc as usize].expire(now) {
+            if svc != self.fallback {
+                self.metrics.services[svc as usize].shed += 1;
+                self.timelines[svc as usize].at(now).shed += 1;
+            }
+            let hint = self.services[svc as usize].overload_hint();
+            self.respond(q.request, q.serial, svc, Status::Unavailable, hint);
+        }
+        self.arm_queue_timer(svc);
+        self.record_occupancy(svc);
+    }
+
+    /// `svc` now has `slots` slots (a capacity step, or an autoscaling change).
+    fn set_capacity(&mut self, svc: u16, slots: u32) {
+        self.services[svc as usize].set_concurrency(slots);
+        if (svc as usize) < self.timelines.len() {
+            self.timelines[svc as usize].concurrency(self.now, slots);
+        }
+        self.start_queued(svc);
+        self.record_occupancy(svc);
+    }
+
+    /// An autoscaling decision of `svc`, and the next one an interval later (while there is
+    /// work left to do).
+    fn autoscale(&mut self, svc: u16) {
+        let now = self.now;
+        match self.services[svc as usize].autoscale(now) {
+            Scaling::Keep => {}
+            Scaling::Now(n) => self.set_capacity(svc, n),
+            Scaling::Later(n) => {
+                let warmup = self.services[svc as usize]
+                    .spec()
+                    .autoscale
+                    .expect("autoscaling is configured")
+                    .warmup;
+                let e = Event::new(EventKind::Capacity, now + warmup, 0, 0)
+                    .at_service(svc)
+                    .with_aux(n);
+                self.push(e);
+            }
+        }
+        let interval = self.services[svc as usize]
+            .spec()
+            .autoscale
+            .expect("autoscaling is configured")
+            .interval;
+        self.push(Event::new(EventKind::Autoscale, now + interval, 0, 0).at_service(svc));
+    }
+
+    /// `svc` crashes: every queued and in-service attempt is lost without an answer.
+    fn crash(&mut self, svc: u16) {
+        let now = self.now;
+        let lost_in_service = self.services[svc as usize].in_service() as u64;
+        let lost = self.services[svc as usize].crash(now);
+        if let Some(m) = self.metrics.services.get_mut(svc as usize) {
+            m.lost += lost.len() as u64 + lost_in_service;
+        }
+        for q in lost {
+            self.left_server(q.request);
+        }
+        self.record_occupancy(svc);
+    }
+
+    fn record_occupancy(&mut self, svc: u16) {
+        if let Some(t) = self.timelines.get_mut(svc as usize) {
+            let s = &self.services[svc as usize];
+            t.occupancy(self.now, s.in_service(), s.queued());
+        }
+    }
+
+    // ------------------------------------------------------------------------ outcomes
+
+    /// An attempt's result reached the caller: a response from `svc`, or its timer expired.
+    fn result(&mut self, key: u32, serial: u32, status: Status, hint: Option<SimDuration>) {
+        let now = self.now;
+        let r = &mut self.requests[key];
+        if !r.awaiting || r.serial != serial {
             return; // a late response or timer of an abandoned attempt
         }
-        cl.awaiting = false;
-        cl.last_status = Some(status);
+        r.awaiting = false;
+        r.last_status = Some(status);
         if hint.is_some() {
-            cl.last_hint_us = hint_to_us(hint);
+            r.last_hint_us = hint_to_us(hint);
         }
-        if cl.on_fallback {
+        let r = *r;
+        if matches!(status, Status::Timeout | Status::Unreachable) && !r.on_fallback {
+            self.metrics.services[r.target as usize].timeouts += 1;
+            self.timelines[r.target as usize].at(now).timeouts += 1;
+        }
+        if r.on_fallback {
             return if status == Status::Ok {
                 self.metrics.fallback_succeeded += 1;
-                self.end(c, Outcome::Succeeded)
+                self.end(key, Outcome::Succeeded)
             } else {
-                let reason = cl.fallback_reason;
-                self.end(c, Outcome::GaveUp(reason))
+                self.end(key, Outcome::GaveUp(r.fallback_reason))
             };
         }
-        let probe = cl.probe;
+        let policy = self.policies[r.policy as usize];
         if status != Status::BadRequest
-            && let Some(b) = &mut self.breakers
+            && let Some(g) = policy.breaker
         {
-            let index = b.index(c);
-            if b.record(index, now, status != Status::Ok, probe) == Transition::Opened {
-                let at = now + b.open_for();
-                let open = b.open_count();
-                self.timeline.breakers(now, open);
-                self.push(Event::new(EventKind::HalfOpen, at, index, 0));
+            let group = &mut self.breakers[g as usize];
+            let index = group.breakers.index(r.client);
+            let failed = status != Status::Ok;
+            if group.breakers.record(index, now, failed, r.probe) == Transition::Opened {
+                let at = now + group.breakers.open_for();
+                let target = group.target;
+                self.record_breakers(target);
+                self.push(Event::new(EventKind::HalfOpen, at, index, 0).at_service(g));
             }
         }
         if status == Status::Ok {
-            self.end(c, Outcome::Succeeded)
+            self.end(key, Outcome::Succeeded)
         } else {
-            self.failure(c, status, hint)
+            self.failure(key, status, hint)
         }
     }
 
     /// The retry decision after a failed attempt (DESIGN.md, "Retry decision").
-    fn failure(&mut self, c: u32, status: Status, hint: Option<SimDuration>) {
+    fn failure(&mut self, key: u32, status: Status, hint: Option<SimDuration>) {
         let now = self.now;
-        let strategy = self.strategy;
+        let policy = self.policies[self.requests[key].policy as usize];
+        let strategy = policy.strategy;
         let retry = &strategy.retry;
         if !retry.retries(status) {
-            return self.give_up(c, GiveUpReason::NonRetryable);
+            return self.give_up(key, GiveUpReason::NonRetryable);
         }
-        if let Some(b) = &mut self.budgets {
-            b.on_failure(c);
+        let client = self.requests[key].client;
+        if let Some(b) = policy.budget {
+            self.budgets[b as usize].on_failure(client);
         }
-        let cl = &mut self.clients[c as usize];
+        let r = &mut self.requests[key];
         let (delay, transport) = match retry.rate_limit {
             Some(ladder) if status == Status::TooManyRequests => {
-                cl.rate_limited = cl.rate_limited.saturating_add(1);
-                if ladder.escalates(cl.rate_limited as u32) {
-                    return self.give_up(c, GiveUpReason::RateLimitEscalation);
+                r.rate_limited = r.rate_limited.saturating_add(1);
+                if ladder.escalates(r.rate_limited) {
+                    return self.give_up(key, GiveUpReason::RateLimitEscalation);
                 }
                 (ladder.wait(hint.filter(|_| retry.retry_after.honor)), false)
             }
             _ => {
-                if cl.attempt as u32 >= retry.max_attempts {
-                    return self.give_up(c, GiveUpReason::Attempts);
+                if r.attempt as u32 >= retry.max_attempts {
+                    return self.give_up(key, GiveUpReason::Attempts);
                 }
                 let delay = match retry.retry_after.choose(hint) {
                     Some(d) => d,
                     None => {
                         let backoff = &strategy.backoff;
                         let u = if backoff.uses_draw() {
-                            self.rng.random::<f64>()
+                            self.backoff_rng.random::<f64>()
                         } else {
                             0.0
                         };
-                        let d = backoff.delay(cl.attempt as u32, cl.prev_delay, u);
-                        cl.prev_delay = d;
+                        let d = backoff.delay(r.attempt as u32, r.prev_delay, u);
+                        r.prev_delay = d;
                         d
                     }
                 };
                 (delay, true)
             }
         };
-        if let Some(deadline) = retry.deadline
-            && now + delay >= cl.first_send + deadline
-        {
-            return self.give_up(c, GiveUpReason::Deadline);
+        if now + delay >= self.requests[key].deadline_at {
+            return self.give_up(key, GiveUpReason::Deadline);
         }
-        if let Some(b) = &mut self.budgets {
-            match b.try_retry(c, now, status) {
+        if let Some(b) = policy.budget {
+            let target = policy.target as usize;
+            match self.budgets[b as usize].try_retry(client, now, status) {
                 Decision::Refused => {
-                    self.metrics.budget_refused += 1;
-                    self.timeline.at(now).budget_refused += 1;
-                    return self.give_up(c, GiveUpReason::Budget);
+                    self.metrics.services[target].budget_refused += 1;
+                    self.timelines[target].at(now).budget_refused += 1;
+                    return self.give_up(key, GiveUpReason::Budget);
                 }
                 Decision::Allowed { cost } => {
-                    self.metrics.budget_allowed += 1;
+                    self.metrics.services[target].budget_allowed += 1;
                     // Remembered even when 0: a retried success refunds its last retry's
                     // cost, which may be 0 (`retry_cost = 0`), never `success_refund`.
-                    self.clients[c as usize].quota_cost = cost as u32;
+                    self.requests[key].quota_cost = cost as u32;
                 }
             }
         }
-        let cl = &mut self.clients[c as usize];
+        let r = &mut self.requests[key];
         if transport {
-            cl.attempt += 1;
+            r.attempt += 1;
         }
-        cl.waited += delay;
-        self.push(Event::new(EventKind::Send, now + delay, c, 0));
+        r.waited += delay;
+        self.push(Event::new(EventKind::Send, now + delay, key, 0));
     }
 
     /// The request would end for `reason`: try the fallback server once, else end it.
-    fn give_up(&mut self, c: u32, reason: GiveUpReason) {
-        let cl = &mut self.clients[c as usize];
-        if !cl.on_fallback
+    fn give_up(&mut self, key: u32, reason: GiveUpReason) {
+        let r = &mut self.requests[key];
+        let policy = &self.policies[r.policy as usize];
+        if !r.on_fallback
+            && policy.client
             && self.scenario.fallback.is_some()
-            && self.strategy.retry.fallback_on.contains(reason)
+            && policy.strategy.retry.fallback_on.contains(reason)
         {
-            cl.on_fallback = true;
-            cl.fallback_reason = reason;
-            return self.send(c);
+            r.on_fallback = true;
+            r.fallback_reason = reason;
+            return self.send(key);
         }
-        self.end(c, Outcome::GaveUp(reason));
+        self.end(key, Outcome::GaveUp(reason));
     }
 
-    fn end(&mut self, c: u32, outcome: Outcome) {
+    /// The logical request in `key` ends with `outcome`.
+    fn end(&mut self, key: u32, outcome: Outcome) {
         let now = self.now;
-        let cl = &mut self.clients[c as usize];
-        let latency = now - cl.first_send;
-        let primary_success = outcome == Outcome::Succeeded && !cl.on_fallback;
-        match outcome {
-            Outcome::Succeeded => {
-                self.metrics.succeeded += 1;
-                self.metrics.success_attempts += cl.sent as u64;
-                self.metrics
-                    .latencies
-                    .push(latency.as_nanos() | SUCCESS_BIT);
+        self.record_end(key, outcome);
+        let r = self.requests[key];
+        let policy = self.policies[r.policy as usize];
+        let primary_success = outcome == Outcome::Succeeded && !r.on_fallback;
+        // Every primary attempt after the first passed `try_retry`, so `sent > 1` on a
+        // primary success means "this call was retried" (AWS: refund the retry's cost).
+        let retry_cost = (r.sent > 1).then_some(r.quota_cost as u64);
+        if primary_success && let Some(b) = policy.budget {
+            self.budgets[b as usize].on_success(r.client, retry_cost);
+        }
+        match &self.sources.get(r.population as usize) {
+            Some(SourceState::Closed {
+                requests, think, ..
+            }) if policy.client => {
+                let more = r.number + 1 < *requests;
+                self.requests[key].number += 1;
+                if more && now < self.time_limit {
+                    let think = match think {
+                        Some(t) => t.sample(&mut self.think_rng),
+                        None => SimDuration::ZERO,
+                    };
+                    // An event, not a direct call: a request that ends at once (breaker
+                    // open) must not recurse into the next one.
+                    self.push(Event::new(EventKind::Start, now + think, key, 0));
+                }
             }
-            Outcome::GaveUp(reason) => {
-                self.metrics.gave_up[reason as usize] += 1;
-                self.metrics.latencies.push(latency.as_nanos());
+            _ => {
+                self.requests.release_if_done(key);
+                if r.parent != NONE {
+                    self.child_ended(r.parent, outcome == Outcome::Succeeded);
+                }
             }
         }
+    }
+
+    /// Books the end of the request in `key`: counters, series, latency, record.
+    fn record_end(&mut self, key: u32, outcome: Outcome) {
+        let now = self.now;
+        let r = &mut self.requests[key];
+        let latency = now - r.first_send;
+        r.ended = true;
+        r.awaiting = false;
+        let r = *r;
+        let target = r.target as usize;
+        let m = &mut self.metrics.services[target];
+        let bucket = self.timelines[target].at(now);
+        let succeeded = outcome == Outcome::Succeeded;
+        match outcome {
+            Outcome::Succeeded => {
+                m.succeeded += 1;
+                m.success_attempts += r.sent as u64;
+                bucket.succeeded += 1;
+            }
+            Outcome::GaveUp(reason) => {
+                m.gave_up[reason as usize] += 1;
+                bucket.gave_up += 1;
+            }
+        }
+        if !self.policies[r.policy as usize].client {
+            return;
+        }
+        let p = r.population as usize;
+        self.open_client_requests -= 1;
+        self.metrics.latencies.record(latency.as_nanos());
+        if succeeded {
+            self.metrics.success_latencies.record(latency.as_nanos());
+        }
+        let pm = &mut self.metrics.populations[p];
+        pm.latencies.record(latency.as_nanos());
+        if succeeded {
+            pm.succeeded += 1;
+        } else {
+            pm.gave_up += 1;
+        }
+        let pb = self.population_bucket(p, now);
+        if succeeded {
+            pb.succeeded += 1;
+        } else {
+            pb.gave_up += 1;
+        }
+        if self.trigger.is_some_and(|t| r.first_send < t) {
+            self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
+            if outcome == Outcome::GaveUp(GiveUpReason::TimeLimit) {
+                self.metrics.backlog_open = true;
+            }
+        }
+        self.metrics.completion = self.metrics.completion.max(now);
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {
-                client: c,
-                request: cl.finished,
+                population: r.population,
+                client: r.client - self.client_offsets[p],
+                request: r.number,
                 outcome,
-                last_status: cl.last_status,
-                attempts: cl.sent,
-                total_wait: cl.waited,
-                retry_after: hint_from_us(cl.last_hint_us),
+                last_status: r.last_status,
+                attempts: r.sent,
+                total_wait: r.waited,
+                retry_after: hint_from_us(r.last_hint_us),
                 latency,
             });
         }
-        // Every primary attempt after the first passed `try_retry`, so `sent > 1` on a
-        // primary success means "this call was retried" (AWS: refund the retry's cost).
-        let retry_cost = (cl.sent > 1).then_some(cl.quota_cost as u64);
-        cl.awaiting = false;
-        cl.sent = 0;
-        cl.on_fallback = false;
-        cl.finished += 1;
-        let more = cl.finished < closed(self.scenario).requests;
-        self.metrics.completion = self.metrics.completion.max(now);
-        self.open_requests -= 1;
-        if primary_success && let Some(b) = &mut self.budgets {
-            b.on_success(c, retry_cost);
-        }
-        if more && now < self.time_limit {
-            let think = match &self.think {
-                Some(t) => t.sample(&mut self.rng),
-                None => SimDuration::ZERO,
-            };
-            // An event, not a direct call: a request that ends at once (breaker open) must
-            // not recurse into the next one.
-            self.push(Event::new(EventKind::Start, now + think, c, 0));
-        }
     }
 
-    /// A request the time limit prevented from starting: counted, never sent.
-    fn never_started(&mut self, c: u32, request: u32) {
-        self.metrics.gave_up[GiveUpReason::TimeLimit as usize] += 1;
-        self.open_requests -= 1;
+    /// A closed client's request the time limit prevented from starting: counted, never sent.
+    fn never_started(&mut self, key: u32, number: u32) {
+        let r = self.requests[key];
+        let p = r.population as usize;
+        let reason = GiveUpReason::TimeLimit;
+        self.metrics.services[0].requests += 1;
+        self.metrics.services[0].gave_up[reason as usize] += 1;
+        let pm = &mut self.metrics.populations[p];
+        pm.requests += 1;
+        pm.gave_up += 1;
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {
-                client: c,
-                request,
-                outcome: Outcome::GaveUp(GiveUpReason::TimeLimit),
+                population: r.population,
+                client: r.client - self.client_offsets[p],
+                request: number,
+                outcome: Outcome::GaveUp(reason),
                 last_status: None,
                 attempts: 0,
                 total_wait: SimDuration::ZERO,
@@ -809,26 +1309,123 @@ impl<'a> Simulation<'a> {
         self.metrics.completion = self.metrics.completion.max(self.time_limit);
     }
 
-    #[inline]
-    fn network(&mut self, on_fallback: bool) -> SimDuration {
-        if on_fallback {
-            self.fallback_latency.sample(&mut self.rng)
-        } else {
-            self.latency.sample(&mut self.rng)
+    /// Ends the run: requests still open at the time limit end as `time_limit` there, and
+    /// the series and breaker times are closed.
+    fn finish(mut self) -> RunMetrics {
+        let mut closed_left = false;
+        for (p, state) in self.sources.iter().enumerate() {
+            if let (
+                SourceState::Closed {
+                    first_key,
+                    requests,
+                    ..
+                },
+                Source::Closed(c),
+            ) = (state, &self.scenario.populations[p].source)
+            {
+                closed_left |=
+                    (*first_key..first_key + c.count).any(|k| self.requests[k].number < *requests);
+            }
         }
+        if self.open_client_requests > 0 || closed_left || self.metrics.cut_short {
+            self.metrics.cut_short = true;
+            self.now = self.time_limit.max(self.now);
+            // Every open request ends here, client requests and downstream calls alike
+            // (each is a logical request of its caller), without resuming any job.
+            let reserved = self.requests.reserved();
+            for key in 0..self.requests.len() as u32 {
+                if !self.requests[key].ended {
+                    self.record_end(key, Outcome::GaveUp(GiveUpReason::TimeLimit));
+                    let r = &mut self.requests[key];
+                    if key < reserved {
+                        r.number += 1;
+                    }
+                }
+            }
+            for p in 0..self.sources.len() {
+                if let SourceState::Closed {
+                    first_key,
+                    requests,
+                    ..
+                } = self.sources[p]
+                {
+                    let count = match &self.scenario.populations[p].source {
+                        Source::Closed(c) => c.count,
+                        _ => 0,
+                    };
+                    for key in first_key..first_key + count {
+                        for number in self.requests[key].number..requests {
+                            self.never_started(key, number);
+                        }
+                    }
+                }
+            }
+        }
+        let end = self.now.max(self.metrics.completion);
+        for group in &self.breakers {
+            let open = group.breakers.open_time(self.metrics.completion);
+            self.metrics.services[group.target as usize].breaker_open += open;
+            if group.client {
+                self.metrics.breaker_open += open;
+            }
+        }
+        let timelines = std::mem::take(&mut self.timelines);
+        for (m, t) in self.metrics.services.iter_mut().zip(timelines) {
+            m.timeline = t.finish(end);
+        }
+        let width = self.scenario.bucket.as_nanos().max(1);
+        let buckets = (end.0 / width) as usize + 1;
+        let population_timelines = std::mem::take(&mut self.population_timelines);
+        for (m, mut t) in self
+            .metrics
+            .populations
+            .iter_mut()
+            .zip(population_timelines)
+        {
+            t.resize(buckets.max(t.len()), PopulationBucket::default());
+            m.timeline = t;
+        }
+        self.metrics.peak_requests = self.requests.peak();
+        self.metrics
+    }
+
+    // ------------------------------------------------------------------------ helpers
+
+    /// Records the open breakers guarding calls to `target` now.
+    fn record_breakers(&mut self, target: u16) {
+        let open = self
+            .breakers
+            .iter()
+            .filter(|g| g.target == target)
+            .map(|g| g.breakers.open_count())
+            .sum();
+        self.timelines[target as usize].breakers(self.now, open);
+    }
+
+    /// The bucket of population `p`'s series containing `t`.
+    #[inline]
+    fn population_bucket(&mut self, p: usize, t: SimTime) -> &mut PopulationBucket {
+        let index = (t.0 / self.scenario.bucket.as_nanos().max(1)) as usize;
+        let series = &mut self.population_timelines[p];
+        if series.len() <= index {
+            series.resize(index + 1, PopulationBucket::default());
+        }
+        &mut series[index]
+    }
+
+    /// One draw of the one-way latency to `svc` (both directions).
+    #[inline]
+    fn latency(&mut self, svc: u16) -> SimDuration {
+        let d = &mut self.draws[svc as usize];
+        d.latency.sample(&mut d.latency_rng)
     }
 
     #[inline]
     fn push(&mut self, event: Event) {
+        if event.kind.is_background() {
+            self.background += 1;
+        }
         self.queue.push(event);
-    }
-}
-
-/// The one closed population of a v1 scenario.
-fn closed(scenario: &Scenario) -> &crate::model::Closed {
-    match &scenario.populations[0].source {
-        crate::model::Source::Closed(c) => c,
-        _ => panic!("this engine runs closed populations only"),
     }
 }
 
@@ -851,7 +1448,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn client_state_fits_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Client>(), 64);
+    fn request_state_stays_small() {
+        assert!(std::mem::size_of::<Request>() <= 96);
+        assert!(std::mem::size_of::<Event>() <= 24);
     }
 }

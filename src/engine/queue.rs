@@ -17,78 +17,108 @@
 use crate::model::outcome::Status;
 use crate::time::SimTime;
 
-/// What happens when an event fires.
+/// What happens when an event fires. `id` names a request key unless said otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum EventKind {
-    /// A client begins its next logical request.
+    /// A closed client begins its next logical request.
     Start,
-    /// A client sends the next attempt of its current request (a retry or a fallback call).
+    /// The next arrival of an open or trace population (`service` = population index).
+    Arrival,
+    /// A request sends its next attempt (a retry or a fallback call).
     Send,
-    /// An attempt reaches a server (`Event::fallback` says which).
+    /// An attempt reaches `service` (for an OCC write, `aux` = the version it read).
     Arrive,
-    /// A server finishes serving an attempt; `status` is what it will answer.
+    /// `service` finishes serving an attempt (`aux` = the service's crash generation when
+    /// it started); `status` is what it will answer.
     Done,
-    /// A response (`status`, `hint_us`) reaches the client.
+    /// `service` finishes its own work on job `id`, which now makes its downstream calls.
+    DoneJob,
+    /// A response (`status`, `aux` = hint in µs) from `service` reaches the caller.
     Response,
     /// The attempt's timer expired; `status` is `Timeout` or `Unreachable`.
     Timeout,
-    /// A breaker's open period ends (`client` is the breaker index).
+    /// A breaker's open period ends (`id` = breaker index, `service` = breaker group).
     HalfOpen,
-    /// An OCC attempt's read reaches the server.
+    /// An OCC attempt's read reaches `service`.
     Read,
-    /// The read's answer reaches the client; `hint_us` carries the version read.
+    /// The read's answer reaches the caller; `aux` carries the version read.
     ReadReply,
+    /// An OCC write held for its write time commits if the row is still at version `aux`.
+    Commit,
+    /// Queued attempts of `service` that have waited `queue_timeout` are dropped.
+    QueueTimeout,
+    /// `service` changes to `aux` slots (a capacity step or an autoscaling increase).
+    Capacity,
+    /// `service` makes an autoscaling decision.
+    Autoscale,
+    /// `service` crashes: everything it holds is lost.
+    Crash,
 }
 
-/// One scheduled event: 32 bytes, `Copy`.
+impl EventKind {
+    /// Background events change a server but create no work: a run whose queue holds only
+    /// these is over.
+    pub fn is_background(self) -> bool {
+        matches!(
+            self,
+            EventKind::Capacity | EventKind::Autoscale | EventKind::Crash
+        )
+    }
+}
+
+/// One scheduled event: 24 bytes, `Copy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
     /// When it fires.
     pub time: SimTime,
-    /// The client (or breaker index for `HalfOpen`).
-    pub client: u32,
+    /// The request key (or job, breaker index: see [`EventKind`]).
+    pub id: u32,
     /// The attempt serial it belongs to; stale events (an older serial) are ignored.
     pub serial: u32,
-    /// A Retry-After hint in microseconds carried by a response (0 = none).
-    pub hint_us: u32,
+    /// A payload: a Retry-After hint in µs, an OCC version, a crash generation, a size.
+    pub aux: u32,
     /// What fires.
     pub kind: EventKind,
     /// Status carried by `Done`, `Response` and `Timeout`.
     pub status: Status,
-    /// Whether the attempt concerns the fallback server.
-    pub fallback: bool,
+    /// The service concerned (or population, breaker group: see [`EventKind`]).
+    pub service: u16,
 }
 
 impl Event {
-    /// An event with no status or hint payload.
-    pub fn new(kind: EventKind, time: SimTime, client: u32, serial: u32) -> Self {
+    /// An event with no payload.
+    #[inline]
+    pub fn new(kind: EventKind, time: SimTime, id: u32, serial: u32) -> Self {
         Event {
             time,
-            client,
+            id,
             serial,
-            hint_us: 0,
+            aux: 0,
             kind,
             status: Status::Ok,
-            fallback: false,
+            service: 0,
         }
     }
 
     /// Sets the status payload.
+    #[inline]
     pub fn with_status(mut self, status: Status) -> Self {
         self.status = status;
         self
     }
 
-    /// Sets the hint payload.
-    pub fn with_hint_us(mut self, hint_us: u32) -> Self {
-        self.hint_us = hint_us;
+    /// Sets the numeric payload.
+    #[inline]
+    pub fn with_aux(mut self, aux: u32) -> Self {
+        self.aux = aux;
         self
     }
 
-    /// Marks the event as concerning the fallback server.
-    pub fn on_fallback(mut self, fallback: bool) -> Self {
-        self.fallback = fallback;
+    /// Sets the service (or population, breaker group).
+    #[inline]
+    pub fn at_service(mut self, service: u16) -> Self {
+        self.service = service;
         self
     }
 }
@@ -99,6 +129,8 @@ const DIGIT: u32 = 6;
 const LEVELS: usize = 11;
 /// Largest bucket allocation (in events) kept after the bucket empties.
 const KEEP_CAPACITY: usize = 4096;
+/// Consumed events at the current instant before `current` is compacted.
+const COMPACT_AT: usize = 1 << 16;
 
 /// Min-priority queue of events by time; FIFO among equal times.
 ///
@@ -180,6 +212,13 @@ impl EventQueue {
         let e = self.current[self.head];
         self.head += 1;
         self.len -= 1;
+        if self.head >= COMPACT_AT && self.head * 2 >= self.current.len() {
+            // Events keep arriving at the instant being consumed (zero-delay work): drop
+            // the consumed prefix so `current` holds only pending events, not every event
+            // the instant ever had.
+            self.current.drain(..self.head);
+            self.head = 0;
+        }
         Some(e)
     }
 
@@ -244,20 +283,20 @@ impl EventQueue {
         }
     }
 
-    /// A client that one of the next events will likely touch: the next event of the current
-    /// time, else the oldest event of the lowest bucket. Cheap and only a guess, for
-    /// prefetching client state before it is needed.
+    /// The id of one of the next events, likely a request key: the next event of the
+    /// current time, else the oldest event of the lowest bucket. Cheap and only a guess, for
+    /// prefetching request state before it is needed.
     #[inline]
-    pub fn upcoming_client(&self) -> Option<u32> {
+    pub fn upcoming_id(&self) -> Option<u32> {
         if let Some(e) = self.current.get(self.head) {
-            return Some(e.client);
+            return Some(e.id);
         }
         let level = self.levels.trailing_zeros() as usize;
         if level >= LEVELS {
             return None;
         }
         let digit = self.occupied[level].trailing_zeros() as usize;
-        self.buckets[level * 64 + digit].first().map(|e| e.client)
+        self.buckets[level * 64 + digit].first().map(|e| e.id)
     }
 
     /// The time of the earliest event, without removing it. O(size of the lowest bucket).
@@ -298,8 +337,8 @@ mod tests {
             q.push(Event::new(EventKind::Send, SimTime(5), client, 0));
         }
         q.push(Event::new(EventKind::Send, SimTime(1), 999, 0));
-        assert_eq!(q.pop().unwrap().client, 999);
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|e| e.client).collect();
+        assert_eq!(q.pop().unwrap().id, 999);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|e| e.id).collect();
         assert_eq!(order, (0..100).collect::<Vec<_>>());
     }
 
@@ -317,7 +356,7 @@ mod tests {
             }
             let mut expected: Vec<(u64, u32)> = times.iter().enumerate().map(|(i, t)| (*t, i as u32)).collect();
             expected.sort();
-            let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time.0, e.client)).collect();
+            let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time.0, e.id)).collect();
             proptest::prop_assert_eq!(got, expected);
         }
 
@@ -330,7 +369,7 @@ mod tests {
             let mut seq = 0u64;
             for (delay, pop) in ops {
                 if pop {
-                    let got = q.pop().map(|e| (e.time.0, e.client as u64));
+                    let got = q.pop().map(|e| (e.time.0, e.id as u64));
                     reference.sort();
                     let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
                     proptest::prop_assert_eq!(got.map(|g| g.0), want.map(|w| w.0));

@@ -1,40 +1,87 @@
 //! What a run measures, and how runs are reduced to the numbers a planner reads.
 //!
-//! During a run the engine writes into [`RunMetrics`]: counters, one [`Bucket`] per
-//! `metrics.bucket` of simulated time, and each logical request's latency. No event log is
-//! kept. After the runs, [`summary::summarize`] and [`summary::mean_timeline`] reduce the
-//! replications of one strategy; both depend only on the order of their input (fixed by the
-//! runner), never on which thread finished first.
+//! During a run the engine writes into [`RunMetrics`]: per service, counters for the calls it
+//! received and for the logical requests made *to* it, one [`Bucket`] per `metrics.bucket` of
+//! simulated time; per population, its requests, calls and latencies. No event log is kept
+//! (except `requests.csv` records when asked for). After each run, [`summary`] folds the run
+//! into its strategy's accumulator; every fold is an integer sum, a mergeable latency set or
+//! a value stored at its replication's index, so the result does not depend on which thread
+//! (or shard) finished first.
+
+pub mod latency;
+pub mod paired;
+pub mod recovery;
+pub mod summary;
 
 use crate::model::outcome::{GiveUpReason, Status};
 use crate::time::{SimDuration, SimTime};
+pub use latency::Latencies;
 
-/// Counts for one time bucket `[t, t + bucket)`.
+/// Counts for one time bucket `[t, t + bucket)` of one service.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Bucket {
-    /// Attempts reaching the primary server (= accepted + rejected).
+    /// Attempts reaching the service (= accepted + rejected).
     pub arrivals: u32,
     /// Arrivals that took a slot or a queue place.
     pub accepted: u32,
-    /// Arrivals refused at once (400, 429, 503).
+    /// Arrivals refused at once (400, 409, 429, 503).
     pub rejected: u32,
-    /// Services finished.
+    /// Requests that released their slot (service and downstream calls finished).
     pub completed: u32,
-    /// Largest number in service during the bucket.
+    /// Largest number of slots held during the bucket.
     pub in_service: u32,
     /// Largest queue length during the bucket.
     pub queued: u32,
-    /// Retry attempts sent (not first attempts).
+    /// Retry attempts sent to the service (not first attempts).
     pub retries: u32,
-    /// Retries refused by a budget.
+    /// Retries to the service refused by a budget.
     pub budget_refused: u32,
-    /// Open breakers at the bucket's end.
+    /// Open breakers guarding calls to the service, at the bucket's end.
     pub breakers_open: u32,
-    /// Attempts reaching the fallback server.
+    /// Attempts reaching the fallback server (the entry service's block only).
     pub fallback_arrivals: u32,
+    /// Queued requests dropped by `queue_timeout` (answered 503, never served).
+    pub shed: u32,
+    /// First attempts of logical requests to the service.
+    pub first_attempts: u32,
+    /// Logical requests to the service that succeeded.
+    pub succeeded: u32,
+    /// Logical requests to the service that gave up.
+    pub gave_up: u32,
+    /// Attempts to the service abandoned by their caller's timeout.
+    pub timeouts: u32,
+    /// Slots at the bucket's end.
+    pub concurrency: u32,
 }
 
-/// Per-bucket counters with gauges carried across empty buckets.
+/// The number of counters in a [`Bucket`], in [`Bucket::fields`] order.
+pub const BUCKET_FIELDS: usize = 16;
+
+impl Bucket {
+    /// Every counter, in declaration order (the `timeseries.csv` column order).
+    pub fn fields(&self) -> [u32; BUCKET_FIELDS] {
+        [
+            self.arrivals,
+            self.accepted,
+            self.rejected,
+            self.completed,
+            self.in_service,
+            self.queued,
+            self.retries,
+            self.budget_refused,
+            self.breakers_open,
+            self.fallback_arrivals,
+            self.shed,
+            self.first_attempts,
+            self.succeeded,
+            self.gave_up,
+            self.timeouts,
+            self.concurrency,
+        ]
+    }
+}
+
+/// Per-bucket counters of one service, with gauges carried across empty buckets.
 #[derive(Debug, Clone)]
 pub struct Timeline {
     width: u64,
@@ -43,11 +90,13 @@ pub struct Timeline {
     in_service: u32,
     queued: u32,
     breakers_open: u32,
+    concurrency: u32,
 }
 
 impl Timeline {
-    /// An empty timeline of `width`-wide buckets (width > 0).
-    pub fn new(width: SimDuration) -> Self {
+    /// An empty timeline of `width`-wide buckets (width > 0) for a service that starts with
+    /// `concurrency` slots.
+    pub fn new(width: SimDuration, concurrency: u32) -> Self {
         Timeline {
             width: width.as_nanos().max(1),
             buckets: Vec::new(),
@@ -55,6 +104,7 @@ impl Timeline {
             in_service: 0,
             queued: 0,
             breakers_open: 0,
+            concurrency,
         }
     }
 
@@ -76,13 +126,14 @@ impl Timeline {
                 in_service: self.in_service,
                 queued: self.queued,
                 breakers_open: self.breakers_open,
+                concurrency: self.concurrency,
                 ..Bucket::default()
             });
         }
         self.current_end = (index as u64 + 1) * self.width;
     }
 
-    /// Records the primary server's occupancy after a change at `t`.
+    /// Records the service's occupancy after a change at `t`.
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
         // Extend first: the empty buckets before `t` held the old values throughout.
@@ -98,6 +149,12 @@ impl Timeline {
         // Extend first: the empty buckets before `t` end with the old count.
         self.at(t).breakers_open = open;
         self.breakers_open = open;
+    }
+
+    /// Records the service's slots after a change at `t`.
+    pub fn concurrency(&mut self, t: SimTime, slots: u32) {
+        self.at(t).concurrency = slots;
+        self.concurrency = slots;
     }
 
     /// The buckets up to and including the one containing `end`.
@@ -134,12 +191,15 @@ impl Outcome {
     }
 }
 
-/// One row of `requests.csv`: seed 002's `retries_exhausted` record, for every request.
+/// One row of `requests.csv`: the `retries_exhausted` record of a client request.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RequestRecord {
-    /// Client id (0-based).
+    /// The population it came from (index in the scenario).
+    pub population: u16,
+    /// Client id within its population (0-based; 0 for a single-client open population).
     pub client: u32,
-    /// The client's request number (0-based).
+    /// The client's request number for a closed population, the arrival number for an open
+    /// or trace population (0-based).
     pub request: u32,
     /// How it ended.
     pub outcome: Outcome,
@@ -155,53 +215,45 @@ pub struct RequestRecord {
     pub latency: SimDuration,
 }
 
-/// Everything one run (one strategy, one replication) measured.
+/// What one service saw in a run: the calls it received, and the logical requests made to
+/// it (by clients for the entry service, by upstream services for the others).
 #[derive(Debug, Clone, Default)]
-pub struct RunMetrics {
-    /// Events popped from the queue.
-    pub events: u64,
-    /// Attempts that reached the primary server (accepted + rejected).
+pub struct ServiceMetrics {
+    /// Attempts that reached it (accepted + rejected).
     pub calls: u64,
     /// Calls that took a slot or queue place.
     pub accepted: u64,
     /// Calls refused at once.
     pub rejected: u64,
-    /// Served attempts whose client had already abandoned them (timeout) when served.
+    /// Queued calls dropped by `queue_timeout`.
+    pub shed: u64,
+    /// Calls it finished for a caller that had already abandoned them.
     pub wasted: u64,
-    /// Logical requests that succeeded.
+    /// Calls lost in a crash (queued or in service at its start), never answered.
+    pub lost: u64,
+    /// Logical requests made to it.
+    pub requests: u64,
+    /// Logical requests to it that succeeded.
     pub succeeded: u64,
-    /// Logical requests that gave up, by [`GiveUpReason`] index.
+    /// Logical requests to it that gave up, by [`GiveUpReason`] index.
     pub gave_up: [u64; 7],
     /// Attempts made by the requests that succeeded (for attempts per success).
     pub success_attempts: u64,
-    /// Retries sent, by failure class (see [`class_index`]).
+    /// Retries sent to it, by failure class (see [`class_index`]).
     pub retries: [u64; 6],
-    /// Retries a budget allowed.
+    /// Attempts to it abandoned by their caller's timeout.
+    pub timeouts: u64,
+    /// Retries to it a budget allowed.
     pub budget_allowed: u64,
-    /// Retries a budget refused.
+    /// Retries to it a budget refused.
     pub budget_refused: u64,
-    /// Total time breakers spent open.
+    /// Total time the breakers guarding calls to it spent open.
     pub breaker_open: SimDuration,
-    /// Attempts that reached the fallback server.
-    pub fallback_calls: u64,
-    /// Requests that succeeded on the fallback server.
-    pub fallback_succeeded: u64,
-    /// When the last logical request ended.
-    pub completion: SimTime,
-    /// Whether `time_limit` cut the run short (some requests ended as `time_limit`).
-    pub cut_short: bool,
     /// Per-bucket counts, from t = 0.
     pub timeline: Vec<Bucket>,
-    /// Latency of every started request in ns; the top bit marks a success.
-    pub latencies: Vec<u64>,
-    /// Per-request records, when requested.
-    pub requests: Vec<RequestRecord>,
 }
 
-/// The bit of a latency sample that marks a successful request.
-pub const SUCCESS_BIT: u64 = 1 << 63;
-
-impl RunMetrics {
+impl ServiceMetrics {
     /// Logical requests that gave up, all reasons.
     pub fn gave_up_total(&self) -> u64 {
         self.gave_up.iter().sum()
@@ -221,7 +273,95 @@ impl RunMetrics {
     }
 }
 
-pub mod summary;
+/// One bucket of a population's own series (what recovery of open work is measured on).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PopulationBucket {
+    /// First attempts sent (the offered load).
+    pub first_attempts: u32,
+    /// Requests that succeeded.
+    pub succeeded: u32,
+    /// Requests that gave up.
+    pub gave_up: u32,
+}
+
+/// What one population's requests did in a run.
+#[derive(Debug, Clone, Default)]
+pub struct PopulationMetrics {
+    /// Logical requests.
+    pub requests: u64,
+    /// Their attempts that reached the entry service.
+    pub calls: u64,
+    /// Requests that succeeded.
+    pub succeeded: u64,
+    /// Requests that gave up.
+    pub gave_up: u64,
+    /// Latency (end - first send) of every request that ended, in ns.
+    pub latencies: Latencies,
+    /// Per-bucket first attempts and outcomes, from t = 0.
+    pub timeline: Vec<PopulationBucket>,
+}
+
+/// Everything one run (one strategy, one replication) measured.
+#[derive(Debug, Clone, Default)]
+pub struct RunMetrics {
+    /// Events popped from the queue.
+    pub events: u64,
+    /// One per service, in scenario order (`services[0]` is the entry service, whose
+    /// requests are the clients').
+    pub services: Vec<ServiceMetrics>,
+    /// One per population, in scenario order.
+    pub populations: Vec<PopulationMetrics>,
+    /// Attempts that reached the fallback server.
+    pub fallback_calls: u64,
+    /// Client requests that succeeded on the fallback server.
+    pub fallback_succeeded: u64,
+    /// When the last client request ended.
+    pub completion: SimTime,
+    /// Whether `time_limit` cut the run short (some requests ended as `time_limit`, or
+    /// arrivals were cut off).
+    pub cut_short: bool,
+    /// Set when the run was stopped because events kept happening at this one instant
+    /// (a zero-delay retry loop that time could never end).
+    pub stalled_at: Option<SimTime>,
+    /// Total time the breakers of client requests spent open.
+    pub breaker_open: SimDuration,
+    /// The most requests in flight at once beyond the closed clients (open arrivals and
+    /// downstream calls): what memory grows with.
+    pub peak_requests: u32,
+    /// Latency of every client request that ended.
+    pub latencies: Latencies,
+    /// Latency of every client request that succeeded.
+    pub success_latencies: Latencies,
+    /// When the last client request that started before the trigger's end ended (`None`:
+    /// no such request, or no trigger); `backlog_open` when one of them never ended.
+    pub backlog_cleared: Option<SimTime>,
+    /// A request that started before the trigger's end was still open at the time limit.
+    pub backlog_open: bool,
+    /// Per-request records of client requests, when requested.
+    pub requests: Vec<RequestRecord>,
+}
+
+impl RunMetrics {
+    /// The entry service (the clients' view).
+    pub fn entry(&self) -> &ServiceMetrics {
+        &self.services[0]
+    }
+
+    /// Client requests that succeeded.
+    pub fn succeeded(&self) -> u64 {
+        self.entry().succeeded
+    }
+
+    /// Client requests that gave up, all reasons.
+    pub fn gave_up_total(&self) -> u64 {
+        self.entry().gave_up_total()
+    }
+
+    /// Attempts clients made that reached the entry service.
+    pub fn calls(&self) -> u64 {
+        self.entry().calls
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -232,9 +372,10 @@ mod tests {
     #[test]
     fn empty_buckets_carry_the_value_held_before_the_next_change() {
         let ms = |n| SimTime(SimDuration::from_millis(n).0);
-        let mut t = Timeline::new(SimDuration::from_millis(100));
+        let mut t = Timeline::new(SimDuration::from_millis(100), 8);
         t.breakers(ms(20), 1);
         t.occupancy(ms(30), 4, 2);
+        t.concurrency(ms(40), 5);
         t.breakers(ms(1020), 0);
         t.occupancy(ms(1030), 0, 0);
         let b = t.finish(ms(1100));
@@ -242,5 +383,6 @@ mod tests {
         assert_eq!(open, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
         assert!(b[..=10].iter().all(|b| (b.in_service, b.queued) == (4, 2)));
         assert_eq!((b[11].in_service, b[11].queued), (0, 0));
+        assert!(b.iter().all(|b| b.concurrency == 5));
     }
 }

@@ -1,14 +1,16 @@
-//! `summary.csv`, `timeseries.csv` and `requests.csv`: pure renderers from results to bytes.
+//! The CSV files: pure renderers from results to bytes.
 //!
-//! Column names are the contract of DESIGN.md (new columns are only ever appended). With a
-//! sweep, each file gains one leading column per swept key, named by its path.
+//! `summary.csv`, `timeseries.csv`, `services.csv`, `populations.csv`, `paired.csv` and
+//! (on request) `requests.csv`. Column names are the contract (new columns are only ever
+//! appended). With a sweep, each file gains one leading column per swept key, named by its
+//! path.
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::StrategySummary;
 use crate::model::outcome::GiveUpReason;
 use crate::report::fmt_num;
 use crate::runner::ScenarioResult;
-use crate::scenario::sweep::SweepAxis;
+use crate::scenario::sweep::{ScenarioFile, SweepAxis};
 
 /// `summary.csv` columns after the sweep columns, in order.
 pub const SUMMARY_COLUMNS: &[&str] = &[
@@ -51,6 +53,10 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "peak_rps_ci95",
     "seed",
     "retries_409",
+    "requests",
+    "shed",
+    "recovered_s",
+    "recovered_share",
 ];
 
 /// `timeseries.csv` columns after the sweep columns, in order.
@@ -67,6 +73,54 @@ pub const TIMESERIES_COLUMNS: &[&str] = &[
     "budget_refused",
     "breakers_open",
     "fallback_arrivals",
+    "shed",
+    "first_attempts",
+    "succeeded",
+    "gave_up",
+    "timeouts",
+    "concurrency",
+    "service",
+];
+
+/// `services.csv` columns after the sweep columns, in order.
+pub const SERVICES_COLUMNS: &[&str] = &[
+    "strategy",
+    "service",
+    "calls",
+    "accepted",
+    "rejected",
+    "shed",
+    "wasted",
+    "succeeded",
+    "gave_up",
+    "amplification",
+    "peak_rps",
+    "requests",
+    "timeouts",
+    "lost",
+];
+
+/// `populations.csv` columns after the sweep columns, in order.
+pub const POPULATIONS_COLUMNS: &[&str] = &[
+    "strategy",
+    "population",
+    "requests",
+    "calls",
+    "succeeded",
+    "gave_up",
+    "amplification",
+    "latency_p50_s",
+    "latency_p99_s",
+];
+
+/// `paired.csv` columns after the sweep columns, in order.
+pub const PAIRED_COLUMNS: &[&str] = &[
+    "strategy",
+    "baseline",
+    "metric",
+    "mean_diff",
+    "ci95",
+    "ratio",
 ];
 
 /// `requests.csv` columns after the sweep columns, in order.
@@ -81,11 +135,15 @@ pub const REQUESTS_COLUMNS: &[&str] = &[
     "total_wait_s",
     "retry_after_s",
     "latency_s",
+    "population",
 ];
+
+fn opt(v: Option<f64>) -> String {
+    v.map(fmt_num).unwrap_or_default()
+}
 
 /// The values of one summary row, in [`SUMMARY_COLUMNS`] order.
 pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
-    let opt = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
     let gave = |r: GiveUpReason| fmt_num(s.gave_up_for(r));
     let mut row = vec![
         s.strategy.clone(),
@@ -108,7 +166,7 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         opt(s.success_s.map(|x| x[0])),
         opt(s.success_s.map(|x| x[1])),
     ];
-    // 409 (issue-less OCC extension) comes last: columns are only ever appended.
+    // 409 (the OCC extension) comes after `seed`: columns are only ever appended.
     row.extend(s.retries[..5].iter().map(|v| fmt_num(*v)));
     row.extend([
         gave(GiveUpReason::Attempts),
@@ -126,6 +184,10 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         fmt_num(s.peak_rps.ci95),
         seed.to_string(),
         fmt_num(s.retries[5]),
+        fmt_num(s.requests),
+        fmt_num(s.shed),
+        opt(s.recovered_s),
+        opt(s.recovered_share),
     ]);
     row
 }
@@ -152,68 +214,129 @@ fn csv_err(e: csv::Error) -> Error {
     Error::io("cannot format", "<csv buffer>", std::io::Error::other(e))
 }
 
+/// Writes a file of `columns`: for each sweep point, the rows `rows` gives, each prefixed
+/// with the point's labels.
+fn table(
+    axes: &[SweepAxis],
+    columns: &[&str],
+    result: &ScenarioResult,
+    rows: impl Fn(usize, &mut dyn FnMut(Vec<String>) -> Result<()>) -> Result<()>,
+) -> Result<Vec<u8>> {
+    let mut w = writer();
+    w.write_record(header(axes, columns)).map_err(csv_err)?;
+    for (p, point) in result.points.iter().enumerate() {
+        let mut emit = |row: Vec<String>| -> Result<()> {
+            w.write_record(point.labels.iter().cloned().chain(row))
+                .map_err(csv_err)
+        };
+        rows(p, &mut emit)?;
+    }
+    finish(w)
+}
+
 /// `summary.csv`: one row per (sweep point, strategy), in scenario order.
 pub fn summary_csv(axes: &[SweepAxis], result: &ScenarioResult, seed: u64) -> Result<Vec<u8>> {
-    let mut w = writer();
-    w.write_record(header(axes, SUMMARY_COLUMNS))
-        .map_err(csv_err)?;
-    for point in &result.points {
-        for s in &point.strategies {
-            let row = point
-                .labels
-                .iter()
-                .cloned()
-                .chain(summary_values(&s.summary, seed));
-            w.write_record(row).map_err(csv_err)?;
+    table(axes, SUMMARY_COLUMNS, result, |p, emit| {
+        for s in &result.points[p].strategies {
+            emit(summary_values(&s.summary, seed))?;
         }
-    }
-    finish(w)
+        Ok(())
+    })
 }
 
-/// `timeseries.csv`: one row per (sweep point, strategy, bucket), means over replications.
-pub fn timeseries_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Vec<u8>> {
-    let mut w = writer();
-    w.write_record(header(axes, TIMESERIES_COLUMNS))
-        .map_err(csv_err)?;
-    for point in &result.points {
-        for s in &point.strategies {
-            for b in &s.timeline {
-                let values = [
-                    b.t_s,
-                    b.arrivals,
-                    b.accepted,
-                    b.rejected,
-                    b.completed,
-                    b.in_service,
-                    b.queued,
-                    b.retries,
-                    b.budget_refused,
-                    b.breakers_open,
-                    b.fallback_arrivals,
-                ];
-                let row = point
-                    .labels
-                    .iter()
-                    .cloned()
-                    .chain(std::iter::once(s.summary.strategy.clone()))
-                    .chain(values.iter().map(|v| fmt_num(*v)));
-                w.write_record(row).map_err(csv_err)?;
+/// `timeseries.csv`: one row per (sweep point, strategy, service, bucket), means over
+/// replications; one block of rows per service.
+pub fn timeseries_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<u8>> {
+    table(&file.axes, TIMESERIES_COLUMNS, result, |p, emit| {
+        let services = &file.points[p].scenario.services;
+        for s in &result.points[p].strategies {
+            for (service, timeline) in services.iter().zip(&s.timelines) {
+                for b in timeline {
+                    let mut row = vec![s.summary.strategy.clone(), fmt_num(b.t_s)];
+                    row.extend(b.values.iter().map(|v| fmt_num(*v)));
+                    row.push(service.name.clone());
+                    emit(row)?;
+                }
             }
         }
-    }
-    finish(w)
+        Ok(())
+    })
 }
 
-/// `requests.csv`: one row per logical request of every run, in run order.
-pub fn requests_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Vec<u8>> {
-    let mut w = writer();
-    w.write_record(header(axes, REQUESTS_COLUMNS))
-        .map_err(csv_err)?;
-    for point in &result.points {
-        for s in &point.strategies {
+/// `services.csv`: one row per (sweep point, strategy, service), means per replication.
+pub fn services_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Vec<u8>> {
+    table(axes, SERVICES_COLUMNS, result, |p, emit| {
+        for s in &result.points[p].strategies {
+            for v in &s.services {
+                emit(vec![
+                    s.summary.strategy.clone(),
+                    v.service.clone(),
+                    fmt_num(v.calls),
+                    fmt_num(v.accepted),
+                    fmt_num(v.rejected),
+                    fmt_num(v.shed),
+                    fmt_num(v.wasted),
+                    fmt_num(v.succeeded),
+                    fmt_num(v.gave_up),
+                    fmt_num(v.amplification),
+                    fmt_num(v.peak_rps),
+                    fmt_num(v.requests),
+                    fmt_num(v.timeouts),
+                    fmt_num(v.lost),
+                ])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `populations.csv`: one row per (sweep point, strategy, population).
+pub fn populations_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Vec<u8>> {
+    table(axes, POPULATIONS_COLUMNS, result, |p, emit| {
+        for s in &result.points[p].strategies {
+            for v in &s.populations {
+                emit(vec![
+                    s.summary.strategy.clone(),
+                    v.population.clone(),
+                    fmt_num(v.requests),
+                    fmt_num(v.calls),
+                    fmt_num(v.succeeded),
+                    fmt_num(v.gave_up),
+                    fmt_num(v.amplification),
+                    fmt_num(v.latency_p50_s),
+                    fmt_num(v.latency_p99_s),
+                ])?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `paired.csv`: every strategy after the first against the first, per metric.
+pub fn paired_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Vec<u8>> {
+    table(axes, PAIRED_COLUMNS, result, |p, emit| {
+        for r in &result.points[p].paired {
+            emit(vec![
+                r.strategy.clone(),
+                r.baseline.clone(),
+                r.metric.to_string(),
+                fmt_num(r.mean_diff),
+                fmt_num(r.ci95),
+                opt(r.ratio),
+            ])?;
+        }
+        Ok(())
+    })
+}
+
+/// `requests.csv`: one row per client request of every run, in replication order.
+pub fn requests_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<u8>> {
+    table(&file.axes, REQUESTS_COLUMNS, result, |p, emit| {
+        let populations = &file.points[p].scenario.populations;
+        for s in &result.points[p].strategies {
             for (replication, records) in s.requests.iter().enumerate() {
                 for r in records {
-                    let row = point.labels.iter().cloned().chain([
+                    emit(vec![
                         s.summary.strategy.clone(),
                         replication.to_string(),
                         r.client.to_string(),
@@ -228,11 +351,11 @@ pub fn requests_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Vec<u
                             .map(|d| fmt_num(d.as_secs_f64()))
                             .unwrap_or_default(),
                         fmt_num(r.latency.as_secs_f64()),
-                    ]);
-                    w.write_record(row).map_err(csv_err)?;
+                        populations[r.population as usize].name.clone(),
+                    ])?;
                 }
             }
         }
-    }
-    finish(w)
+        Ok(())
+    })
 }

@@ -48,6 +48,11 @@ impl OutputLayout {
         self.dir.join("timeseries.csv")
     }
 
+    /// A CSV file of the scenario by its stem (`services`, `populations`, `paired`).
+    pub fn csv(&self, stem: &str) -> PathBuf {
+        self.dir.join(format!("{stem}.csv"))
+    }
+
     /// `requests.csv`.
     pub fn requests_csv(&self) -> PathBuf {
         self.dir.join("requests.csv")

@@ -28,8 +28,12 @@ const SUMMARY_PREFIX: [&str; 15] = [
     "wasted",
 ];
 
-/// Columns issues 3 and 4 add to summary.csv (after the DESIGN.md prefix, in any order).
-const SUMMARY_EXTENSIONS: [&str; 21] = [
+/// Columns v1's issues and v2 add to summary.csv (after the DESIGN.md prefix, in any order).
+const SUMMARY_EXTENSIONS: [&str; 25] = [
+    "requests",
+    "shed",
+    "recovered_s",
+    "recovered_share",
     "attempts_per_success",
     "latency_p95_s",
     "success_p95_s",
@@ -53,11 +57,21 @@ const SUMMARY_EXTENSIONS: [&str; 21] = [
     "seed",
 ];
 
-/// timeseries.csv's header: DESIGN.md's columns, then issue 4's.
-const TIMESERIES_HEADER: &str = "strategy,t_s,arrivals,accepted,rejected,completed,in_service,queued,retries,budget_refused,breakers_open,fallback_arrivals";
+/// timeseries.csv's header: DESIGN.md's columns, then v1's issue 4's, then v2's (with the
+/// service last).
+const TIMESERIES_HEADER: &str = "strategy,t_s,arrivals,accepted,rejected,completed,in_service,queued,retries,budget_refused,breakers_open,fallback_arrivals,shed,first_attempts,succeeded,gave_up,timeouts,concurrency,service";
 
-/// requests.csv's header (issue 3).
-const REQUESTS_HEADER: &str = "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s";
+/// requests.csv's header (v1's issue 3, then v2's population).
+const REQUESTS_HEADER: &str = "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s,population";
+
+/// The CSV files every run writes.
+const CSV_FILES: [&str; 5] = [
+    "paired.csv",
+    "populations.csv",
+    "services.csv",
+    "summary.csv",
+    "timeseries.csv",
+];
 
 /// Runs `herdsim <args>` in `ws`, asserting exit status 0. Returns the output.
 fn ok(ws: &Workspace, args: &[&str]) -> Output {
@@ -189,8 +203,8 @@ fn run_writes_summary_and_timeseries_with_the_documented_columns() {
     let dir = run_tiny(&ws, "out", &[]);
     assert_eq!(
         files_below(&dir),
-        BTreeSet::from(["summary.csv".to_string(), "timeseries.csv".to_string()]),
-        "--no-charts writes the two CSV files and nothing else"
+        BTreeSet::from(CSV_FILES.map(String::from)),
+        "--no-charts writes the CSV files and nothing else"
     );
 
     let (header, rows) = read_csv(&dir.join("summary.csv"));
@@ -490,7 +504,11 @@ fn outputs_are_renamed_into_place_leaving_no_temporary_file() {
     let files = files_below(&dir);
     assert_eq!(
         files,
-        BTreeSet::from(["requests.csv", "summary.csv", "timeseries.csv"].map(String::from)),
+        CSV_FILES
+            .iter()
+            .chain(&["requests.csv"])
+            .map(|f| f.to_string())
+            .collect::<BTreeSet<_>>(),
         "only the outputs, no temporary file"
     );
     assert!(!files.iter().any(|f| f.contains(".tmp-")));

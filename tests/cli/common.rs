@@ -97,9 +97,13 @@ pub fn scenario(text: &str) -> herdsim::model::Scenario {
     file.points[0].scenario.clone()
 }
 
-/// Runs one strategy of `scenario` once with the derived seed of replication 0.
+/// Runs one strategy of `scenario` once with the streams of replication 0.
 pub fn run(scenario: &herdsim::model::Scenario, strategy: usize) -> herdsim::metrics::RunMetrics {
-    let seed = herdsim::runner::derive_seed(scenario.seed, strategy, 0, 0);
+    let seed = herdsim::engine::RunSeed {
+        seed: scenario.seed,
+        replication: 0,
+        point: 0,
+    };
     herdsim::engine::Simulation::new(scenario, strategy, seed, true).run()
 }
 

@@ -37,16 +37,21 @@ fn capacity_ten_without_queue_accepts_exactly_ten_per_round() {
         "base = \"100ms\"\ncap = \"100ms\"\nmultiplier = 1.0",
     ));
     let m = run(&s, 0);
-    assert_eq!(m.succeeded, 1000);
+    assert_eq!(m.entry().succeeded, 1000);
     assert_eq!(m.gave_up_total(), 0);
     // Round k sends 1000 - 10k attempts: sum over k = 0..99.
-    assert_eq!(m.calls, 50_500);
-    assert_eq!(m.accepted, 1000);
-    assert_eq!(m.rejected, 49_500);
+    assert_eq!(m.entry().calls, 50_500);
+    assert_eq!(m.entry().accepted, 1000);
+    assert_eq!(m.entry().rejected, 49_500);
     // Last round arrives at 10 + 99 * 120 ms, is served 50 ms, answered 10 ms later.
     assert_eq!(m.completion.0, ms(10 + 99 * 120 + 50 + 10).0);
     // Every round's arrivals land in one 100 ms bucket with exactly 10 accepted.
-    let rounds: Vec<_> = m.timeline.iter().filter(|b| b.arrivals > 0).collect();
+    let rounds: Vec<_> = m
+        .entry()
+        .timeline
+        .iter()
+        .filter(|b| b.arrivals > 0)
+        .collect();
     assert_eq!(rounds.len(), 100);
     assert!(rounds.iter().all(|b| b.accepted == 10), "{rounds:?}");
     assert_eq!(rounds[0].arrivals, 1000);
@@ -68,8 +73,8 @@ fn the_last_round_gives_up_when_attempts_run_out_one_round_early() {
         "base = \"100ms\"\ncap = \"100ms\"\nmultiplier = 1.0",
     ));
     let m = run(&s, 0);
-    assert_eq!(m.succeeded, 990);
-    assert_eq!(m.gave_up[GiveUpReason::Attempts as usize], 10);
+    assert_eq!(m.entry().succeeded, 990);
+    assert_eq!(m.entry().gave_up[GiveUpReason::Attempts as usize], 10);
     // Clients 990..999 are rejected in round 98 (their 99th attempt): they give up when that
     // rejection arrives, before round 98's winners finish.
     let quitters: Vec<_> = m
@@ -107,12 +112,12 @@ fn one_client_through_outage(end: &str) -> RunMetrics {
 #[test]
 fn an_outage_covers_its_start_but_not_its_end() {
     let at_end = one_client_through_outage("970ms"); // attempt 9 arrives at exactly 970 ms
-    assert_eq!(at_end.calls, 9);
+    assert_eq!(at_end.entry().calls, 9);
     assert_eq!(at_end.completion.0, ms(970 + 10 + 10).0);
     let just_after = one_client_through_outage("971ms");
-    assert_eq!(just_after.calls, 10);
+    assert_eq!(just_after.entry().calls, 10);
     assert_eq!(just_after.completion.0, ms(1090 + 10 + 10).0);
-    assert_eq!(just_after.retries, [9, 0, 0, 0, 0, 0]);
+    assert_eq!(just_after.entry().retries, [9, 0, 0, 0, 0, 0]);
 }
 
 /// Retry n = 1 waits `base`, retry 2 waits 2·base: sends at 0, 120 ms, 340 ms.
@@ -126,7 +131,7 @@ fn first_retry_waits_base_and_the_second_doubles() {
     ));
     let m = run(&s, 0);
     // Attempt 3 is sent at 340 ms (20 + 100 + 20 + 200) and arrives after the outage.
-    assert_eq!(m.calls, 3);
+    assert_eq!(m.entry().calls, 3);
     assert_eq!(m.completion.0, ms(340 + 10 + 10 + 10).0);
     assert_eq!(m.requests[0].total_wait, ms(300));
 }
@@ -143,14 +148,14 @@ fn abandoned_attempts_are_served_and_counted_as_wasted() {
     ));
     let m = run(&s, 0);
     // Sends at 0, 150 (100 + 50), 350 (250 + 100); the third times out at 450 ms.
-    assert_eq!(m.gave_up[GiveUpReason::Attempts as usize], 1);
+    assert_eq!(m.entry().gave_up[GiveUpReason::Attempts as usize], 1);
     assert_eq!(m.completion.0, ms(450).0);
-    assert_eq!(m.calls, 3);
-    assert_eq!(m.retries[3], 2, "two retries after timeouts");
+    assert_eq!(m.entry().calls, 3);
+    assert_eq!(m.entry().retries[3], 2, "two retries after timeouts");
     // All three are served one after another (done at 510, 1010, 1510 ms), all wasted.
-    assert_eq!(m.wasted, 3);
+    assert_eq!(m.entry().wasted, 3);
     assert_eq!(m.requests[0].last_status, Some(Status::Timeout));
-    let completed: u32 = m.timeline.iter().map(|b| b.completed).sum();
+    let completed: u32 = m.entry().timeline.iter().map(|b| b.completed).sum();
     assert_eq!(completed, 3);
 }
 
@@ -165,8 +170,8 @@ fn the_deadline_gives_up_before_a_retry_that_would_start_too_late() {
         "base = \"1s\"\ncap = \"1m\"",
     ));
     let m = run(&s, 0);
-    assert_eq!(m.gave_up[GiveUpReason::Deadline as usize], 1);
-    assert_eq!(m.calls, 3);
+    assert_eq!(m.entry().gave_up[GiveUpReason::Deadline as usize], 1);
+    assert_eq!(m.entry().calls, 3);
     assert_eq!(m.completion.0, ms(3060).0);
 }
 
@@ -185,7 +190,7 @@ fn time_limit_ends_open_and_unstarted_requests() {
     let s = scenario(&text);
     let m = run(&s, 0);
     assert!(m.cut_short);
-    assert_eq!(m.gave_up[GiveUpReason::TimeLimit as usize], 6);
+    assert_eq!(m.entry().gave_up[GiveUpReason::TimeLimit as usize], 6);
     assert_eq!(
         m.latencies.len(),
         2,
@@ -206,9 +211,9 @@ fn a_clients_requests_run_back_to_back() {
     )
     .replace("count = 1", "count = 1\nrequests = 4");
     let m = run(&scenario(&text), 0);
-    assert_eq!(m.succeeded, 4);
+    assert_eq!(m.entry().succeeded, 4);
     assert_eq!(m.completion.0, ms(4 * 50).0);
-    assert_eq!(m.calls, 4);
+    assert_eq!(m.entry().calls, 4);
 }
 
 /// A queue of 2 behind 1 slot: 4 simultaneous arrivals -> 1 served, 2 queued, 1 rejected.
@@ -221,15 +226,15 @@ fn the_queue_is_fifo_and_bounded() {
         "base = \"1s\"\ncap = \"1s\"",
     ));
     let m = run(&s, 0);
-    assert_eq!((m.accepted, m.rejected), (3, 1));
+    assert_eq!((m.entry().accepted, m.entry().rejected), (3, 1));
     let latency = |c: u32| m.requests.iter().find(|r| r.client == c).unwrap().latency;
     assert_eq!(latency(0), ms(120));
     assert_eq!(latency(1), ms(220));
     assert_eq!(latency(2), ms(320));
     assert_eq!(latency(3), ms(20));
-    assert_eq!(m.gave_up[GiveUpReason::Attempts as usize], 1);
-    assert_eq!(m.timeline[0].in_service, 1);
-    assert_eq!(m.timeline[0].queued, 2);
+    assert_eq!(m.entry().gave_up[GiveUpReason::Attempts as usize], 1);
+    assert_eq!(m.entry().timeline[0].in_service, 1);
+    assert_eq!(m.entry().timeline[0].queued, 2);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -393,22 +398,22 @@ proptest! {
         let s = scenario(&random_scenario(&k));
         let m = run(&s, 0);
         let total = (k.clients * k.requests) as u64;
-        prop_assert_eq!(m.succeeded + m.gave_up_total(), total);
+        prop_assert_eq!(m.entry().succeeded + m.gave_up_total(), total);
         prop_assert_eq!(m.requests.len() as u64, total);
         let mut seen: Vec<(u32, u32)> = m.requests.iter().map(|r| (r.client, r.request)).collect();
         seen.sort_unstable();
         seen.dedup();
         prop_assert_eq!(seen.len() as u64, total, "a request ended twice or never");
-        prop_assert_eq!(m.calls, m.accepted + m.rejected);
-        let arrivals: u64 = m.timeline.iter().map(|b| b.arrivals as u64).sum();
-        prop_assert_eq!(arrivals, m.calls);
-        let fallback: u64 = m.timeline.iter().map(|b| b.fallback_arrivals as u64).sum();
+        prop_assert_eq!(m.entry().calls, m.entry().accepted + m.entry().rejected);
+        let arrivals: u64 = m.entry().timeline.iter().map(|b| b.arrivals as u64).sum();
+        prop_assert_eq!(arrivals, m.entry().calls);
+        let fallback: u64 = m.entry().timeline.iter().map(|b| b.fallback_arrivals as u64).sum();
         prop_assert_eq!(fallback, m.fallback_calls);
         prop_assert!(m.fallback_succeeded <= m.fallback_calls);
-        prop_assert!(m.timeline.iter().all(|b| b.in_service <= k.concurrency && b.queued <= k.queue));
-        let completed: u64 = m.timeline.iter().map(|b| b.completed as u64).sum();
-        prop_assert!(completed <= m.accepted);
-        prop_assert!(m.wasted <= completed);
+        prop_assert!(m.entry().timeline.iter().all(|b| b.in_service <= k.concurrency && b.queued <= k.queue));
+        let completed: u64 = m.entry().timeline.iter().map(|b| b.completed as u64).sum();
+        prop_assert!(completed <= m.entry().accepted);
+        prop_assert!(m.entry().wasted <= completed);
         for r in &m.requests {
             // Transport attempts + rate-limit retries (at most 2 before escalating) + 1 fallback.
             prop_assert!(r.attempts <= k.max_attempts + 2 + 1, "{:?}", r);
@@ -418,7 +423,7 @@ proptest! {
             }
         }
         if k.budget.is_none() {
-            prop_assert_eq!(m.budget_refused + m.budget_allowed, 0);
+            prop_assert_eq!(m.entry().budget_refused + m.entry().budget_allowed, 0);
         }
     }
 
@@ -428,8 +433,8 @@ proptest! {
         let s = scenario(&random_scenario(&k));
         let (a, b) = (run(&s, 0), run(&s, 0));
         prop_assert_eq!(a.events, b.events);
-        prop_assert_eq!(a.latencies, b.latencies);
-        prop_assert_eq!(a.timeline, b.timeline);
+        prop_assert_eq!(&a.latencies, &b.latencies);
+        prop_assert_eq!(&a.entry().timeline, &b.entry().timeline);
     }
 }
 
@@ -440,9 +445,11 @@ fn summaries_with_threads(threads: usize) -> Vec<u8> {
         .num_threads(threads)
         .build()
         .unwrap();
-    let result = pool.install(|| herdsim::runner::run_scenario(&file, Default::default(), &|| {}));
+    let result = pool
+        .install(|| herdsim::runner::run_scenario(&file, Default::default(), &|| {}))
+        .unwrap();
     let mut bytes = herdsim::report::csv::summary_csv(&file.axes, &result, 7).unwrap();
-    bytes.extend(herdsim::report::csv::timeseries_csv(&file.axes, &result).unwrap());
+    bytes.extend(herdsim::report::csv::timeseries_csv(&file, &result).unwrap());
     bytes
 }
 
@@ -461,7 +468,7 @@ fn results_do_not_depend_on_thread_count_mt() {
 #[test]
 fn golden_tiny_summary_is_unchanged() {
     let file = herdsim::scenario::sweep::load_str("t.toml", crate::common::TINY).unwrap();
-    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {});
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
     let got = String::from_utf8(herdsim::report::csv::summary_csv(&file.axes, &result, 7).unwrap())
         .unwrap();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/tiny_summary.csv");
@@ -486,14 +493,14 @@ fn a_response_at_exactly_the_timeout_instant_counts_as_arrived() {
         ))
     };
     let on_time = run(&with_service("30ms"), 0);
-    assert_eq!(on_time.succeeded, 1);
+    assert_eq!(on_time.entry().succeeded, 1);
     assert_eq!(on_time.completion.0, ms(50).0);
-    assert_eq!(on_time.wasted, 0);
+    assert_eq!(on_time.entry().wasted, 0);
     let late = run(&with_service("30000001ns"), 0);
-    assert_eq!(late.succeeded, 0);
+    assert_eq!(late.entry().succeeded, 0);
     assert_eq!(late.requests[0].last_status, Some(Status::Timeout));
     assert_eq!(late.completion.0, ms(50).0);
-    assert_eq!(late.wasted, 0);
+    assert_eq!(late.entry().wasted, 0);
 }
 
 /// The same for a rejection: with a 20 ms timeout and 10 ms each way, the 503 arrives at
@@ -508,6 +515,6 @@ fn a_rejection_at_exactly_the_timeout_instant_is_a_503_not_a_timeout() {
         "base = \"100ms\"\ncap = \"100ms\"",
     ));
     let m = run(&s, 0);
-    assert_eq!(m.retries, [1, 0, 0, 0, 0, 0]);
-    assert_eq!(m.succeeded, 1);
+    assert_eq!(m.entry().retries, [1, 0, 0, 0, 0, 0]);
+    assert_eq!(m.entry().succeeded, 1);
 }

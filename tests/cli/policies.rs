@@ -40,7 +40,7 @@ const CONSTANT_100MS: &str =
     "[[strategy]]\nname = \"constant\"\nbase = \"100ms\"\ncap = \"100ms\"\nmultiplier = 1.0";
 
 fn gave_up(m: &RunMetrics, reason: GiveUpReason) -> u64 {
-    m.gave_up[reason as usize]
+    m.entry().gave_up[reason as usize]
 }
 
 /// The per-request records of client `c`, in request order.
@@ -57,20 +57,23 @@ fn records(m: &RunMetrics, c: u32) -> Vec<herdsim::metrics::RequestRecord> {
 
 /// Sums of the per-bucket counters: (arrivals, retries, budget_refused, fallback_arrivals).
 fn timeline_sums(m: &RunMetrics) -> (u64, u64, u64, u64) {
-    m.timeline.iter().fold((0, 0, 0, 0), |(a, r, b, f), x| {
-        (
-            a + x.arrivals as u64,
-            r + x.retries as u64,
-            b + x.budget_refused as u64,
-            f + x.fallback_arrivals as u64,
-        )
-    })
+    m.entry()
+        .timeline
+        .iter()
+        .fold((0, 0, 0, 0), |(a, r, b, f), x| {
+            (
+                a + x.arrivals as u64,
+                r + x.retries as u64,
+                b + x.budget_refused as u64,
+                f + x.fallback_arrivals as u64,
+            )
+        })
 }
 
 /// Every logical request ended exactly once: the counters and the records agree.
 fn assert_each_request_ends_once(s: &Scenario, m: &RunMetrics) {
     let total = s.closed_requests();
-    assert_eq!(m.succeeded + m.gave_up_total(), total);
+    assert_eq!(m.entry().succeeded + m.gave_up_total(), total);
     let mut seen: Vec<(u32, u32)> = m.requests.iter().map(|r| (r.client, r.request)).collect();
     assert_eq!(seen.len() as u64, total);
     seen.sort_unstable();
@@ -92,16 +95,16 @@ fn token_bucket_retries_after_exactly_the_first_four_consecutive_failures() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 5);
-    assert_eq!((m.budget_allowed, m.budget_refused), (4, 1));
+    assert_eq!(m.entry().calls, 5);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (4, 1));
     assert_eq!(gave_up(&m, GiveUpReason::Budget), 1);
-    assert_eq!(m.retries, [4, 0, 0, 0, 0, 0]);
+    assert_eq!(m.entry().retries, [4, 0, 0, 0, 0, 0]);
     assert_eq!(m.completion.0, ms(500).0);
     let r = m.requests[0];
     assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::Budget));
     assert_eq!((r.attempts, r.last_status), (5, Some(Status::Unavailable)));
     // The refusal is counted in the bucket of 500 ms, the four retries where they were sent.
-    assert_eq!(m.timeline[5].budget_refused, 1);
+    assert_eq!(m.entry().timeline[5].budget_refused, 1);
     assert_eq!(timeline_sums(&m), (5, 4, 1, 0));
 }
 
@@ -122,9 +125,12 @@ fn token_bucket_success_adds_token_ratio() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 8);
-    assert_eq!((m.budget_allowed, m.budget_refused), (5, 2));
-    assert_eq!((m.succeeded, gave_up(&m, GiveUpReason::Budget)), (1, 2));
+    assert_eq!(m.entry().calls, 8);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (5, 2));
+    assert_eq!(
+        (m.entry().succeeded, gave_up(&m, GiveUpReason::Budget)),
+        (1, 2)
+    );
     let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
     assert_eq!(attempts, [4, 3, 1]);
     assert_eq!(m.completion.0, ms(670).0);
@@ -152,14 +158,20 @@ fn token_bucket_client_scope_gives_each_client_what_global_scope_gives_the_fleet
         &(bucket("client") + &bucket("global")),
     ));
     let client = run(&s, 0);
-    assert_eq!(client.calls, 15);
-    assert_eq!((client.budget_allowed, client.budget_refused), (12, 3));
+    assert_eq!(client.entry().calls, 15);
+    assert_eq!(
+        (client.entry().budget_allowed, client.entry().budget_refused),
+        (12, 3)
+    );
     assert_eq!(client.completion.0, ms(500).0);
     assert!(client.requests.iter().all(|r| r.attempts == 5));
 
     let global = run(&s, 1);
-    assert_eq!(global.calls, 7);
-    assert_eq!((global.budget_allowed, global.budget_refused), (4, 3));
+    assert_eq!(global.entry().calls, 7);
+    assert_eq!(
+        (global.entry().budget_allowed, global.entry().budget_refused),
+        (4, 3)
+    );
     assert_eq!(gave_up(&global, GiveUpReason::Budget), 3);
     assert_eq!(global.completion.0, ms(260).0);
     let attempts: Vec<u32> = (0..3).map(|c| records(&global, c)[0].attempts).collect();
@@ -181,15 +193,18 @@ fn quota_drains_after_exactly_100_retries_with_global_scope() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 130);
-    assert_eq!((m.budget_allowed, m.budget_refused), (100, 30));
+    assert_eq!(m.entry().calls, 130);
+    assert_eq!(
+        (m.entry().budget_allowed, m.entry().budget_refused),
+        (100, 30)
+    );
     assert_eq!(gave_up(&m, GiveUpReason::Budget), 30);
     assert_eq!(m.completion.0, ms(500).0);
     let five = m.requests.iter().filter(|r| r.attempts == 5).count();
     let four = m.requests.iter().filter(|r| r.attempts == 4).count();
     assert_eq!((five, four), (10, 20));
-    assert_eq!(m.timeline[3].budget_refused, 20);
-    assert_eq!(m.timeline[5].budget_refused, 10);
+    assert_eq!(m.entry().timeline[3].budget_refused, 20);
+    assert_eq!(m.entry().timeline[5].budget_refused, 10);
     let summary = summarize(&s, 0, std::slice::from_ref(&m));
     assert_eq!(summary.budget_refused, 30.0);
     assert_eq!(summary.budget_refusal_rate, 30.0 / 130.0);
@@ -210,12 +225,15 @@ fn quota_drains_after_exactly_50_retries_after_timeouts() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 80);
-    assert_eq!((m.budget_allowed, m.budget_refused), (50, 30));
-    assert_eq!(m.retries, [0, 0, 0, 50, 0, 0]);
+    assert_eq!(m.entry().calls, 80);
+    assert_eq!(
+        (m.entry().budget_allowed, m.entry().budget_refused),
+        (50, 30)
+    );
+    assert_eq!(m.entry().retries, [0, 0, 0, 50, 0, 0]);
     assert_eq!(gave_up(&m, GiveUpReason::Budget), 30);
     assert_eq!(m.completion.0, ms(350).0);
-    assert_eq!(m.wasted, 80);
+    assert_eq!(m.entry().wasted, 80);
 }
 
 /// A success refunds the cost of its last retry. Client quota of 12, one client, two
@@ -235,9 +253,12 @@ fn quota_success_refunds_the_last_retry_cost() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 5);
-    assert_eq!((m.budget_allowed, m.budget_refused), (3, 1));
-    assert_eq!((m.succeeded, gave_up(&m, GiveUpReason::Budget)), (1, 1));
+    assert_eq!(m.entry().calls, 5);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (3, 1));
+    assert_eq!(
+        (m.entry().succeeded, gave_up(&m, GiveUpReason::Budget)),
+        (1, 1)
+    );
     assert_eq!(m.completion.0, ms(410).0);
 }
 
@@ -262,10 +283,17 @@ fn quota_refunds_a_zero_cost_retry_with_nothing() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!((m.succeeded, gave_up(&m, GiveUpReason::Budget)), (1, 1));
-    assert_eq!((m.budget_allowed, m.budget_refused), (2, 1));
-    assert_eq!(m.calls, 2, "unreachable attempts never reach the server");
-    assert_eq!(m.retries, [1, 0, 0, 0, 1, 0]);
+    assert_eq!(
+        (m.entry().succeeded, gave_up(&m, GiveUpReason::Budget)),
+        (1, 1)
+    );
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (2, 1));
+    assert_eq!(
+        m.entry().calls,
+        2,
+        "unreachable attempts never reach the server"
+    );
+    assert_eq!(m.entry().retries, [1, 0, 0, 0, 1, 0]);
     assert_eq!(m.completion.0, ms(350).0);
 }
 
@@ -285,9 +313,9 @@ fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
             CONSTANT_100MS,
         ));
         let m = run(&s, 0);
-        assert_eq!(m.calls, clients + allowed, "{clients} clients");
-        assert_eq!(m.budget_allowed, allowed, "{clients} clients");
-        assert_eq!(m.budget_refused, clients, "{clients} clients");
+        assert_eq!(m.entry().calls, clients + allowed, "{clients} clients");
+        assert_eq!(m.entry().budget_allowed, allowed, "{clients} clients");
+        assert_eq!(m.entry().budget_refused, clients, "{clients} clients");
         assert_eq!(gave_up(&m, GiveUpReason::Budget), clients);
         assert_eq!(m.completion.0, ms(140).0);
     }
@@ -311,8 +339,11 @@ fn ratio_budget_window_slides_and_min_per_s_is_a_floor() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 52);
-    assert_eq!((m.budget_allowed, m.budget_refused), (2, 50));
+    assert_eq!(m.entry().calls, 52);
+    assert_eq!(
+        (m.entry().budget_allowed, m.entry().budget_refused),
+        (2, 50)
+    );
     assert_eq!(gave_up(&m, GiveUpReason::Budget), 50);
     assert_eq!(m.completion.0, ms(1240).0);
     let r = records(&m, 0);
@@ -324,8 +355,8 @@ fn ratio_budget_window_slides_and_min_per_s_is_a_floor() {
     assert_eq!(retried, [0, 44]);
     assert_eq!(r[44].latency, ms(140));
     // The two retries leave at 120 ms and 1120 ms.
-    let retry_buckets: Vec<usize> = (0..m.timeline.len())
-        .filter(|&i| m.timeline[i].retries > 0)
+    let retry_buckets: Vec<usize> = (0..m.entry().timeline.len())
+        .filter(|&i| m.entry().timeline[i].retries > 0)
         .collect();
     assert_eq!(retry_buckets, [1, 11]);
 }
@@ -346,8 +377,8 @@ fn adaptive_bucket_fills_per_first_attempt_and_needs_more_than_one_token() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 6);
-    assert_eq!((m.budget_allowed, m.budget_refused), (3, 3));
+    assert_eq!(m.entry().calls, 6);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (3, 3));
     let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
     assert_eq!(attempts, [3, 2, 1]);
     assert_eq!(m.completion.0, ms(420).0);
@@ -384,13 +415,23 @@ fn a_retry_refused_by_a_budget_never_reaches_the_server() {
     for (i, budget) in budgets.iter().enumerate() {
         let m = run(&s, i);
         assert_each_request_ends_once(&s, &m);
-        assert!(m.budget_refused > 0 && m.budget_allowed > 0, "{budget}");
-        assert_eq!(m.calls, 300 + m.budget_allowed, "{budget}");
-        assert_eq!(m.retries.iter().sum::<u64>(), m.budget_allowed);
+        assert!(
+            m.entry().budget_refused > 0 && m.entry().budget_allowed > 0,
+            "{budget}"
+        );
+        assert_eq!(m.entry().calls, 300 + m.entry().budget_allowed, "{budget}");
+        assert_eq!(
+            m.entry().retries.iter().sum::<u64>(),
+            m.entry().budget_allowed
+        );
         let (arrivals, retries, refused, _) = timeline_sums(&m);
         assert_eq!(
             (arrivals, retries, refused),
-            (m.calls, m.budget_allowed, m.budget_refused)
+            (
+                m.entry().calls,
+                m.entry().budget_allowed,
+                m.entry().budget_refused
+            )
         );
     }
 }
@@ -412,9 +453,13 @@ fn a_breaker_opens_after_exactly_min_calls_failures_and_fails_fast() {
             CONSTANT_100MS,
         ));
         let m = run(&s, 0);
-        assert_eq!(m.calls, k, "min_calls {k}");
+        assert_eq!(m.entry().calls, k, "min_calls {k}");
         assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 1);
-        assert_eq!(m.retries, [k - 1, 0, 0, 0, 0, 0], "only sent retries count");
+        assert_eq!(
+            m.entry().retries,
+            [k - 1, 0, 0, 0, 0, 0],
+            "only sent retries count"
+        );
         assert_eq!(m.completion.0, ms(k * 120).0);
         let r = m.requests[0];
         assert_eq!(
@@ -450,8 +495,8 @@ fn a_half_open_breaker_lets_exactly_the_probes_through_and_closes_when_they_succ
     let s = scenario(&half_open_scenario());
     let m = run(&s, 0);
     assert_each_request_ends_once(&s, &m);
-    assert_eq!(m.calls, 12);
-    assert_eq!(m.succeeded, 7);
+    assert_eq!(m.entry().calls, 12);
+    assert_eq!(m.entry().succeeded, 7);
     assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 3);
     assert_eq!(m.completion.0, ms(2180).0);
     assert_eq!(m.breaker_open, SimDuration::from_secs(1));
@@ -469,13 +514,13 @@ fn a_half_open_breaker_lets_exactly_the_probes_through_and_closes_when_they_succ
         }
     }
     // Open at the end of buckets 0..=9 (0 - 1 s), closed from the bucket of 1.02 s on.
-    let open: Vec<u32> = m.timeline.iter().map(|b| b.breakers_open).collect();
+    let open: Vec<u32> = m.entry().timeline.iter().map(|b| b.breakers_open).collect();
     assert_eq!(open[..12], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
     assert!(open[10..].iter().all(|&n| n == 0));
     // Arrivals: 5 in the first bucket, the 2 probes at 2.03 s, 3 at 2.13 s and 2 at 2.16 s.
-    let arrivals: Vec<(usize, u32)> = (0..m.timeline.len())
-        .filter(|&i| m.timeline[i].arrivals > 0)
-        .map(|i| (i, m.timeline[i].arrivals))
+    let arrivals: Vec<(usize, u32)> = (0..m.entry().timeline.len())
+        .filter(|&i| m.entry().timeline[i].arrivals > 0)
+        .map(|i| (i, m.entry().timeline[i].arrivals))
         .collect();
     assert_eq!(arrivals, [(0, 5), (20, 2), (21, 5)]);
 }
@@ -498,7 +543,7 @@ fn a_failed_probe_reopens_and_breaker_open_s_sums_every_open_period() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 5);
+    assert_eq!(m.entry().calls, 5);
     assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 3);
     assert_eq!(m.completion.0, ms(2600).0);
     assert_eq!(m.breaker_open, ms(1500));
@@ -539,13 +584,14 @@ fn fallback_serves_requests_the_429_ladder_escalates() {
     let s = scenario(&fallback_scenario(""));
     let m = run(&s, 0);
     assert_each_request_ends_once(&s, &m);
-    assert_eq!(m.succeeded, 5);
+    assert_eq!(m.entry().succeeded, 5);
     assert_eq!((m.fallback_calls, m.fallback_succeeded), (2, 2));
     assert_eq!(
-        m.calls, 8,
+        m.entry().calls,
+        8,
         "primary calls only: 5 first tries + 3 rate-limit retries"
     );
-    assert_eq!(m.retries, [0, 0, 3, 0, 0, 0]);
+    assert_eq!(m.entry().retries, [0, 0, 3, 0, 0, 0]);
     assert_eq!(m.completion.0, ms(1080).0);
     let r3 = records(&m, 3)[0];
     assert_eq!(r3.outcome, Outcome::Succeeded);
@@ -556,7 +602,7 @@ fn fallback_serves_requests_the_429_ladder_escalates() {
         (SimDuration::from_secs(1), ms(1070))
     );
     assert_eq!(records(&m, 4)[0].latency, ms(1080));
-    assert_eq!(m.timeline[10].fallback_arrivals, 2);
+    assert_eq!(m.entry().timeline[10].fallback_arrivals, 2);
     assert_eq!(timeline_sums(&m).3, 2);
 }
 
@@ -569,7 +615,7 @@ fn a_failure_on_the_fallback_ends_the_request_with_its_original_reason() {
     ));
     let m = run(&s, 0);
     assert_each_request_ends_once(&s, &m);
-    assert_eq!(m.succeeded, 3);
+    assert_eq!(m.entry().succeeded, 3);
     assert_eq!((m.fallback_calls, m.fallback_succeeded), (2, 0));
     assert_eq!(gave_up(&m, GiveUpReason::RateLimitEscalation), 2);
     assert_eq!(m.completion.0, ms(1060).0);
@@ -604,9 +650,9 @@ fn a_fallback_call_is_not_a_first_attempt_for_the_primarys_budget() {
         ),
     ));
     let m = run(&s, 0);
-    assert_eq!(m.calls, 2);
+    assert_eq!(m.entry().calls, 2);
     assert_eq!((m.fallback_calls, m.fallback_succeeded), (2, 2));
-    assert_eq!((m.budget_allowed, m.budget_refused), (1, 1));
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (1, 1));
     let outcomes: Vec<Outcome> = records(&m, 0).iter().map(|r| r.outcome).collect();
     assert_eq!(
         outcomes,
@@ -622,7 +668,11 @@ fn a_fallback_call_is_not_a_first_attempt_for_the_primarys_budget() {
         SimDuration::from_secs(4),
         "[0.02, 2.02) + [2.2, 4.2)"
     );
-    assert_eq!(m.retries, [0; 6], "the only retry decided was never sent");
+    assert_eq!(
+        m.entry().retries,
+        [0; 6],
+        "the only retry decided was never sent"
+    );
 }
 
 /// Conservation with every policy at once on a jittered herd: each request ends exactly
@@ -661,7 +711,8 @@ fn each_request_ends_once_with_fallback_and_routed_requests_call_it_once() {
     assert!(m.fallback_calls > 0);
     assert_eq!(m.fallback_succeeded, m.fallback_calls);
     assert_eq!(
-        m.succeeded, 400,
+        m.entry().succeeded,
+        400,
         "the ample fallback catches everything routed to it"
     );
     assert!(routed.iter().all(|r| gave_up(&m, *r) == 0));
@@ -673,7 +724,7 @@ fn each_request_ends_once_with_fallback_and_routed_requests_call_it_once() {
     let failed_there: u64 = routed.iter().map(|r| gave_up(&m, *r)).sum();
     assert!(failed_there > 0 && m.fallback_succeeded > 0);
     assert_eq!(failed_there, m.fallback_calls - m.fallback_succeeded);
-    assert_eq!(m.succeeded + failed_there, 400);
+    assert_eq!(m.entry().succeeded + failed_there, 400);
 }
 
 // ---- outputs ------------------------------------------------------------------------------
@@ -812,15 +863,15 @@ fn shipped_budgets_scenario_matches_the_derived_figures() {
     for (i, retries) in [(1, 1_000), (2, 40_000), (3, 100), (4, 40_000)] {
         let m = run(&s, i);
         assert_each_request_ends_once(&s, &m);
-        assert_eq!(m.budget_allowed, retries, "{}", names[i]);
-        assert_eq!(m.calls, 10_000 + retries, "{}", names[i]);
+        assert_eq!(m.entry().budget_allowed, retries, "{}", names[i]);
+        assert_eq!(m.entry().calls, 10_000 + retries, "{}", names[i]);
         assert_eq!(gave_up(&m, GiveUpReason::Budget), 10_000, "{}", names[i]);
     }
     // The global breaker opens within the first second and stays open for exactly 5 s.
     let m = run(&s, 5);
     assert_each_request_ends_once(&s, &m);
     assert_eq!(m.breaker_open, SimDuration::from_secs(5));
-    assert!(m.calls < 1_000 && gave_up(&m, GiveUpReason::BreakerOpen) > 9_000);
+    assert!(m.entry().calls < 1_000 && gave_up(&m, GiveUpReason::BreakerOpen) > 9_000);
 }
 
 /// scenarios/fallback.toml: each request ends once, the fallback is used only where

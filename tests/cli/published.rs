@@ -71,7 +71,7 @@ fn run_experiment() -> Vec<Vec<StrategySummary>> {
     ))
     .unwrap();
     let file = load_str("brooker-occ.toml", &text).unwrap();
-    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {});
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
     result
         .points
         .into_iter()
@@ -148,8 +148,12 @@ fn an_occ_write_race_is_exact() {
     let latency = |c: u32| m.requests.iter().find(|r| r.client == c).unwrap().latency;
     assert_eq!(latency(0).as_nanos(), 40_000_000);
     assert_eq!(latency(1).as_nanos(), 180_000_000);
-    assert_eq!(m.calls, 3, "calls count writes, not reads");
-    assert_eq!(m.retries, [0, 0, 0, 0, 0, 1], "one retry after a 409");
+    assert_eq!(m.entry().calls, 3, "calls count writes, not reads");
+    assert_eq!(
+        m.entry().retries,
+        [0, 0, 0, 0, 0, 1],
+        "one retry after a 409"
+    );
 }
 
 /// Section 9b's closed forms, through an `errors` outage that fails each attempt
@@ -170,7 +174,7 @@ fn brooker_2022_closed_forms_for_independent_failures() {
         let m = crate::common::run(&crate::common::scenario(&text), 0);
         let n = 20_000.0;
         let fail = m.gave_up_total() as f64 / n;
-        let attempts = m.calls as f64 / n;
+        let attempts = m.entry().calls as f64 / n;
         let want_fail = x.powi(retries as i32 + 1);
         let want_attempts: f64 = (0..=retries).map(|i| x.powi(i as i32)).sum();
         let sd = (want_fail * (1.0 - want_fail) / n).sqrt();

@@ -158,7 +158,7 @@ fn seed_000_worked_timeline_blip_then_rate_limit_then_success() {
     assert_eq!(r.total_wait, ms(2100));
     assert_eq!(r.retry_after, Some(SimDuration::from_secs(2)));
     assert_eq!(
-        m.retries,
+        m.entry().retries,
         [0, 1, 1, 0, 0, 0],
         "one retry after the 500, one after the 429"
     );
@@ -177,10 +177,13 @@ fn seed_000_persistent_429_escalates_after_exactly_four_rate_limit_responses() {
         Outcome::GaveUp(GiveUpReason::RateLimitEscalation)
     );
     assert_eq!(r.latency, ms(6100));
-    assert_eq!(m.calls, 5, "one 500, then exactly four 429s");
-    assert_eq!(m.rejected, 4);
-    assert_eq!(m.retries, [0, 1, 3, 0, 0, 0]);
-    assert_eq!(m.gave_up[GiveUpReason::RateLimitEscalation as usize], 1);
+    assert_eq!(m.entry().calls, 5, "one 500, then exactly four 429s");
+    assert_eq!(m.entry().rejected, 4);
+    assert_eq!(m.entry().retries, [0, 1, 3, 0, 0, 0]);
+    assert_eq!(
+        m.entry().gave_up[GiveUpReason::RateLimitEscalation as usize],
+        1
+    );
 }
 
 /// The 429 ladder has its own budget: a persistently throttled request never touches its
@@ -212,7 +215,7 @@ cap = "10s""#,
         SimDuration::from_secs(3),
         "429s at 0, 1, 2, 3 s"
     );
-    assert_eq!(m.calls, 5);
+    assert_eq!(m.entry().calls, 5);
 }
 
 /// "timeout retry: current_timeout = current_timeout x 2": against a server slowed to 3 s per
@@ -241,8 +244,12 @@ cap = "1s""#,
     assert_eq!(r.outcome, Outcome::Succeeded);
     assert_eq!(r.attempts, 3);
     assert_eq!(r.latency, ms(6040));
-    assert_eq!(m.retries[3], 2, "two retries after timeouts");
-    assert_eq!(m.wasted, 2, "both abandoned attempts were still served");
+    assert_eq!(m.entry().retries[3], 2, "two retries after timeouts");
+    assert_eq!(
+        m.entry().wasted,
+        2,
+        "both abandoned attempts were still served"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -340,8 +347,8 @@ end = "1h""#,
     assert_eq!(
         lines,
         [
-            "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s",
-            "s,0,0,0,attempts,503,4,3.5,,3.5",
+            "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s,population",
+            "s,0,0,0,attempts,503,4,3.5,,3.5,clients",
         ]
     );
 }
@@ -362,8 +369,8 @@ end = "1h""#,
         )
         .replace("count = 1", "count = 1000");
         let m = run(&scenario(&text), 0);
-        assert_eq!(m.calls, 1000 * max_attempts);
-        assert_eq!(m.gave_up[GiveUpReason::Attempts as usize], 1000);
+        assert_eq!(m.entry().calls, 1000 * max_attempts);
+        assert_eq!(m.entry().gave_up[GiveUpReason::Attempts as usize], 1000);
     }
 }
 
@@ -532,8 +539,8 @@ kind = "unreachable""#,
     let r = &m.requests[0];
     assert_eq!(r.latency, ms(5 * 1000 + 4 * 100));
     assert_eq!(r.last_status, Some(Status::Unreachable));
-    assert_eq!(m.calls, 0);
-    assert_eq!(m.retries, [0, 0, 0, 0, 4, 0]);
+    assert_eq!(m.entry().calls, 0);
+    assert_eq!(m.entry().retries, [0, 0, 0, 0, 4, 0]);
     let m = run(&scenario(&text("connect_timeout = \"300ms\"")), 0);
     assert_eq!(m.requests[0].latency, ms(5 * 300 + 4 * 100));
 }
@@ -547,17 +554,17 @@ fn non_retryable_failures_give_up_at_once() {
         "base = \"100ms\"\ncap = \"1s\"",
     );
     let m = run(&scenario(&bad), 0);
-    assert_eq!(m.gave_up[GiveUpReason::NonRetryable as usize], 1);
+    assert_eq!(m.entry().gave_up[GiveUpReason::NonRetryable as usize], 1);
     assert_eq!(m.requests[0].last_status, Some(Status::BadRequest));
-    assert_eq!(m.calls, 1);
+    assert_eq!(m.entry().calls, 1);
     let not_503 = one_client(
         "concurrency = 1\nservice = { dist = \"constant\", value = \"0s\" }\n[[server.outages]]\nstart = \"0s\"\nend = \"1h\"",
         "max_attempts = 5\nretry_on = [\"500\", \"timeout\"]",
         "base = \"100ms\"\ncap = \"1s\"",
     );
     let m = run(&scenario(&not_503), 0);
-    assert_eq!(m.gave_up[GiveUpReason::NonRetryable as usize], 1);
-    assert_eq!(m.calls, 1);
+    assert_eq!(m.entry().gave_up[GiveUpReason::NonRetryable as usize], 1);
+    assert_eq!(m.entry().calls, 1);
 }
 
 /// An `errors` outage serves the request (it holds a slot for its service time), then
@@ -578,7 +585,7 @@ error_rate = 1.0"#,
     let m = run(&scenario(&text), 0);
     // 500 at 40 ms, retry at 140 ms served until 180 ms.
     assert_eq!(m.requests[0].latency, ms(180));
-    assert_eq!(m.retries, [0, 1, 0, 0, 0, 0]);
-    let completed: u32 = m.timeline.iter().map(|b| b.completed).sum();
+    assert_eq!(m.entry().retries, [0, 1, 0, 0, 0, 0]);
+    let completed: u32 = m.entry().timeline.iter().map(|b| b.completed).sum();
     assert_eq!(completed, 2, "the failed attempt was served too");
 }

@@ -120,14 +120,19 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, max_points: us
         .map(|(i, s)| LoadPanel {
             strategy: s.summary.strategy.clone(),
             color: i,
-            arrivals_rps: step(&mut s.timeline.iter().map(|b| (b.t_s, b.arrivals / bucket))),
-            occupancy: step(&mut s.timeline.iter().map(|b| (b.t_s, b.in_service + b.queued))),
+            arrivals_rps: step(&mut s.timeline().iter().map(|b| (b.t_s, b.arrivals() / bucket))),
+            occupancy: step(
+                &mut s
+                    .timeline()
+                    .iter()
+                    .map(|b| (b.t_s, b.in_service() + b.queued())),
+            ),
         })
         .collect();
     let t_end = point
         .strategies
         .iter()
-        .map(|s| s.timeline.len() as f64 * bucket)
+        .map(|s| s.timeline().len() as f64 * bucket)
         .fold(0.0, f64::max);
     LoadData {
         title: format!(
@@ -363,19 +368,19 @@ cap = "1s"
     #[test]
     fn series_turns_buckets_into_rates_steps_and_capacity() {
         let file = load_str("t.toml", SRC).unwrap();
-        let result = crate::runner::run_scenario(&file, Default::default(), &|| ());
+        let result = crate::runner::run_scenario(&file, Default::default(), &|| ()).unwrap();
         let point = &result.points[0];
         let d = series(file.first(), point, "", 10_000);
         assert_eq!(d.capacity_rps, Some(200.0), "4 slots / 20 ms");
         assert_eq!((d.slots, d.places), (4.0, 6.0));
         assert_eq!(d.outages, vec![(0.0, 1.0)]);
-        let timeline = &point.strategies[0].timeline;
+        let timeline = point.strategies[0].timeline();
         assert_eq!(d.t_end, timeline.len() as f64 * 0.5);
         let arrivals = &d.panels[0].arrivals_rps;
         assert_eq!(arrivals.len(), 2 * timeline.len(), "two corners per bucket");
         // Arrivals per bucket become rates: a count in 0.5 s is twice that per second,
         // drawn flat over the bucket.
-        let rate0 = timeline[0].arrivals / 0.5;
+        let rate0 = timeline[0].arrivals() / 0.5;
         assert!(
             rate0 >= 20.0,
             "at least every first attempt lands in bucket 0"
@@ -383,7 +388,7 @@ cap = "1s"
         assert_eq!(&arrivals[..2], &[(0.0, rate0), (0.5, rate0)]);
         let peak = timeline
             .iter()
-            .map(|b| b.arrivals / 0.5)
+            .map(|b| b.arrivals() / 0.5)
             .fold(0.0, f64::max);
         assert!(
             timeline.len() >= 4,

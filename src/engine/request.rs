@@ -1,0 +1,304 @@
+//! Logical requests in flight: one entity for a closed client's request, an open arrival and
+//! a service's downstream call, kept in a slab.
+//!
+//! A [`Request`] carries everything its retry loop needs (attempt number, serial, timers,
+//! backoff state, deadline) and who it belongs to: a client of a population, or a *job* (a
+//! request being served by a service that makes downstream calls), its parent. Events name a
+//! request by its slab key and the serial of one of its attempts; an event whose serial is not
+//! the request's current attempt is stale and ignored in O(1).
+//!
+//! The slab's first keys belong to the closed clients, one each, reused for each of the
+//! client's requests in turn; keys above are handed out and taken back through a free list,
+//! so memory grows with the requests in flight, never with the arrivals over a run. A key is
+//! taken back only when its request has ended *and* none of its attempts is still held by a
+//! server (`in_flight == 0`): until then, a server that serves an abandoned attempt can still
+//! read the request it belongs to (its deadline, whether it is a bad request).
+
+use crate::engine::breaker::Probe;
+use crate::model::outcome::{GiveUpReason, Status};
+use crate::time::{SimDuration, SimTime};
+
+/// No parent (a client request), no population (a downstream call).
+pub const NONE: u32 = u32::MAX;
+
+/// One logical request and the state of its current attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    /// Serial of the current attempt; monotonic per slab key, so events of an earlier
+    /// request in the same key never match a later one.
+    pub serial: u32,
+    /// Attempts of this request still held by a server (queued, in service, OCC write).
+    pub in_flight: u32,
+    /// Global client index (budget and breaker state); 0 for a downstream call.
+    pub client: u32,
+    /// The job that made this call, or [`NONE`] for a client request.
+    pub parent: u32,
+    /// The client's request number (closed), the arrival number (open, trace); the call's
+    /// position for a downstream call.
+    pub number: u32,
+    /// Attempts sent, every ladder included; 0 when no request is open.
+    pub sent: u32,
+    /// 429s seen by the rate-limit ladder.
+    pub rate_limited: u32,
+    /// Quota units taken by the last retry (refunded on success).
+    pub quota_cost: u32,
+    /// Last Retry-After hint received, in microseconds as events carry it (0: none).
+    pub last_hint_us: u32,
+    /// Index of the policy it follows (see `engine::RunPolicy`).
+    pub policy: u16,
+    /// Population index, or `u16::MAX` for a downstream call.
+    pub population: u16,
+    /// The service it calls.
+    pub target: u16,
+    /// Transport attempt number (1-based; <= max_attempts <= 65535).
+    pub attempt: u16,
+    /// An attempt is outstanding (sent, no response or timeout yet).
+    pub awaiting: bool,
+    /// The request has ended (its key is free once `in_flight` is 0).
+    pub ended: bool,
+    /// The current attempt goes to the fallback server.
+    pub on_fallback: bool,
+    /// The request is one its server answers 400.
+    pub bad_request: bool,
+    /// Whether a timer event for the current attempt is in the queue.
+    pub timer_armed: bool,
+    /// The current attempt's response is scheduled at exactly its timeout instant.
+    pub response_at_timeout: bool,
+    /// How the breaker admitted the current attempt (0, or a half-open round's probe).
+    pub probe: Probe,
+    /// Last status received.
+    pub last_status: Option<Status>,
+    /// Why the request went to the fallback server.
+    pub fallback_reason: GiveUpReason,
+    /// First send (latency counts from here).
+    pub first_send: SimTime,
+    /// Absolute deadline (`SimTime::MAX`: none), possibly capped by the caller's.
+    pub deadline_at: SimTime,
+    /// Previous delay (decorrelated jitter's state); `base` at the start of a request.
+    pub prev_delay: SimDuration,
+    /// Total waiting between attempts.
+    pub waited: SimDuration,
+    /// When the current attempt times out (`SimTime::MAX`: never).
+    pub timeout_at: SimTime,
+}
+
+impl Request {
+    /// A fresh entity (no request open).
+    pub fn new() -> Self {
+        Request {
+            serial: 0,
+            in_flight: 0,
+            client: 0,
+            parent: NONE,
+            number: 0,
+            sent: 0,
+            rate_limited: 0,
+            quota_cost: 0,
+            last_hint_us: 0,
+            policy: 0,
+            population: u16::MAX,
+            target: 0,
+            attempt: 0,
+            awaiting: false,
+            ended: true,
+            on_fallback: false,
+            bad_request: false,
+            timer_armed: false,
+            response_at_timeout: false,
+            probe: 0,
+            last_status: None,
+            fallback_reason: GiveUpReason::Attempts,
+            first_send: SimTime::ZERO,
+            deadline_at: SimTime::MAX,
+            prev_delay: SimDuration::ZERO,
+            waited: SimDuration::ZERO,
+            timeout_at: SimTime::MAX,
+        }
+    }
+
+    /// Whether `serial` is the outstanding attempt (to the fallback server or not).
+    #[inline]
+    pub fn is_live(&self, serial: u32, on_fallback: bool) -> bool {
+        self.awaiting && self.serial == serial && self.on_fallback == on_fallback
+    }
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request::new()
+    }
+}
+
+/// The requests of a run: `reserved` keys for closed clients, then a slab.
+#[derive(Debug)]
+pub struct Requests {
+    items: Vec<Request>,
+    free: Vec<u32>,
+    reserved: u32,
+    live: u32,
+    peak: u32,
+}
+
+impl Requests {
+    /// `reserved` keys (0..reserved) for closed clients, never taken back.
+    pub fn new(reserved: u32) -> Self {
+        Requests {
+            items: vec![Request::new(); reserved as usize],
+            free: Vec::new(),
+            reserved,
+            live: 0,
+            peak: 0,
+        }
+    }
+
+    /// A key for a new request (open arrival or downstream call). O(1).
+    #[inline]
+    pub fn allocate(&mut self) -> u32 {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        match self.free.pop() {
+            Some(key) => key,
+            None => {
+                self.items.push(Request::new());
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Takes `key` back if its request has ended and no server holds one of its attempts.
+    #[inline]
+    pub fn release_if_done(&mut self, key: u32) {
+        let r = &self.items[key as usize];
+        if key >= self.reserved && r.ended && r.in_flight == 0 {
+            self.free.push(key);
+            self.live -= 1;
+        }
+    }
+
+    /// Keys of the closed clients.
+    pub fn reserved(&self) -> u32 {
+        self.reserved
+    }
+
+    /// Every key ever handed out (for the end-of-run sweep).
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there is no key at all.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The most slab keys (above the reserved ones) in use at once.
+    pub fn peak(&self) -> u32 {
+        self.peak
+    }
+
+    /// The items, for prefetching.
+    pub fn as_slice(&self) -> &[Request] {
+        &self.items
+    }
+}
+
+impl std::ops::Index<u32> for Requests {
+    type Output = Request;
+    #[inline]
+    fn index(&self, key: u32) -> &Request {
+        &self.items[key as usize]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Requests {
+    #[inline]
+    fn index_mut(&mut self, key: u32) -> &mut Request {
+        &mut self.items[key as usize]
+    }
+}
+
+/// A request being served by a service that makes downstream calls: it holds its slot
+/// through its own service time, then through each call in turn.
+#[derive(Debug, Clone, Copy)]
+pub struct Job {
+    /// The service serving it.
+    pub service: u16,
+    /// The position in the service's `calls` of the call in progress (or next).
+    pub next_call: u16,
+    /// What the service answers if every call succeeds (200, or 500 in an `errors` outage).
+    pub answer: Status,
+    /// The service's crash generation when it started: a crash since makes it lost.
+    pub generation: u32,
+    /// The calling request and the serial of the attempt being served.
+    pub caller: u32,
+    /// The caller's attempt serial.
+    pub caller_serial: u32,
+    /// The caller request's deadline when the job started (for propagation).
+    pub deadline_at: SimTime,
+}
+
+/// Jobs in progress, in a slab with a free list.
+#[derive(Debug, Default)]
+pub struct Jobs {
+    items: Vec<Job>,
+    free: Vec<u32>,
+}
+
+impl Jobs {
+    /// Stores `job` and returns its key. O(1).
+    pub fn insert(&mut self, job: Job) -> u32 {
+        match self.free.pop() {
+            Some(key) => {
+                self.items[key as usize] = job;
+                key
+            }
+            None => {
+                self.items.push(job);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Takes a key back.
+    pub fn remove(&mut self, key: u32) {
+        self.free.push(key);
+    }
+}
+
+impl std::ops::Index<u32> for Jobs {
+    type Output = Job;
+    fn index(&self, key: u32) -> &Job {
+        &self.items[key as usize]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Jobs {
+    fn index_mut(&mut self, key: u32) -> &mut Job {
+        &mut self.items[key as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_reused_only_when_ended_and_no_server_holds_an_attempt() {
+        let mut r = Requests::new(2);
+        let a = r.allocate();
+        assert_eq!(a, 2, "keys 0 and 1 belong to closed clients");
+        r[a].ended = false;
+        r[a].in_flight = 1;
+        r.release_if_done(a);
+        assert_eq!(r.allocate(), 3, "a is still open");
+        r[a].ended = true;
+        r.release_if_done(a);
+        assert_eq!(r.allocate(), 4, "a server still holds an attempt of a");
+        r[a].in_flight = 0;
+        r.release_if_done(a);
+        assert_eq!(r.allocate(), a);
+        // Closed clients' keys are never handed out.
+        r.release_if_done(0);
+        assert_eq!(r.allocate(), 5);
+        assert_eq!(r.peak(), 4);
+    }
+}

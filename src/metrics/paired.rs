@@ -1,0 +1,78 @@
+//! `paired.csv`: every strategy against the first one, replication by replication.
+//!
+//! Under common random numbers, replication *r* of every strategy faces the same arrivals,
+//! start offsets and 400s, so the difference of two strategies within a replication has far
+//! less noise than the difference of their means. For each metric, `mean_diff` is the mean
+//! over replications of (strategy − baseline), `ci95` is `1.96 · sd / √R` of those paired
+//! differences (0 when R = 1), and `ratio` is strategy mean / baseline mean (`None` when the
+//! baseline mean is 0).
+
+use super::summary::{Replicate, Stat, StrategyResult};
+
+/// How to read a metric from one replication.
+pub type Read = fn(&Replicate) -> f64;
+
+/// The metrics compared, with how to read each from a replication.
+pub const METRICS: [(&str, Read); 5] = [
+    ("calls", |r| r.calls),
+    ("completion_s", |r| r.completion_s),
+    ("recovery_peak_rps", |r| r.recovery_peak_rps),
+    ("succeeded", |r| r.succeeded),
+    ("latency_p99_s", |r| r.latency_p99_s),
+];
+
+/// One row of `paired.csv`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedRow {
+    /// The strategy compared.
+    pub strategy: String,
+    /// The first strategy of the scenario.
+    pub baseline: String,
+    /// The metric's column name.
+    pub metric: &'static str,
+    /// Mean over replications of strategy − baseline.
+    pub mean_diff: f64,
+    /// 95% half-width of the paired differences.
+    pub ci95: f64,
+    /// Strategy mean / baseline mean; `None` when the baseline mean is 0.
+    pub ratio: Option<f64>,
+}
+
+impl PairedRow {
+    /// Whether the difference is significant: its 95% interval excludes 0.
+    pub fn significant(&self) -> bool {
+        self.mean_diff.abs() > self.ci95
+    }
+}
+
+/// The rows comparing every strategy after the first with the first, metric by metric.
+pub fn paired(strategies: &[StrategyResult]) -> Vec<PairedRow> {
+    let Some((baseline, rest)) = strategies.split_first() else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    for s in rest {
+        for (metric, value) in METRICS {
+            let diffs: Vec<f64> = s
+                .replicates
+                .iter()
+                .zip(&baseline.replicates)
+                .map(|(a, b)| value(a) - value(b))
+                .collect();
+            let d = Stat::of(&diffs);
+            let mean = |r: &StrategyResult| {
+                Stat::of(&r.replicates.iter().map(value).collect::<Vec<_>>()).mean
+            };
+            let base = mean(baseline);
+            rows.push(PairedRow {
+                strategy: s.summary.strategy.clone(),
+                baseline: baseline.summary.strategy.clone(),
+                metric,
+                mean_diff: d.mean,
+                ci95: d.ci95,
+                ratio: (base != 0.0).then(|| mean(s) / base),
+            });
+        }
+    }
+    rows
+}

@@ -1,0 +1,230 @@
+//! `recovered_s`: how long after its trigger a run is back to normal, and stays there.
+//!
+//! The **trigger** ends at `[metrics] trigger_end` when given, else at the end of the last
+//! outage or capacity cut of any service (see [`crate::model::Scenario::trigger`]); without
+//! one there is nothing to recover from. "Back to normal" has one rule per kind of work, and
+//! a run with both kinds must satisfy both (the later time counts):
+//!
+//! - **Open work** (open and trace populations): goodput back to at least 90% of the offered
+//!   load. Per bucket *i*, the offered load `o_i` is the first attempts of open and trace
+//!   requests sent in it and the goodput `g_i` the open and trace requests that succeeded in
+//!   it. A window of [`WINDOW`] buckets starting at *i* is *normal* when
+//!   `Σ g ≥ 0.9 · Σ o` over the window. Only windows lying entirely before the end of the
+//!   offered load count (a system that recovers only because the load stopped has not
+//!   recovered). The run is back to normal at the start of the first window, starting at or
+//!   after the trigger's end, from which every later window is normal; `recovered_s` is that
+//!   start minus the trigger's end. If fewer than [`WINDOW`] buckets of load follow the
+//!   trigger, or the last window is not normal, the run never recovered.
+//! - **Closed work** (closed populations): the backlog from before the trigger is cleared:
+//!   every client request whose first attempt was sent before the trigger's end has ended
+//!   (succeeded or given up). `recovered_s` is the last such end minus the trigger's end (0
+//!   if they all ended before it); never if one was still open at the time limit.
+//!
+//! Windows are sums, not per-bucket ratios, so a few requests more or less in one small
+//! bucket do not flip the verdict; pick `metrics.bucket` so that a window holds at least a
+//! few dozen requests.
+
+use super::RunMetrics;
+use crate::model::Scenario;
+use crate::time::{SimDuration, SimTime};
+
+/// Buckets in a window of the open-work rule.
+pub const WINDOW: usize = 10;
+
+/// Share of the offered load the goodput must reach.
+pub const GOODPUT_SHARE: f64 = 0.9;
+
+/// Whether and when a run got back to normal after its trigger.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Recovery {
+    /// The scenario has no trigger.
+    NoTrigger,
+    /// Back to normal this many seconds after the trigger's end.
+    At(f64),
+    /// Not back to normal within the run (a metastable failure, or a backlog never cleared).
+    Never,
+}
+
+/// The recovery of `run`, a run of `scenario`.
+pub fn recovery(scenario: &Scenario, run: &RunMetrics) -> Recovery {
+    let Some(trigger) = scenario.trigger() else {
+        return Recovery::NoTrigger;
+    };
+    let mut at = SimDuration::ZERO;
+    if scenario.has_open_work() {
+        match open_recovery(scenario, run, trigger) {
+            Some(d) => at = at.max(d),
+            None => return Recovery::Never,
+        }
+    }
+    if scenario.populations.iter().any(|p| p.is_closed()) {
+        if run.backlog_open {
+            return Recovery::Never;
+        }
+        if let Some(cleared) = run.backlog_cleared {
+            at = at.max(cleared - trigger);
+        }
+    }
+    Recovery::At(at.as_secs_f64())
+}
+
+/// The open-work rule: the time from `trigger` to the start of the first window from which
+/// every window is normal, or `None`.
+fn open_recovery(scenario: &Scenario, run: &RunMetrics, trigger: SimTime) -> Option<SimDuration> {
+    let width = scenario.bucket.as_nanos().max(1);
+    let open: Vec<usize> = (0..scenario.populations.len())
+        .filter(|&p| !scenario.populations[p].is_closed())
+        .collect();
+    // Offered and good per bucket, open populations summed.
+    let len = open
+        .iter()
+        .map(|&p| run.populations[p].timeline.len())
+        .max()
+        .unwrap_or(0);
+    let mut offered = vec![0u64; len];
+    let mut good = vec![0u64; len];
+    for &p in &open {
+        for (i, b) in run.populations[p].timeline.iter().enumerate() {
+            offered[i] += b.first_attempts as u64;
+            good[i] += b.succeeded as u64;
+        }
+    }
+    // Buckets lying entirely within the offered load.
+    let load_end = load_end(scenario)?.min(SimTime(scenario.time_limit.as_nanos()));
+    let full = ((load_end.0 / width) as usize).min(len);
+    let first = trigger.0.div_ceil(width) as usize;
+    if full < first + WINDOW {
+        return None;
+    }
+    let last_start = full - WINDOW;
+    let normal = |i: usize| {
+        let o: u64 = offered[i..i + WINDOW].iter().sum();
+        let g: u64 = good[i..i + WINDOW].iter().sum();
+        g as f64 >= GOODPUT_SHARE * o as f64
+    };
+    // Walk back from the last window while windows are normal.
+    let mut start = None;
+    for i in (first..=last_start).rev() {
+        if normal(i) {
+            start = Some(i);
+        } else {
+            break;
+        }
+    }
+    start.map(|i| SimTime(i as u64 * width) - trigger)
+}
+
+/// When the offered open load ends: the latest `end` of an open population, just after the
+/// last arrival of a trace.
+fn load_end(scenario: &Scenario) -> Option<SimTime> {
+    use crate::model::Source;
+    scenario
+        .populations
+        .iter()
+        .filter_map(|p| match &p.source {
+            Source::Open(o) => Some(o.end),
+            Source::Trace(t) => t.times.last().map(|t| SimTime(t.0 + 1)),
+            Source::Closed(_) => None,
+        })
+        .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::PopulationBucket;
+
+    fn series(pairs: &[(u32, u32)]) -> Vec<PopulationBucket> {
+        pairs
+            .iter()
+            .map(|&(o, g)| PopulationBucket {
+                first_attempts: o,
+                succeeded: g,
+                gave_up: 0,
+            })
+            .collect()
+    }
+
+    fn open_scenario(end_s: u64, trigger_s: u64) -> Scenario {
+        let text = r#"
+name = "r"
+[clients]
+count = 1
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "1ms" }
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "s"
+base = "1ms"
+cap = "1ms"
+[metrics]
+bucket = "1s"
+"#;
+        let mut s = crate::scenario::sweep::load_str("r.toml", text)
+            .expect("valid")
+            .points
+            .remove(0)
+            .scenario;
+        s.populations[0].source = crate::model::Source::Open(crate::model::population::Open {
+            rate: crate::model::population::RateCurve::constant(10.0),
+            process: crate::model::population::Process::Uniform,
+            start: SimTime::ZERO,
+            end: SimTime(SimDuration::from_secs(end_s).0),
+        });
+        s.trigger_end = Some(SimTime(SimDuration::from_secs(trigger_s).0));
+        s
+    }
+
+    fn run_with(timeline: Vec<PopulationBucket>) -> RunMetrics {
+        let mut m = RunMetrics::default();
+        m.populations.push(crate::metrics::PopulationMetrics {
+            timeline,
+            ..Default::default()
+        });
+        m
+    }
+
+    #[test]
+    fn open_work_recovers_at_the_first_window_from_which_all_are_normal() {
+        // Trigger ends at 5 s; goodput is 0 until bucket 8, full from bucket 8 on; load
+        // until 30 s. The window starting at 7 holds 90 good of 100 offered: normal; the
+        // one at 6 holds 80: not. Back to normal at 7 s, 2 s after the trigger.
+        let mut pairs = vec![(10, 0); 8];
+        pairs.extend(vec![(10, 10); 22]);
+        let s = open_scenario(30, 5);
+        let r = recovery(&s, &run_with(series(&pairs)));
+        assert_eq!(r, Recovery::At(2.0));
+    }
+
+    #[test]
+    fn a_dip_in_the_last_windows_means_never() {
+        let mut pairs = vec![(10, 10); 25];
+        pairs.extend(vec![(10, 0); 5]);
+        let s = open_scenario(30, 5);
+        assert_eq!(recovery(&s, &run_with(series(&pairs))), Recovery::Never);
+    }
+
+    #[test]
+    fn ninety_percent_of_a_window_is_enough_and_less_is_not() {
+        // Every window holds 100 offered: 90 good is normal, 89 is not.
+        let s = open_scenario(20, 0);
+        let ok: Vec<(u32, u32)> = (0..20)
+            .map(|i| (10, if i % 10 == 0 { 0 } else { 10 }))
+            .collect();
+        assert_eq!(recovery(&s, &run_with(series(&ok))), Recovery::At(0.0));
+        let mut bad = ok.clone();
+        bad[19].1 = 9; // the window 10..20 holds 89
+        assert_eq!(recovery(&s, &run_with(series(&bad))), Recovery::Never);
+    }
+
+    #[test]
+    fn too_little_load_after_the_trigger_is_never() {
+        let s = open_scenario(12, 5);
+        let pairs = vec![(10, 10); 12];
+        assert_eq!(recovery(&s, &run_with(series(&pairs))), Recovery::Never);
+    }
+}
