@@ -1,17 +1,21 @@
-//! The short aligned table `herdsim run` prints per scenario on stdout.
+//! The short aligned tables `herdsim run` prints per scenario on stdout: one row per
+//! strategy, then, when the scenario has several populations or services, their breakdown.
 
+use crate::model::{Population, Source};
 use crate::report::fmt_num;
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
 
-/// Renders the table: one line of context, a header, one row per (point, strategy).
+/// Renders the tables: one line of context, a header, one row per (point, strategy); then a
+/// row per (point, strategy, population) and per (point, strategy, service) when there is
+/// more than one.
 pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     let first = file.first();
     let mut out = format!(
-        "{} ({}): {} clients, {} strategies x {} replications{}\n",
+        "{} ({}): {}, {} strategies x {} replications{}\n",
         first.name,
         file.file,
-        client_range(file),
+        workload(file),
         first.strategies.len(),
         first.replications,
         if file.points.len() > 1 {
@@ -28,18 +32,18 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
             "calls",
             "completion_s",
             "peak_rps",
-            "recovery_rps",
+            "recovery_peak_rps",
             "succeeded",
             "gave_up",
-            "p99_s",
+            "latency_p99_s",
         ]
         .map(String::from),
     );
+    let recovery = first.trigger().is_some();
+    if recovery {
+        head.push("recovered_s".into());
+    }
     rows.push(head);
-    let round = |v: f64, places: i32| {
-        let f = 10f64.powi(places);
-        fmt_num((v * f).round() / f)
-    };
     for point in &result.points {
         for s in &point.strategies {
             let m = &s.summary;
@@ -54,14 +58,115 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
                 round(m.gave_up, 1),
                 round(m.latency_s[2], 3),
             ]);
+            if recovery {
+                row.push(match (m.recovered_s, m.recovered_share) {
+                    (Some(s), _) => round(s, 2),
+                    (None, Some(share)) => format!("never ({} recovered)", percent(share)),
+                    (None, None) => String::new(),
+                });
+            }
             rows.push(row);
         }
     }
+    align(&mut out, rows, file.axes.len() + 1);
+    if first.populations.len() > 1 {
+        let mut rows = vec![header(
+            file,
+            &[
+                "strategy",
+                "population",
+                "requests",
+                "calls",
+                "amplification",
+                "succeeded",
+                "gave_up",
+                "latency_p99_s",
+            ],
+        )];
+        for point in &result.points {
+            for s in &point.strategies {
+                for p in &s.populations {
+                    let mut row = point.labels.clone();
+                    row.extend([
+                        s.summary.strategy.clone(),
+                        p.population.clone(),
+                        round(p.requests, 1),
+                        round(p.calls, 1),
+                        round(p.amplification, 2),
+                        round(p.succeeded, 1),
+                        round(p.gave_up, 1),
+                        round(p.latency_p99_s, 3),
+                    ]);
+                    rows.push(row);
+                }
+            }
+        }
+        out.push_str("populations:\n");
+        align(&mut out, rows, file.axes.len() + 2);
+    }
+    if first.services.len() > 1 {
+        let mut rows = vec![header(
+            file,
+            &[
+                "strategy",
+                "service",
+                "calls",
+                "amplification",
+                "rejected",
+                "shed",
+                "wasted",
+                "gave_up",
+                "peak_rps",
+            ],
+        )];
+        for point in &result.points {
+            for s in &point.strategies {
+                for v in &s.services {
+                    let mut row = point.labels.clone();
+                    row.extend([
+                        s.summary.strategy.clone(),
+                        v.service.clone(),
+                        round(v.calls, 1),
+                        round(v.amplification, 2),
+                        round(v.rejected, 1),
+                        round(v.shed, 1),
+                        round(v.wasted, 1),
+                        round(v.gave_up, 1),
+                        round(v.peak_rps, 0),
+                    ]);
+                    rows.push(row);
+                }
+            }
+        }
+        out.push_str("services (amplification = calls per client request):\n");
+        align(&mut out, rows, file.axes.len() + 2);
+    }
+    out
+}
+
+fn round(v: f64, places: i32) -> String {
+    let f = 10f64.powi(places);
+    fmt_num((v * f).round() / f)
+}
+
+fn percent(share: f64) -> String {
+    format!("{}%", round(share * 100.0, 0))
+}
+
+/// The sweep columns, then `columns`.
+fn header(file: &ScenarioFile, columns: &[&str]) -> Vec<String> {
+    let mut head: Vec<String> = file.axes.iter().map(|a| a.path.clone()).collect();
+    head.extend(columns.iter().map(|c| c.to_string()));
+    head
+}
+
+/// Appends `rows` to `out` as an aligned table: the first `text_columns` columns aligned
+/// left, numbers right.
+fn align(out: &mut String, rows: Vec<Vec<String>>, text_columns: usize) {
     let columns = rows[0].len();
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let text_columns = file.axes.len() + 1; // labels and strategy names align left
     for row in rows {
         let cells: Vec<String> = row
             .iter()
@@ -78,7 +183,37 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
-    out
+}
+
+/// What sends the requests: `10000 clients`, `open 8 req/s`, or the populations joined
+/// with `+`; a swept client count shows as its range.
+pub fn workload(file: &ScenarioFile) -> String {
+    let first = file.first();
+    if first.populations.len() == 1 && first.populations[0].is_closed() {
+        return format!("{} clients", client_range(file));
+    }
+    first
+        .populations
+        .iter()
+        .map(describe_population)
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+fn describe_population(p: &Population) -> String {
+    match &p.source {
+        Source::Closed(c) => format!("{}: {} clients", p.name, c.count),
+        Source::Open(o) => match o.rate.as_constant() {
+            Some(r) => format!(
+                "{}: open {} req/s ({})",
+                p.name,
+                fmt_num(r),
+                o.process.label()
+            ),
+            None => format!("{}: open profile ({})", p.name, o.process.label()),
+        },
+        Source::Trace(t) => format!("{}: trace of {} requests", p.name, t.times.len()),
+    }
 }
 
 /// The client count, or its range when a sweep varies it (`10..200`).

@@ -209,22 +209,36 @@ pub fn render(
         ("scenario file", escape(&file.file)),
         ("seed", s.seed.to_string()),
         ("replications", s.replications.to_string()),
+        ("workload", escape(&crate::report::console::workload(file))),
         (
-            "clients",
-            if file.axes.iter().any(|a| a.path == "clients.count") {
-                "swept".to_string()
+            if s.services.len() > 1 {
+                "services"
             } else {
-                fmt_value(s.closed_clients() as f64)
+                "server"
             },
-        ),
-        (
-            "server",
-            format!(
-                "{} slots, {} queue places, service {}",
-                s.entry().server.concurrency,
-                s.entry().server.queue,
-                escape(&s.entry().server.service.describe())
-            ),
+            s.services
+                .iter()
+                .map(|svc| {
+                    let calls: Vec<&str> = svc
+                        .calls
+                        .iter()
+                        .map(|&c| s.services[c].name.as_str())
+                        .collect();
+                    format!(
+                        "{}: {} slots, {} queue places, service {}{}",
+                        escape(&svc.name),
+                        svc.server.concurrency,
+                        svc.server.queue,
+                        escape(&svc.server.service.describe()),
+                        if calls.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", calls {}", escape(&calls.join(", ")))
+                        }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("<br>"),
         ),
         (
             "runs",
@@ -261,6 +275,7 @@ pub fn render(
     }
 
     summary_table(&mut h, file, result);
+    breakdowns(&mut h, file, result);
 
     if !figures.is_empty() {
         h.push_str("<h2 id=\"charts\">Charts</h2>\n");
@@ -392,6 +407,158 @@ fn summary_table(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
         h.push_str("</tbody>\n");
     }
     h.push_str("</table>\n</div>\n");
+}
+
+/// The per-population and per-service tables (when there is more than one), and the paired
+/// comparisons against the first strategy (when there are several strategies and
+/// replications).
+fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
+    let s = file.first();
+    let axes: Vec<String> = file.axes.iter().map(|a| a.path.clone()).collect();
+    let table = |h: &mut String,
+                 id: &str,
+                 title: &str,
+                 lead: &str,
+                 head: &[&str],
+                 rows: Vec<Vec<String>>| {
+        let _ = writeln!(h, "<h2 id=\"{id}\">{title}</h2>\n<p>{lead}</p>");
+        h.push_str("<div class=\"scroll\">\n<table class=\"summary\">\n<thead><tr>");
+        for (i, c) in axes
+            .iter()
+            .map(String::as_str)
+            .chain(head.iter().copied())
+            .enumerate()
+        {
+            let class = if i < axes.len() + 2 {
+                " class=\"name\""
+            } else {
+                ""
+            };
+            let _ = write!(h, "<th{class}>{}</th>", escape(c));
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for row in rows {
+            h.push_str("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                let class = if i < axes.len() + 2 {
+                    " class=\"name\""
+                } else {
+                    ""
+                };
+                let _ = write!(h, "<td{class}>{}</td>", escape(cell));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody>\n</table>\n</div>\n");
+    };
+    if s.populations.len() > 1 {
+        let mut rows = Vec::new();
+        for point in &result.points {
+            for st in &point.strategies {
+                for p in &st.populations {
+                    let mut row = point.labels.clone();
+                    row.extend([
+                        st.summary.strategy.clone(),
+                        p.population.clone(),
+                        fmt_value(p.requests),
+                        fmt_value(p.calls),
+                        fmt_value(p.amplification),
+                        fmt_value(p.succeeded),
+                        fmt_value(p.gave_up),
+                        fmt_value(p.latency_p50_s),
+                        fmt_value(p.latency_p99_s),
+                    ]);
+                    rows.push(row);
+                }
+            }
+        }
+        table(
+            h,
+            "populations",
+            "Populations",
+            "Means per run of each population's requests; latencies pooled over runs.",
+            &[
+                "strategy",
+                "population",
+                "requests",
+                "calls",
+                "calls per request",
+                "succeeded",
+                "gave up",
+                "p50 latency (s)",
+                "p99 latency (s)",
+            ],
+            rows,
+        );
+    }
+    if s.services.len() > 1 {
+        let mut rows = Vec::new();
+        for point in &result.points {
+            for st in &point.strategies {
+                for v in &st.services {
+                    let mut row = point.labels.clone();
+                    row.extend([
+                        st.summary.strategy.clone(),
+                        v.service.clone(),
+                        fmt_value(v.calls),
+                        fmt_value(v.amplification),
+                        fmt_value(v.rejected),
+                        fmt_value(v.shed),
+                        fmt_value(v.wasted),
+                        fmt_value(v.gave_up),
+                        fmt_value(v.peak_rps),
+                    ]);
+                    rows.push(row);
+                }
+            }
+        }
+        table(
+            h,
+            "services",
+            "Services",
+            "Means per run at each service. Amplification: calls at the service per client request; gave up: the service's own requests (calls to it) that gave up.",
+            &[
+                "strategy",
+                "service",
+                "calls",
+                "amplification",
+                "rejected",
+                "shed",
+                "wasted",
+                "gave up",
+                "peak (req/s)",
+            ],
+            rows,
+        );
+    }
+    if s.strategies.len() > 1 && s.replications > 1 {
+        let mut rows = Vec::new();
+        for point in &result.points {
+            for r in &point.paired {
+                let mut row = point.labels.clone();
+                row.extend([
+                    r.strategy.clone(),
+                    r.metric.to_string(),
+                    format!("{} ± {}", fmt_value(r.mean_diff), fmt_value(r.ci95)),
+                    r.ratio.map(fmt_value).unwrap_or_default(),
+                    if r.significant() { "yes" } else { "no" }.to_string(),
+                ]);
+                rows.push(row);
+            }
+        }
+        let baseline = s.strategies[0].name.as_str();
+        table(
+            h,
+            "paired",
+            "Paired comparisons",
+            &format!(
+                "Each strategy minus {}, replication by replication (every strategy of a replication faces the same workload), with the 95% interval of the paired differences; significant when the interval excludes 0.",
+                escape(baseline)
+            ),
+            &["strategy", "metric", "difference", "ratio", "significant"],
+            rows,
+        );
+    }
 }
 
 #[cfg(test)]
