@@ -31,6 +31,8 @@ pub struct Latencies {
     histogram: Option<Box<[u64]>>,
     /// Number of samples.
     count: u64,
+    /// Sum of every sample, exact (for the mean).
+    sum: u128,
 }
 
 impl Latencies {
@@ -54,10 +56,16 @@ impl Latencies {
         self.histogram.is_none()
     }
 
+    /// The exact mean of the samples in nanoseconds; `None` without samples.
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum as f64 / self.count as f64)
+    }
+
     /// Adds one sample.
     #[inline]
     pub fn record(&mut self, nanos: u64) {
         self.count += 1;
+        self.sum += nanos as u128;
         match &mut self.histogram {
             Some(h) => h[bucket_of(nanos)] += 1,
             None => {
@@ -72,6 +80,7 @@ impl Latencies {
     /// Adds every sample of `other`.
     pub fn merge(&mut self, other: &Latencies) {
         self.count += other.count;
+        self.sum += other.sum;
         match (&mut self.histogram, &other.histogram) {
             (Some(h), Some(o)) => h.iter_mut().zip(o.iter()).for_each(|(a, b)| *a += b),
             (Some(h), None) => other.exact.iter().for_each(|&v| h[bucket_of(v)] += 1),
@@ -119,6 +128,11 @@ impl SortedLatencies {
     /// Whether there is no sample.
     pub fn is_empty(&self) -> bool {
         self.0.count == 0
+    }
+
+    /// The exact mean in nanoseconds; `None` without samples.
+    pub fn mean(&self) -> Option<f64> {
+        self.0.mean()
     }
 
     /// The nearest-rank percentile `p` in [0, 1] (`p = 0` gives the minimum), in

@@ -266,6 +266,7 @@ impl StrategyAccumulator {
                 pct(&latencies, 0.95),
                 pct(&latencies, 0.99),
             ],
+            latency_mean_s: latencies.mean().unwrap_or(0.0) / 1e9,
             success_s: (!success.is_empty()).then(|| [pct(&success, 0.95), pct(&success, 0.99)]),
             wasted: mean_of(entry.wasted),
             attempts_per_success: (entry.succeeded > 0)
@@ -446,6 +447,8 @@ pub struct StrategySummary {
     pub amplification: f64,
     /// Pooled latency percentiles of all requests, seconds (p50, p95, p99).
     pub latency_s: [f64; 3],
+    /// Mean latency of all requests, seconds (exact).
+    pub latency_mean_s: f64,
     /// Pooled time-to-success percentiles of succeeded requests, seconds (p95, p99);
     /// `None` when nothing succeeded.
     pub success_s: Option<[f64; 2]>,

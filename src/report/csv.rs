@@ -57,6 +57,7 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "shed",
     "recovered_s",
     "recovered_share",
+    "latency_mean_s",
 ];
 
 /// `timeseries.csv` columns after the sweep columns, in order.
@@ -188,6 +189,7 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         fmt_num(s.shed),
         opt(s.recovered_s),
         opt(s.recovered_share),
+        fmt_num(s.latency_mean_s),
     ]);
     row
 }

@@ -29,7 +29,8 @@ const SUMMARY_PREFIX: [&str; 15] = [
 ];
 
 /// Columns v1's issues and v2 add to summary.csv (after the DESIGN.md prefix, in any order).
-const SUMMARY_EXTENSIONS: [&str; 25] = [
+const SUMMARY_EXTENSIONS: [&str; 26] = [
+    "latency_mean_s",
     "requests",
     "shed",
     "recovered_s",
