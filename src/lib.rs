@@ -7,7 +7,7 @@
 //! ```text
 //! scenario file (TOML)
 //!   --scenario::validate---> RawScenario            serde, unknown keys refused, every
-//!                            problem collected (model::Scenario::from_raw checks meaning)
+//!                            problem collected (scenario::check gives the meaning)
 //!                            -> Scenario            typed, validated, durations in ns
 //!   --scenario::sweep------> ScenarioFile           one Scenario per sweep point
 //!   --runner::plan---------> Job (point x strategy x replication), each with its own seed

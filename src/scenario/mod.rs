@@ -1,10 +1,12 @@
 //! Reading scenario files: TOML text in, [`RawScenario`] out, with positioned errors.
 //!
-//! This module owns the file format's *syntax*: serde parsing with unknown keys refused, and
-//! turning toml's byte spans into `file:line:col` messages. What the values mean is checked
-//! by [`crate::model`]. Sweeps (`[sweep]`) are expanded here too, on the TOML document, so
+//! This module owns the file format: serde parsing into [`raw`] types with unknown keys
+//! refused, turning toml's byte spans into `file:line:col` messages, and [`check`], which
+//! turns the raw types into the validated [`crate::model::Scenario`]. Nothing else in the
+//! crate imports TOML. Sweeps (`[sweep]`) are expanded here too, on the TOML document, so
 //! that each sweep point is parsed and validated exactly like a hand-written file.
 
+pub mod check;
 pub mod raw;
 pub mod sweep;
 
@@ -76,7 +78,7 @@ pub fn error_at(
 }
 
 /// Parses scenario text. A syntax or type error stops at the first fault, as TOML parsers do;
-/// semantic problems are collected later by [`crate::model::Scenario::from_raw`].
+/// semantic problems are collected later by [`check::scenario`].
 pub fn parse(file: &str, src: &str) -> Result<RawScenario, ScenarioError> {
     toml::from_str::<RawScenario>(src).map_err(|e| toml_error(file, src, e))
 }
@@ -123,7 +125,7 @@ pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), Scenar
         blanked.push(path);
     };
     let scenario = raw.map(|raw| {
-        let result = Scenario::from_raw(&raw, file, src);
+        let result = check::scenario(&raw, file, src);
         (raw, result)
     });
     match scenario {
