@@ -9,6 +9,7 @@
 pub mod check;
 pub mod raw;
 pub mod sweep;
+pub mod trace;
 
 pub use raw::RawScenario;
 
@@ -16,6 +17,7 @@ use std::ops::Range;
 
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
+use trace::Traces;
 
 /// The scenario that `herdsim run` uses when no file is named; embedded in the binary.
 pub const QUICKSTART: &str = include_str!("../../scenarios/quickstart.toml");
@@ -91,6 +93,15 @@ pub fn parse(file: &str, src: &str) -> Result<RawScenario, ScenarioError> {
 /// parsed again; problems that only follow from a blanked pair (`missing required key` for
 /// the key just blanked) are not reported. A TOML syntax error still stops at the first.
 pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), ScenarioErrors> {
+    validate_with(file, src, &mut Traces::beside(file))
+}
+
+/// [`validate`], reading trace files through `traces` (relative to its folder, each once).
+pub fn validate_with(
+    file: &str,
+    src: &str,
+    traces: &mut Traces,
+) -> Result<(RawScenario, Scenario), ScenarioErrors> {
     let mut text = src.to_string();
     let mut errors: Vec<ScenarioError> = Vec::new();
     let mut blanked: Vec<String> = Vec::new();
@@ -125,7 +136,7 @@ pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), Scenar
         blanked.push(path);
     };
     let scenario = raw.map(|raw| {
-        let result = check::scenario(&raw, file, src);
+        let result = check::scenario(&raw, file, src, traces);
         (raw, result)
     });
     match scenario {
@@ -134,8 +145,9 @@ pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), Scenar
             if let Err(ScenarioErrors(more)) = result {
                 errors.extend(more.into_iter().filter(|e| !follows_from(e, &blanked)));
             }
-            // File order; file-level problems (no position) first. The sort is stable.
-            errors.sort_by_key(|e| (e.line.unwrap_or(0), e.col.unwrap_or(0)));
+            // File order; file-level problems (no position) first; then those of the trace
+            // files it names, each in its own order. The sort is stable.
+            errors.sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
             Err(ScenarioErrors(errors))
         }
         None => Err(ScenarioErrors(errors)),
@@ -423,7 +435,7 @@ mod tests {
         assert_eq!(
             p,
             [
-                "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`",
+                "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`, `name`, `rate`, `profile`, `process`, `end`, `trace`, `clients`, `retry`",
                 "s.toml:8:15: server.concurrency: expected an integer, found string \"one\"",
                 "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `jitter`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `fallback_on`",
             ]

@@ -4,11 +4,13 @@
 //! the wording and position of every semantic error. `Check` collects problems while
 //! building the typed scenario, so one pass reports them all. The work is split by table:
 //! this file holds the primitives (numbers, durations, distributions, names) and the
-//! top-level assembly; `clients.rs` the populations, `server.rs` the servers, and `retry.rs`
-//! the retry policies with their budgets and breakers. Nothing here is imported by
+//! top-level assembly; `clients.rs` the populations, `server.rs` the servers and the service
+//! graph (`graph.rs` its pure rules), and `retry.rs` the retry policies with their budgets
+//! and breakers, merged in layers. Nothing here is imported by
 //! [`crate::model`]: raw -> model is one direction.
 
 mod clients;
+mod graph;
 mod retry;
 mod server;
 #[cfg(test)]
@@ -21,20 +23,24 @@ use toml::Spanned;
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::model::dist::Dist;
 use crate::model::policy::Strategy;
-use crate::model::{
-    FallbackSpec, Hint, MAX_BUCKETS, PopulationPolicy, Scenario, ServiceRetry, ServiceSpec,
-    no_retry, valid_name,
-};
+use crate::model::{FallbackSpec, Hint, MAX_BUCKETS, Scenario, valid_name};
 use crate::scenario::error_at;
 use crate::scenario::raw::{RawDist, RawDuration, RawPolicy, RawScenario};
-use crate::time::SimDuration;
-use server::placeholder_server;
+use crate::scenario::trace::Traces;
+use crate::time::{SimDuration, SimTime};
 
-/// Validates a parsed file. `file` names it in messages; `src` is its text (for positions).
-pub fn scenario(raw: &RawScenario, file: &str, src: &str) -> Result<Scenario, ScenarioErrors> {
+/// Validates a parsed file. `file` names it in messages; `src` is its text (for positions);
+/// `traces` reads the trace files it names (relative to its folder).
+pub fn scenario(
+    raw: &RawScenario,
+    file: &str,
+    src: &str,
+    traces: &mut Traces,
+) -> Result<Scenario, ScenarioErrors> {
     let mut c = Check {
         file,
         src,
+        traces,
         errors: Vec::new(),
         attempts_reported: false,
     };
@@ -51,6 +57,7 @@ pub fn scenario(raw: &RawScenario, file: &str, src: &str) -> Result<Scenario, Sc
 struct Check<'a> {
     file: &'a str,
     src: &'a str,
+    traces: &'a mut Traces,
     errors: Vec<ScenarioError>,
     /// A missing `max_attempts` was reported once for [retry]; strategies need not repeat it.
     attempts_reported: bool,
@@ -58,6 +65,15 @@ struct Check<'a> {
 
 /// Where a table starts, for "missing key" messages; `None` when the table itself is absent.
 type At = Option<Range<usize>>;
+
+/// A TOML integer or float as a number.
+fn number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
 
 impl Check<'_> {
     fn err(&mut self, span: At, key: &str, msg: impl Into<String>) {
@@ -247,6 +263,26 @@ impl Check<'_> {
         }
     }
 
+    /// A two-item list `[a, b]` (a profile point, a slowdown pair); else an error.
+    fn pair<'v>(
+        &mut self,
+        item: &'v Spanned<toml::Value>,
+        key: &str,
+        expected: &str,
+    ) -> Option<(&'v toml::Value, &'v toml::Value)> {
+        match item.get_ref() {
+            toml::Value::Array(a) if a.len() == 2 => Some((&a[0], &a[1])),
+            other => {
+                self.err(
+                    Some(item.span()),
+                    key,
+                    format!("expected {expected}, found {other}"),
+                );
+                None
+            }
+        }
+    }
+
     fn name(&mut self, v: &Spanned<String>, key: &str) -> String {
         let name = v.get_ref();
         if !valid_name(name) {
@@ -285,71 +321,8 @@ impl Check<'_> {
             .and_then(|d| self.duration(d, "time_limit", true))
             .unwrap_or(SimDuration::from_secs(3600));
 
-        let clients = self.clients(raw);
-        let latency = match raw.network.as_ref() {
-            None => {
-                self.err(
-                    None,
-                    "network",
-                    "missing required table [network] (with `latency`)",
-                );
-                Dist::Constant(SimDuration::ZERO)
-            }
-            Some(n) => match &n.get_ref().latency {
-                Some(l) => self.dist(l, "network.latency"),
-                None => {
-                    self.missing(Some(n.span()), "network.latency");
-                    Dist::Constant(SimDuration::ZERO)
-                }
-            },
-        };
-        let server = match raw.server.as_ref() {
-            None => {
-                self.err(None, "server", "missing required table [server]");
-                placeholder_server()
-            }
-            Some(s) => {
-                if let Some(l) = &s.get_ref().latency {
-                    self.err(
-                        Some(l.span()),
-                        "server.latency",
-                        "unknown key `latency` in [server]: the primary server's latency is [network].latency",
-                    );
-                }
-                self.server(s, "server")
-            }
-        };
-        let fallback = raw.fallback.as_ref().map(|f| FallbackSpec {
-            server: self.server(f, "fallback"),
-            latency: match &f.get_ref().latency {
-                Some(l) => self.dist(l, "fallback.latency"),
-                None => latency.clone(),
-            },
-        });
-        let bucket_key = raw
-            .metrics
-            .as_ref()
-            .and_then(|m| m.get_ref().bucket.as_ref());
-        let bucket = bucket_key
-            .and_then(|b| self.duration(b, "metrics.bucket", true))
-            .unwrap_or(SimDuration::from_millis(100));
-        // A run that reaches time_limit holds time_limit / bucket buckets in memory (and in
-        // timeseries.csv): a typo such as bucket = "1ns" must be refused, not exhaust memory.
-        let buckets = time_limit.as_nanos().div_ceil(bucket.as_nanos().max(1));
-        if buckets > MAX_BUCKETS {
-            let (span, key) = match (bucket_key, &raw.time_limit) {
-                (Some(b), _) => (Some(b.span()), "metrics.bucket"),
-                (None, Some(t)) => (Some(t.span()), "time_limit"),
-                (None, None) => (None, "metrics.bucket"),
-            };
-            self.err(
-                span,
-                key,
-                format!(
-                    "expected at most {MAX_BUCKETS} time-series buckets (time_limit / metrics.bucket), found {buckets} ({time_limit} / {bucket}): raise metrics.bucket or lower time_limit"
-                ),
-            );
-        }
+        let populations = self.populations(raw);
+        let network = self.network(raw);
 
         let defaults = RawPolicy::default();
         let retry = raw.retry.as_ref().map(|r| r.get_ref()).unwrap_or(&defaults);
@@ -383,12 +356,57 @@ impl Check<'_> {
             );
             self.attempts_reported = true;
         }
+
+        let services = self.services(raw, network.as_ref(), retry);
+        let fallback = raw.fallback.as_ref().map(|f| {
+            self.not_a_service(
+                f,
+                "fallback",
+                "the fallback server is outside the service graph",
+            );
+            FallbackSpec {
+                server: self.server(f, "fallback"),
+                latency: match &f.get_ref().latency {
+                    Some(l) => self.dist(l, "fallback.latency"),
+                    // Without [network], its absence has been reported.
+                    None => network.clone().unwrap_or(Dist::Constant(SimDuration::ZERO)),
+                },
+            }
+        });
+        let metrics = raw.metrics.as_ref().map(|m| m.get_ref());
+        let bucket_key = metrics.and_then(|m| m.bucket.as_ref());
+        let bucket = bucket_key
+            .and_then(|b| self.duration(b, "metrics.bucket", true))
+            .unwrap_or(SimDuration::from_millis(100));
+        // A run that reaches time_limit holds time_limit / bucket buckets in memory (and in
+        // timeseries.csv): a typo such as bucket = "1ns" must be refused, not exhaust memory.
+        let buckets = time_limit.as_nanos().div_ceil(bucket.as_nanos().max(1));
+        if buckets > MAX_BUCKETS {
+            let (span, key) = match (bucket_key, &raw.time_limit) {
+                (Some(b), _) => (Some(b.span()), "metrics.bucket"),
+                (None, Some(t)) => (Some(t.span()), "time_limit"),
+                (None, None) => (None, "metrics.bucket"),
+            };
+            self.err(
+                span,
+                key,
+                format!(
+                    "expected at most {MAX_BUCKETS} time-series buckets (time_limit / metrics.bucket), found {buckets} ({time_limit} / {bucket}): raise metrics.bucket or lower time_limit"
+                ),
+            );
+        }
+        let trigger_end = metrics
+            .and_then(|m| m.trigger_end.as_ref())
+            .and_then(|t| self.duration(t, "metrics.trigger_end", false))
+            .map(|d| SimTime(d.0));
+
+        let has_fallback = fallback.is_some();
         if let Some(r) = &raw.retry {
-            self.strategy(None, r, &defaults, fallback.is_some());
+            self.strategy(None, r, &defaults, has_fallback);
         }
         let mut strategies: Vec<Strategy> = Vec::new();
         for (i, s) in raw.strategy.iter().enumerate() {
-            let strategy = self.strategy(Some(i), s, retry, fallback.is_some());
+            let strategy = self.strategy(Some(i), s, retry, has_fallback);
             if let Some(first) = strategies.iter().position(|t| t.name == strategy.name)
                 && let Some(n) = &s.get_ref().name
             {
@@ -403,39 +421,54 @@ impl Check<'_> {
             }
             strategies.push(strategy);
         }
+        let population_policies = self.population_policies(raw, &strategies, retry, has_fallback);
 
-        let population_policies = strategies
-            .iter()
-            .map(|s| {
-                vec![PopulationPolicy {
-                    strategy: s.clone(),
-                    own_budget: false,
-                    own_breaker: false,
-                }]
-            })
-            .collect();
-        let services = vec![ServiceSpec {
-            name: "server".to_string(),
-            server,
-            latency: latency.clone(),
-            calls: Vec::new(),
-            retry: ServiceRetry::Fixed(Box::new(no_retry())),
-            propagate_deadline: false,
-        }];
         Scenario {
             name,
             description: raw.description.clone().unwrap_or_default(),
             seed,
             replications,
             time_limit,
-            populations: vec![clients],
-            latency,
+            populations,
+            // Without [network] every service sets its own latency: the entry's is the default.
+            latency: network.unwrap_or_else(|| services[0].latency.clone()),
             services,
             fallback,
             bucket,
-            trigger_end: None,
+            trigger_end,
             strategies,
             population_policies,
+        }
+    }
+
+    /// `[network].latency`; `None` when absent. [network] is required unless every
+    /// `[[service]]` (and `[fallback]`, when present) sets its own `latency`.
+    fn network(&mut self, raw: &RawScenario) -> Option<Dist> {
+        match raw.network.as_ref() {
+            None => {
+                let needed = raw.service.is_empty()
+                    || raw.service.iter().any(|s| s.get_ref().latency.is_none())
+                    || raw
+                        .fallback
+                        .as_ref()
+                        .is_some_and(|f| f.get_ref().latency.is_none());
+                if needed {
+                    let msg = if raw.service.is_empty() {
+                        "missing required table [network] (with `latency`)"
+                    } else {
+                        "missing required table [network] (with `latency`), needed unless every [[service]] and [fallback] sets its own `latency`"
+                    };
+                    self.err(None, "network", msg);
+                }
+                None
+            }
+            Some(n) => match &n.get_ref().latency {
+                Some(l) => Some(self.dist(l, "network.latency")),
+                None => {
+                    self.missing(Some(n.span()), "network.latency");
+                    Some(Dist::Constant(SimDuration::ZERO))
+                }
+            },
         }
     }
 }

@@ -1,4 +1,7 @@
-//! `[retry]` and `[[strategy]]`: retry policies, with their budgets and breakers.
+//! `[retry]`, `[[strategy]]`, and the `retry` tables of populations and services: retry
+//! policies with their budgets and breakers. A policy is built from layers of tables (a
+//! population's override > the strategy > `[retry]`), key by key, and every error names the
+//! key of the layer it came from.
 
 use toml::Spanned;
 
@@ -11,6 +14,13 @@ use crate::model::policy::{
 };
 use crate::scenario::raw::{RawBreaker, RawBudget, RawDuration, RawJitter, RawPolicy};
 use crate::time::SimDuration;
+
+/// One layer of a merged policy: a policy table and the key path that names its keys.
+pub(super) struct Layer<'r> {
+    pub policy: &'r RawPolicy,
+    /// `strategy[1]`, `retry`, `clients[0].retry`, `service[2].retry`.
+    pub prefix: String,
+}
 
 impl Check<'_> {
     /// Builds strategy `i` from its table `t` and the `[retry]` defaults. With `i = None`,
@@ -29,17 +39,6 @@ impl Check<'_> {
             Some(i) => format!("strategy[{i}]"),
             None => "retry".to_string(),
         };
-        let required = i.is_some();
-        // A strategy value overrides the [retry] default; the key names where it came from.
-        macro_rules! pick {
-            ($field:ident) => {
-                match (&s.$field, &retry.$field) {
-                    (Some(v), _) => Some((v, format!("{prefix}.{}", stringify!($field)))),
-                    (None, Some(v)) => Some((v, format!("retry.{}", stringify!($field)))),
-                    (None, None) => None,
-                }
-            };
-        }
         let name = match (&s.name, i) {
             (Some(n), Some(_)) => self.name(n, &format!("{prefix}.name")),
             (None, Some(i)) => {
@@ -49,6 +48,48 @@ impl Check<'_> {
             // `name` under [retry] is refused by the caller.
             (_, None) => String::new(),
         };
+        // A strategy value overrides the [retry] default; the key names where it came from.
+        let layers = [
+            Layer {
+                policy: s,
+                prefix: prefix.clone(),
+            },
+            Layer {
+                policy: retry,
+                prefix: "retry".to_string(),
+            },
+        ];
+        let strategy = self.policy(&layers, at, &prefix, i.is_some(), has_fallback);
+        Strategy { name, ..strategy }
+    }
+
+    /// Builds a policy (with an empty name) from `layers`, highest priority first: each key
+    /// is taken from the first layer that sets it, and an error names that layer's key.
+    /// `prefix` and `at` name the table missing keys are reported against; with `required`
+    /// false, `base`, `cap` and `max_attempts` may be missing (the `[retry]` table alone).
+    pub(super) fn policy(
+        &mut self,
+        layers: &[Layer],
+        at: At,
+        prefix: &str,
+        required: bool,
+        has_fallback: bool,
+    ) -> Strategy {
+        let here = if prefix.starts_with("strategy[") {
+            "this [[strategy]]".to_string()
+        } else {
+            prefix.to_string()
+        };
+        macro_rules! pick {
+            ($field:ident) => {
+                layers.iter().find_map(|l| {
+                    l.policy
+                        .$field
+                        .as_ref()
+                        .map(|v| (v, format!("{}.{}", l.prefix, stringify!($field))))
+                })
+            };
+        }
         // `None` when missing or invalid (already reported): then cap >= base is not checked.
         let required_duration = |c: &mut Self,
                                  v: Option<(&Spanned<RawDuration>, String)>,
@@ -60,7 +101,7 @@ impl Check<'_> {
                         at.clone(),
                         &format!("{prefix}.{field}"),
                         format!(
-                            "missing required key `{field}` in {prefix} (set it in this [[strategy]] or in [retry])"
+                            "missing required key `{field}` in {prefix} (set it in {here} or in [retry])"
                         ),
                     );
                 None
@@ -95,7 +136,7 @@ impl Check<'_> {
                     at.clone(),
                     &format!("{prefix}.max_attempts"),
                     format!(
-                        "missing required key `max_attempts` in {prefix} (set it in [retry] or in this [[strategy]])"
+                        "missing required key `max_attempts` in {prefix} (set it in [retry] or in {here})"
                     ),
                 );
                 1
@@ -210,7 +251,7 @@ impl Check<'_> {
             }
         };
         Strategy {
-            name,
+            name: String::new(),
             backoff: Backoff {
                 base,
                 cap: cap.max(base),
