@@ -9,7 +9,7 @@ use crate::common::{TINY, Workspace, herdsim, tiny_with};
 
 /// Runs `herdsim <args>` in `ws` (so messages name files as given) and checks the refusal:
 /// exit status 2, nothing on stdout, no output folder. Returns stderr.
-fn refused_in(ws: &Workspace, args: &[&str]) -> String {
+pub(crate) fn refused_in(ws: &Workspace, args: &[&str]) -> String {
     let out = herdsim()
         .current_dir(ws.path())
         .args(args)
@@ -45,7 +45,7 @@ fn refused(text: &str, expected: &[&str]) -> String {
 }
 
 /// The problem lines of a refusal (everything but the closing count line).
-fn problems(stderr: &str) -> Vec<&str> {
+pub(crate) fn problems(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
         .filter(|l| !l.contains("found; nothing was run or written"))

@@ -231,8 +231,11 @@ impl Check<'_> {
         }
         let kind = Kind::of(first);
         let source_text = format!("{} (`{first}`)", kind.long());
+        // With two sources the kind is in doubt: other keys are not judged by it.
+        let judged = sources.len() == 1;
         let only = |c: &mut Self, span: Option<Range<usize>>, key: &str, kinds: &[Kind]| {
             if let Some(span) = span
+                && judged
                 && !kinds.contains(&kind)
             {
                 let applies = match kinds {
