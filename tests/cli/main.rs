@@ -9,4 +9,5 @@ mod errors_v2;
 mod policies;
 mod published;
 mod report;
+mod scenarios_v2;
 mod seeds;
