@@ -161,6 +161,9 @@ fn follows_from(e: &ScenarioError, blanked: &[String]) -> bool {
             || e.key.starts_with(&format!("{b}."))
             || (e.msg.starts_with("missing required key")
                 && e.key.rsplit('.').next() == b.rsplit('.').next())
+            // "expected one of `count`, ..., found none of them" for a table with a blanked
+            // pair: the blanked key may have been the one.
+            || (e.msg.ends_with("found none of them") && b.starts_with(&format!("{}.", e.key)))
     })
 }
 
@@ -474,6 +477,15 @@ mod tests {
             [
                 "s.toml:5:20: network.latency.dist: expected one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`, found `gamma`"
             ]
+        );
+    }
+
+    #[test]
+    fn a_wrongly_typed_source_is_not_also_reported_missing() {
+        let src = OK.replace("count = 5", "count = \"five\"");
+        assert_eq!(
+            problems(&src),
+            ["s.toml:3:9: clients.count: expected an integer, found string \"five\""]
         );
     }
 
