@@ -164,6 +164,8 @@ fn follows_from(e: &ScenarioError, blanked: &[String]) -> bool {
             // "expected one of `count`, ..., found none of them" for a table with a blanked
             // pair: the blanked key may have been the one.
             || (e.msg.ends_with("found none of them") && b.starts_with(&format!("{}.", e.key)))
+            // A blanked `service = ...` may have been the graph that replaces [server].
+            || (e.key == "server" && e.msg.starts_with("missing required table") && b == "service")
     })
 }
 
@@ -486,6 +488,17 @@ mod tests {
         assert_eq!(
             problems(&src),
             ["s.toml:3:9: clients.count: expected an integer, found string \"five\""]
+        );
+    }
+
+    #[test]
+    fn a_wrongly_typed_service_is_not_also_a_missing_server() {
+        let start = OK.find("[server]").expect("server");
+        let end = OK.find("[retry]").expect("retry");
+        let src = format!("service = 5\n{}{}", &OK[..start], &OK[end..]);
+        assert_eq!(
+            problems(&src),
+            ["s.toml:1:11: service: expected an array, found integer `5`"]
         );
     }
 
