@@ -194,7 +194,7 @@ impl Check<'_> {
             );
         }
 
-        // Exactly one source: the first written in this order decides the kind.
+        // Exactly one source; with several, the first in this order decides the kind.
         let sources: Vec<(&str, Range<usize>)> = [
             ("count", p.count.as_ref().map(|v| v.span())),
             ("rate", p.rate.as_ref().map(|v| v.span())),
