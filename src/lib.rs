@@ -7,8 +7,9 @@
 //! ```text
 //! scenario file (TOML)
 //!   --scenario::validate---> RawScenario            serde, unknown keys refused, every
-//!                            problem collected (model::Scenario::from_raw checks meaning)
-//!                            -> Scenario            typed, validated, durations in ns
+//!                            problem collected
+//!   --scenario::check------> Scenario               typed, validated, durations in ns;
+//!                            trace CSV files read (scenario::trace); model has the types
 //!   --scenario::sweep------> ScenarioFile           one Scenario per sweep point
 //!   --runner::plan---------> Job (point x strategy x replication), each with its own seed
 //!   --engine::Simulation---> RunMetrics             one run per job, rayon across jobs

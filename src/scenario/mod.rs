@@ -1,12 +1,15 @@
 //! Reading scenario files: TOML text in, [`RawScenario`] out, with positioned errors.
 //!
-//! This module owns the file format's *syntax*: serde parsing with unknown keys refused, and
-//! turning toml's byte spans into `file:line:col` messages. What the values mean is checked
-//! by [`crate::model`]. Sweeps (`[sweep]`) are expanded here too, on the TOML document, so
+//! This module owns the file format: serde parsing into [`raw`] types with unknown keys
+//! refused, turning toml's byte spans into `file:line:col` messages, and [`check`], which
+//! turns the raw types into the validated [`crate::model::Scenario`]. Nothing else in the
+//! crate imports TOML. Sweeps (`[sweep]`) are expanded here too, on the TOML document, so
 //! that each sweep point is parsed and validated exactly like a hand-written file.
 
+pub mod check;
 pub mod raw;
 pub mod sweep;
+pub mod trace;
 
 pub use raw::RawScenario;
 
@@ -14,6 +17,7 @@ use std::ops::Range;
 
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
+use trace::Traces;
 
 /// The scenario that `herdsim run` uses when no file is named; embedded in the binary.
 pub const QUICKSTART: &str = include_str!("../../scenarios/quickstart.toml");
@@ -76,7 +80,7 @@ pub fn error_at(
 }
 
 /// Parses scenario text. A syntax or type error stops at the first fault, as TOML parsers do;
-/// semantic problems are collected later by [`crate::model::Scenario::from_raw`].
+/// semantic problems are collected later by [`check::scenario`].
 pub fn parse(file: &str, src: &str) -> Result<RawScenario, ScenarioError> {
     toml::from_str::<RawScenario>(src).map_err(|e| toml_error(file, src, e))
 }
@@ -89,6 +93,15 @@ pub fn parse(file: &str, src: &str) -> Result<RawScenario, ScenarioError> {
 /// parsed again; problems that only follow from a blanked pair (`missing required key` for
 /// the key just blanked) are not reported. A TOML syntax error still stops at the first.
 pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), ScenarioErrors> {
+    validate_with(file, src, &mut Traces::beside(file))
+}
+
+/// [`validate`], reading trace files through `traces` (relative to its folder, each once).
+pub fn validate_with(
+    file: &str,
+    src: &str,
+    traces: &mut Traces,
+) -> Result<(RawScenario, Scenario), ScenarioErrors> {
     let mut text = src.to_string();
     let mut errors: Vec<ScenarioError> = Vec::new();
     let mut blanked: Vec<String> = Vec::new();
@@ -123,7 +136,7 @@ pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), Scenar
         blanked.push(path);
     };
     let scenario = raw.map(|raw| {
-        let result = Scenario::from_raw(&raw, file, src);
+        let result = check::scenario(&raw, file, src, traces);
         (raw, result)
     });
     match scenario {
@@ -132,8 +145,9 @@ pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), Scenar
             if let Err(ScenarioErrors(more)) = result {
                 errors.extend(more.into_iter().filter(|e| !follows_from(e, &blanked)));
             }
-            // File order; file-level problems (no position) first. The sort is stable.
-            errors.sort_by_key(|e| (e.line.unwrap_or(0), e.col.unwrap_or(0)));
+            // File order; file-level problems (no position) first; then those of the trace
+            // files it names, each in its own order. The sort is stable.
+            errors.sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
             Err(ScenarioErrors(errors))
         }
         None => Err(ScenarioErrors(errors)),
@@ -147,6 +161,11 @@ fn follows_from(e: &ScenarioError, blanked: &[String]) -> bool {
             || e.key.starts_with(&format!("{b}."))
             || (e.msg.starts_with("missing required key")
                 && e.key.rsplit('.').next() == b.rsplit('.').next())
+            // "expected one of `count`, ..., found none of them" for a table with a blanked
+            // pair: the blanked key may have been the one.
+            || (e.msg.ends_with("found none of them") && b.starts_with(&format!("{}.", e.key)))
+            // A blanked `service = ...` may have been the graph that replaces [server].
+            || (e.key == "server" && e.msg.starts_with("missing required table") && b == "service")
     })
 }
 
@@ -421,7 +440,7 @@ mod tests {
         assert_eq!(
             p,
             [
-                "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`",
+                "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`, `name`, `rate`, `profile`, `process`, `end`, `trace`, `clients`, `retry`",
                 "s.toml:8:15: server.concurrency: expected an integer, found string \"one\"",
                 "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `jitter`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `fallback_on`",
             ]
@@ -460,6 +479,26 @@ mod tests {
             [
                 "s.toml:5:20: network.latency.dist: expected one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`, found `gamma`"
             ]
+        );
+    }
+
+    #[test]
+    fn a_wrongly_typed_source_is_not_also_reported_missing() {
+        let src = OK.replace("count = 5", "count = \"five\"");
+        assert_eq!(
+            problems(&src),
+            ["s.toml:3:9: clients.count: expected an integer, found string \"five\""]
+        );
+    }
+
+    #[test]
+    fn a_wrongly_typed_service_is_not_also_a_missing_server() {
+        let start = OK.find("[server]").expect("server");
+        let end = OK.find("[retry]").expect("retry");
+        let src = format!("service = 5\n{}{}", &OK[..start], &OK[end..]);
+        assert_eq!(
+            problems(&src),
+            ["s.toml:1:11: service: expected an array, found integer `5`"]
         );
     }
 

@@ -5,12 +5,16 @@
 //! other problems by [`crate::model`], not as the first serde error. Values that need a
 //! semantic check keep their position (`Spanned`), so the check can point at the line.
 //! Durations are parsed leniently into [`RawDuration`]: a bare number or a misspelt unit is
-//! recorded, then reported with all other problems instead of aborting the parse.
+//! recorded, then reported with all other problems instead of aborting the parse. Keys that
+//! take values of several shapes (`[clients]` or `[[clients]]`, `occ = true` or a word, a
+//! service's `retry` word or table, lists of pairs) have hand-written `Deserialize` impls
+//! that record a wrong shape as `Bad(found)`, so no serde wording ("untagged enum", "a
+//! sequence") ever reaches the user.
 
 #![allow(missing_docs)] // fields mirror the TOML keys, documented in DESIGN.md and scenarios/
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use crate::time::{SimDuration, parse_duration};
@@ -78,6 +82,14 @@ impl<'de> Deserialize<'de> for RawDuration {
             }
         }
         deserializer.deserialize_any(V)
+    }
+}
+
+impl RawDuration {
+    /// Reads a duration from a value inside a list (`profile` points); `None` for a list or
+    /// a table.
+    pub fn deserialize_value(v: &toml::Value) -> Option<RawDuration> {
+        RawDuration::deserialize(v.clone()).ok()
     }
 }
 
@@ -183,6 +195,9 @@ pub struct RawScenario {
     pub clients: Option<Spanned<RawClients>>,
     pub network: Option<Spanned<RawNetwork>>,
     pub server: Option<Spanned<RawServer>>,
+    /// `[[service]]`: a service graph instead of `[server]`.
+    #[serde(default)]
+    pub service: Vec<Spanned<RawServer>>,
     pub fallback: Option<Spanned<RawServer>>,
     pub retry: Option<Spanned<RawPolicy>>,
     pub metrics: Option<Spanned<RawMetrics>>,
@@ -192,16 +207,132 @@ pub struct RawScenario {
     pub sweep: Option<toml::Value>,
 }
 
-/// `[clients]`
+/// `[clients]` (one population) or `[[clients]]` (several), or a value of another shape.
+#[derive(Debug, Clone)]
+pub enum RawClients {
+    /// `[clients]`: one population, named `clients` unless it says otherwise.
+    Table(Box<RawPopulation>),
+    /// `[[clients]]`: populations in file order.
+    Array(Vec<Spanned<RawPopulation>>),
+    /// Neither a table nor an array of tables, with what was found.
+    Bad(String),
+}
+
+impl<'de> Deserialize<'de> for RawClients {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawClients;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a [clients] table or [[clients]] tables")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawClients, A::Error> {
+                RawPopulation::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|p| RawClients::Table(Box::new(p)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawClients, A::Error> {
+                let mut all = Vec::new();
+                while let Some(p) = seq.next_element::<Spanned<RawPopulation>>()? {
+                    all.push(p);
+                }
+                Ok(RawClients::Array(all))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawClients, E> {
+                Ok(RawClients::Bad(format!("the string \"{v}\"")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawClients, E> {
+                Ok(RawClients::Bad(format!("the number {v}")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawClients, E> {
+                Ok(RawClients::Bad(format!("the number {v}")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawClients, E> {
+                Ok(RawClients::Bad(format!("the number {v}")))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawClients, E> {
+                Ok(RawClients::Bad(format!("the boolean {v}")))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// One population: `[clients]` or one `[[clients]]`. Exactly one source (closed `count`,
+/// open `rate` / `profile`, or `trace`) is checked during validation.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawClients {
+pub struct RawPopulation {
+    /// Closed: the number of clients.
     pub count: Option<Spanned<i64>>,
     pub start: Option<Spanned<RawDuration>>,
     pub start_spread: Option<Spanned<RawDuration>>,
     pub requests: Option<Spanned<i64>>,
     /// Pause between one logical request's end and the next one's start (closed loop).
     pub think: Option<Spanned<RawDist>>,
+    /// Required in `[[clients]]`; `clients` by default in `[clients]`.
+    pub name: Option<Spanned<String>>,
+    /// Open: a constant arrival rate (requests per second).
+    pub rate: Option<Spanned<f64>>,
+    /// Open: `[[time, rate], ...]`, a piecewise-linear rate.
+    pub profile: Option<Spanned<RawList>>,
+    /// Open: `poisson` or `uniform`.
+    pub process: Option<Spanned<String>>,
+    /// Open: arrivals stop before this.
+    pub end: Option<Spanned<RawDuration>>,
+    /// Trace: a CSV file of arrival times.
+    pub trace: Option<Spanned<String>>,
+    /// Open and trace: the clients the arrivals come from.
+    pub clients: Option<Spanned<i64>>,
+    /// Overrides of the compared strategy for this population's requests.
+    pub retry: Option<Spanned<RawPolicy>>,
+}
+
+/// A list whose items are checked during validation (`profile`, `slowdown`): each item with
+/// its position, or what was found instead of a list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawList {
+    /// The items as written.
+    Items(Vec<Spanned<toml::Value>>),
+    /// Not a list, with what was found.
+    Bad(String),
+}
+
+impl<'de> Deserialize<'de> for RawList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawList;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawList, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = seq.next_element::<Spanned<toml::Value>>()? {
+                    items.push(v);
+                }
+                Ok(RawList::Items(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, _map: A) -> Result<RawList, A::Error> {
+                Ok(RawList::Bad("a table".to_string()))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawList, E> {
+                Ok(RawList::Bad(format!("\"{v}\"")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawList, E> {
+                Ok(RawList::Bad(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawList, E> {
+                Ok(RawList::Bad(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawList, E> {
+                Ok(RawList::Bad(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawList, E> {
+                Ok(RawList::Bad(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
 }
 
 /// `[network]`
@@ -211,7 +342,9 @@ pub struct RawNetwork {
     pub latency: Option<Spanned<RawDist>>,
 }
 
-/// `[server]`, and `[fallback]` which has the same keys plus `latency`.
+/// `[server]`, each `[[service]]`, and `[fallback]`: the same server keys. The service-only
+/// keys (`name`, `calls`, `retry`, `propagate_deadline`) and `latency` (not in `[server]`)
+/// are refused by validation where they do not apply.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawServer {
@@ -223,10 +356,137 @@ pub struct RawServer {
     pub rate_limit: Option<Spanned<RawRateLimiter>>,
     pub retry_after: Option<Spanned<RawDuration>>,
     pub client_error_rate: Option<Spanned<f64>>,
-    /// Only in `[fallback]`: the network latency to the fallback server.
+    /// In `[fallback]` and `[[service]]`: the one-way latency to this server.
     pub latency: Option<Spanned<RawDist>>,
-    /// Optimistic concurrency control on one row (Brooker 2015's OCC model).
-    pub occ: Option<bool>,
+    /// Optimistic concurrency control on one row: a boolean or a mode word.
+    pub occ: Option<Spanned<RawOcc>>,
+    /// How long an OCC write holds.
+    pub occ_write: Option<Spanned<RawDist>>,
+    /// `fifo` or `lifo`.
+    pub discipline: Option<Spanned<String>>,
+    pub queue_timeout: Option<Spanned<RawDuration>>,
+    /// `[[h, factor], ...]`.
+    pub slowdown: Option<Spanned<RawList>>,
+    /// `[[server.capacity]]` steps.
+    #[serde(default)]
+    pub capacity: Vec<Spanned<RawCapacityStep>>,
+    pub autoscale: Option<Spanned<RawAutoscale>>,
+    /// `[[service]]` only: unique name.
+    pub name: Option<Spanned<String>>,
+    /// `[[service]]` only: downstream services, by name.
+    pub calls: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `[[service]]` only: the policy of its downstream calls.
+    pub retry: Option<Spanned<RawServiceRetry>>,
+    /// `[[service]]` only.
+    pub propagate_deadline: Option<Spanned<bool>>,
+}
+
+/// `occ = true | false | "read-write" | "write-only"`, or a value of another shape.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawOcc {
+    Bool(bool),
+    Word(String),
+    /// What was found instead.
+    Bad(String),
+}
+
+impl<'de> Deserialize<'de> for RawOcc {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawOcc;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false, \"read-write\" or \"write-only\"")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawOcc, E> {
+                Ok(RawOcc::Bool(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawOcc, E> {
+                Ok(RawOcc::Word(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawOcc, E> {
+                Ok(RawOcc::Bad(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawOcc, E> {
+                Ok(RawOcc::Bad(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawOcc, E> {
+                Ok(RawOcc::Bad(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<RawOcc, A::Error> {
+                Ok(RawOcc::Bad("a list".to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, _map: A) -> Result<RawOcc, A::Error> {
+                Ok(RawOcc::Bad("a table".to_string()))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// A service's `retry`: the word `"strategy"`, an inline policy table, or something else.
+#[derive(Debug, Clone)]
+pub enum RawServiceRetry {
+    /// A word (only `strategy` is valid; checked during validation).
+    Word(String),
+    /// `{ max_attempts = 3, base = "10ms", ... }`.
+    Table(Box<RawPolicy>),
+    /// What was found instead.
+    Bad(String),
+}
+
+impl<'de> Deserialize<'de> for RawServiceRetry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawServiceRetry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"strategy\" or a retry table")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawServiceRetry, E> {
+                Ok(RawServiceRetry::Word(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawServiceRetry, A::Error> {
+                RawPolicy::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|p| RawServiceRetry::Table(Box::new(p)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawServiceRetry, E> {
+                Ok(RawServiceRetry::Bad(format!("the boolean {v}")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawServiceRetry, E> {
+                Ok(RawServiceRetry::Bad(format!("the number {v}")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawServiceRetry, E> {
+                Ok(RawServiceRetry::Bad(format!("the number {v}")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawServiceRetry, E> {
+                Ok(RawServiceRetry::Bad(format!("the number {v}")))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<RawServiceRetry, A::Error> {
+                Ok(RawServiceRetry::Bad("a list".to_string()))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// `[[server.capacity]]`: `{ at = "30s", concurrency = 50 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCapacityStep {
+    pub at: Option<Spanned<RawDuration>>,
+    pub concurrency: Option<Spanned<i64>>,
+}
+
+/// `autoscale = { min, max, target, interval, warmup }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAutoscale {
+    pub min: Option<Spanned<i64>>,
+    pub max: Option<Spanned<i64>>,
+    pub target: Option<Spanned<f64>>,
+    pub interval: Option<Spanned<RawDuration>>,
+    pub warmup: Option<Spanned<RawDuration>>,
 }
 
 /// `[[server.outages]]`
@@ -255,6 +515,8 @@ pub struct RawRateLimiter {
 #[serde(deny_unknown_fields)]
 pub struct RawMetrics {
     pub bucket: Option<Spanned<RawDuration>>,
+    /// Where recovery is measured from.
+    pub trigger_end: Option<Spanned<RawDuration>>,
 }
 
 /// `[retry]` and each `[[strategy]]`: the same keys, because a strategy may override any

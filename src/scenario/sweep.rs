@@ -8,12 +8,14 @@
 //! and value that produced it.
 
 use std::ops::Range;
+use std::path::Path;
 
 use toml_edit::{Document, Item, TableLike, Value};
 
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
-use crate::scenario::{error_at, validate};
+use crate::scenario::trace::Traces;
+use crate::scenario::{error_at, validate_with};
 
 /// One swept key and the values it takes, as written.
 #[derive(Debug, Clone)]
@@ -83,9 +85,17 @@ impl ScenarioFile {
     }
 }
 
-/// Parses, validates and expands one scenario file. `file` names it in messages.
+/// Parses, validates and expands one scenario file. `file` names it in messages, and trace
+/// files are read relative to its folder.
 pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
-    let (raw, base) = validate(file, src)?;
+    load_in(file, src, Path::new(file).parent().unwrap_or(Path::new("")))
+}
+
+/// [`load_str`] for text whose trace paths are relative to `folder` (`""`: the current
+/// directory), e.g. the built-in quickstart, which has no folder of its own.
+pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, ScenarioErrors> {
+    let mut traces = Traces::new(folder);
+    let (raw, base) = validate_with(file, src, &mut traces)?;
     let Some(_) = raw.sweep else {
         return Ok(ScenarioFile {
             file: file.to_string(),
@@ -150,7 +160,7 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
             .map(|(a, &p)| format!("{} = {}", a.path, a.labels[p]))
             .collect();
         let context = format!("(at sweep point {})", context.join(", "));
-        let result = validate(file, &text).map(|(_, scenario)| scenario);
+        let result = validate_with(file, &text, &mut traces).map(|(_, scenario)| scenario);
         match result {
             Ok(scenario) => points.push(SweepPoint {
                 labels: axes
@@ -169,6 +179,8 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
                         e.key == k || e.key.starts_with(&format!("{k}."))
                     });
                     let (line, col) = match swept {
+                        // A problem in a trace file keeps its place there.
+                        _ if e.file != file => (e.line, e.col),
                         Some((axis, &pick)) => {
                             let at = error_at(file, src, axis.spans[pick].clone(), "", "");
                             (at.line, at.col)

@@ -9,7 +9,7 @@ use crate::common::{TINY, Workspace, herdsim, tiny_with};
 
 /// Runs `herdsim <args>` in `ws` (so messages name files as given) and checks the refusal:
 /// exit status 2, nothing on stdout, no output folder. Returns stderr.
-fn refused_in(ws: &Workspace, args: &[&str]) -> String {
+pub(crate) fn refused_in(ws: &Workspace, args: &[&str]) -> String {
     let out = herdsim()
         .current_dir(ws.path())
         .args(args)
@@ -45,7 +45,7 @@ fn refused(text: &str, expected: &[&str]) -> String {
 }
 
 /// The problem lines of a refusal (everything but the closing count line).
-fn problems(stderr: &str) -> Vec<&str> {
+pub(crate) fn problems(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
         .filter(|l| !l.contains("found; nothing was run or written"))
@@ -122,7 +122,9 @@ fn fails_with_missing_name() {
 fn fails_with_missing_clients_count() {
     refused(
         &tiny_with("count = 50\n", "requests = 1\n"),
-        &["bad.toml:6:1: clients.count: missing required key `count` in clients"],
+        &[
+            "bad.toml:6:1: clients: expected one of `count` (closed), `rate` or `profile` (open), `trace`, found none of them",
+        ],
     );
 }
 
@@ -547,7 +549,7 @@ fn fails_with_unknown_outage_kind() {
     refused(
         &tiny_with("end = \"1s\"", "end = \"1s\"\nkind = \"broken\""),
         &[
-            "bad.toml:20:8: server.outages[0].kind: expected \"down\", \"unreachable\", \"errors\" or \"slow\", found \"broken\"",
+            "bad.toml:20:8: server.outages[0].kind: expected \"down\", \"unreachable\", \"errors\", \"slow\" or \"crash\", found \"broken\"",
         ],
     );
 }

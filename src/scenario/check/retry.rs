@@ -1,0 +1,581 @@
+//! `[retry]`, `[[strategy]]`, and the `retry` tables of populations and services: retry
+//! policies with their budgets and breakers. A policy is built from layers of tables (a
+//! population's override > the strategy > `[retry]`), key by key, and every error names the
+//! key of the layer it came from.
+
+use toml::Spanned;
+
+use super::{At, Check};
+use crate::model::backoff::{Backoff, Jitter};
+use crate::model::outcome::{GiveUpReason, ReasonSet, Status, StatusSet};
+use crate::model::policy::{
+    Beyond, BreakerSpec, BudgetKind, BudgetSpec, RateLimitLadder, RetryAfterPolicy, RetryPolicy,
+    Scope, Strategy,
+};
+use crate::scenario::raw::{RawBreaker, RawBudget, RawDuration, RawJitter, RawPolicy};
+use crate::time::SimDuration;
+
+/// One layer of a merged policy: a policy table and the key path that names its keys.
+pub(super) struct Layer<'r> {
+    pub policy: &'r RawPolicy,
+    /// `strategy[1]`, `retry`, `clients[0].retry`, `service[2].retry`.
+    pub prefix: String,
+}
+
+impl Check<'_> {
+    /// Builds strategy `i` from its table `t` and the `[retry]` defaults. With `i = None`,
+    /// checks the `[retry]` table `t` on its own instead: its values are refused even when
+    /// every strategy overrides them, and keys only a strategy must have are not required.
+    pub(super) fn strategy(
+        &mut self,
+        i: Option<usize>,
+        t: &Spanned<RawPolicy>,
+        retry: &RawPolicy,
+        has_fallback: bool,
+    ) -> Strategy {
+        let s = t.get_ref();
+        let at = Some(t.span());
+        let prefix = match i {
+            Some(i) => format!("strategy[{i}]"),
+            None => "retry".to_string(),
+        };
+        let name = match (&s.name, i) {
+            (Some(n), Some(_)) => self.name(n, &format!("{prefix}.name")),
+            (None, Some(i)) => {
+                self.missing(at.clone(), &format!("{prefix}.name"));
+                format!("strategy-{i}")
+            }
+            // `name` under [retry] is refused by the caller.
+            (_, None) => String::new(),
+        };
+        // A strategy value overrides the [retry] default; the key names where it came from.
+        let layers = [
+            Layer {
+                policy: s,
+                prefix: prefix.clone(),
+            },
+            Layer {
+                policy: retry,
+                prefix: "retry".to_string(),
+            },
+        ];
+        let strategy = self.policy(&layers, at, &prefix, i.is_some(), has_fallback);
+        Strategy { name, ..strategy }
+    }
+
+    /// Builds a policy (with an empty name) from `layers`, highest priority first: each key
+    /// is taken from the first layer that sets it, and an error names that layer's key.
+    /// `prefix` and `at` name the table missing keys are reported against; with `required`
+    /// false, `base`, `cap` and `max_attempts` may be missing (the `[retry]` table alone).
+    pub(super) fn policy(
+        &mut self,
+        layers: &[Layer],
+        at: At,
+        prefix: &str,
+        required: bool,
+        has_fallback: bool,
+    ) -> Strategy {
+        let here = if prefix.starts_with("strategy[") {
+            "this [[strategy]]".to_string()
+        } else {
+            prefix.to_string()
+        };
+        macro_rules! pick {
+            ($field:ident) => {
+                layers.iter().find_map(|l| {
+                    l.policy
+                        .$field
+                        .as_ref()
+                        .map(|v| (v, format!("{}.{}", l.prefix, stringify!($field))))
+                })
+            };
+        }
+        // `None` when missing or invalid (already reported): then cap >= base is not checked.
+        let required_duration = |c: &mut Self,
+                                 v: Option<(&Spanned<RawDuration>, String)>,
+                                 field: &str| match v {
+            Some((v, key)) => c.duration(v, &key, false),
+            None if !required => None,
+            None => {
+                c.err(
+                        at.clone(),
+                        &format!("{prefix}.{field}"),
+                        format!(
+                            "missing required key `{field}` in {prefix} (set it in {here} or in [retry])"
+                        ),
+                    );
+                None
+            }
+        };
+        let base = required_duration(self, pick!(base), "base");
+        let cap = required_duration(self, pick!(cap), "cap");
+        if let (Some(base), Some(cap)) = (base, cap)
+            && required
+            && cap < base
+            && let Some((v, key)) = pick!(cap)
+        {
+            self.err(
+                Some(v.span()),
+                &key,
+                format!("expected cap >= base ({base}), found {cap}"),
+            );
+        }
+        let (base, cap) = (base.unwrap_or_default(), cap.unwrap_or_default());
+        let multiplier = pick!(multiplier)
+            .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
+            .unwrap_or(2.0);
+        let jitter = match pick!(jitter) {
+            None => Jitter::None,
+            Some((v, key)) => self.jitter(v, &key),
+        };
+        let max_attempts = match pick!(max_attempts) {
+            Some((v, key)) => self.int(v, &key, 1, u16::MAX as i64).unwrap_or(1) as u32,
+            None if self.attempts_reported || !required => 1,
+            None => {
+                self.err(
+                    at.clone(),
+                    &format!("{prefix}.max_attempts"),
+                    format!(
+                        "missing required key `max_attempts` in {prefix} (set it in [retry] or in {here})"
+                    ),
+                );
+                1
+            }
+        };
+        let timeout = pick!(timeout).and_then(|(v, key)| self.limit(Some(v), &key));
+        let timeout_multiplier = pick!(timeout_multiplier)
+            .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
+            .unwrap_or(1.0);
+        let connect_timeout = pick!(connect_timeout).and_then(|(v, key)| self.limit(Some(v), &key));
+        let deadline = pick!(deadline).and_then(|(v, key)| self.limit(Some(v), &key));
+        let retry_on = match pick!(retry_on) {
+            None => StatusSet::all_retryable(),
+            Some((v, key)) => self.retry_on(v, &key),
+        };
+        let retry_after = match pick!(retry_after) {
+            None => RetryAfterPolicy::default(),
+            Some((v, key)) => {
+                let r = v.get_ref();
+                let default = RetryAfterPolicy::default();
+                let beyond = match r.beyond.as_ref().map(|b| (b.get_ref().as_str(), b.span())) {
+                    None | Some(("ignore", _)) => Beyond::Ignore,
+                    Some(("clamp", _)) => Beyond::Clamp,
+                    Some((other, span)) => {
+                        self.err(
+                            Some(span),
+                            &format!("{key}.beyond"),
+                            format!("expected \"ignore\" or \"clamp\", found \"{other}\""),
+                        );
+                        Beyond::Ignore
+                    }
+                };
+                RetryAfterPolicy {
+                    honor: r.honor.unwrap_or(true),
+                    max: r
+                        .max
+                        .as_ref()
+                        .map(|m| {
+                            self.duration(m, &format!("{key}.max"), true)
+                                .unwrap_or(default.max)
+                        })
+                        .unwrap_or(default.max),
+                    beyond,
+                }
+            }
+        };
+        let rate_limit = pick!(rate_limit).map(|(v, key)| {
+            let r = v.get_ref();
+            let max_retries = r
+                .max_retries
+                .as_ref()
+                .and_then(|m| self.int(m, &format!("{key}.max_retries"), 0, u16::MAX as i64))
+                .unwrap_or(5) as u32;
+            let escalate_after = match &r.escalate_after {
+                None => max_retries,
+                Some(e) => {
+                    let x = self
+                        .int(e, &format!("{key}.escalate_after"), 0, u16::MAX as i64)
+                        .unwrap_or(0) as u32;
+                    if x > max_retries {
+                        self.err(
+                            Some(e.span()),
+                            &format!("{key}.escalate_after"),
+                            format!(
+                                "expected escalate_after <= max_retries ({max_retries}), found {x}"
+                            ),
+                        );
+                    }
+                    x
+                }
+            };
+            let wait =
+                |c: &mut Self, d: &Option<Spanned<RawDuration>>, field: &str, default: u64| {
+                    d.as_ref()
+                        .and_then(|d| c.duration(d, &format!("{key}.{field}"), true))
+                        .unwrap_or(SimDuration::from_secs(default))
+                };
+            RateLimitLadder {
+                max_retries,
+                escalate_after,
+                default_wait: wait(self, &r.default_wait, "default_wait", 5),
+                max_wait: wait(self, &r.max_wait, "max_wait", 60),
+            }
+        });
+        let budget = pick!(budget).map(|(v, key)| self.budget(v, &key));
+        let breaker = pick!(breaker).map(|(v, key)| self.breaker(v, &key));
+        let fallback_on = match pick!(fallback_on) {
+            None => ReasonSet::default(),
+            Some((v, key)) => {
+                let mut set = ReasonSet::default();
+                for r in v.get_ref() {
+                    match GiveUpReason::parse_fallback(r.get_ref()) {
+                        Some(reason) => set.insert(reason),
+                        None => self.err(
+                            Some(r.span()),
+                            &key,
+                            format!(
+                                "expected one of \"attempts\", \"deadline\", \"non_retryable\", \"rate_limit_escalation\", \"budget\", \"breaker_open\", found \"{}\"",
+                                r.get_ref()
+                            ),
+                        ),
+                    }
+                }
+                if !set.is_empty() && !has_fallback {
+                    self.err(
+                        Some(v.span()),
+                        &key,
+                        "`fallback_on` needs a [fallback] table describing the fallback server, found none",
+                    );
+                }
+                set
+            }
+        };
+        Strategy {
+            name: String::new(),
+            backoff: Backoff {
+                base,
+                cap: cap.max(base),
+                multiplier,
+                jitter,
+            },
+            retry: RetryPolicy {
+                max_attempts,
+                timeout,
+                timeout_multiplier,
+                connect_timeout,
+                deadline,
+                retry_on,
+                retry_after,
+                rate_limit,
+                budget,
+                breaker,
+                fallback_on,
+            },
+        }
+    }
+
+    fn jitter(&mut self, v: &Spanned<RawJitter>, key: &str) -> Jitter {
+        let span = Some(v.span());
+        match v.get_ref() {
+            RawJitter::Word(w) => match w.as_str() {
+                "none" => Jitter::None,
+                "full" => Jitter::Full,
+                "equal" => Jitter::Equal,
+                "decorrelated" => Jitter::Decorrelated,
+                other => {
+                    self.err(
+                        span,
+                        key,
+                        format!(
+                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", {{ proportional = f }} or {{ fraction = j }}, found \"{other}\""
+                        ),
+                    );
+                    Jitter::None
+                }
+            },
+            RawJitter::Proportional(f) if (0.0..1.0).contains(f) => Jitter::Proportional(*f),
+            RawJitter::Proportional(f) => {
+                self.err(
+                    span,
+                    key,
+                    format!("expected proportional in [0, 1), found {f}"),
+                );
+                Jitter::None
+            }
+            RawJitter::Fraction(j) if (0.0..=1.0).contains(j) => Jitter::Fraction(*j),
+            RawJitter::Fraction(j) => {
+                self.err(span, key, format!("expected fraction in [0, 1], found {j}"));
+                Jitter::None
+            }
+            RawJitter::Bad(found) => {
+                self.err(
+                    span,
+                    key,
+                    format!("expected {{ proportional = f }} or {{ fraction = j }}; {found}"),
+                );
+                Jitter::None
+            }
+        }
+    }
+
+    fn retry_on(&mut self, v: &Spanned<Vec<Spanned<toml::Value>>>, key: &str) -> StatusSet {
+        let mut set = StatusSet::default();
+        for item in v.get_ref() {
+            let (text, shown) = match item.get_ref() {
+                toml::Value::String(s) => (s.clone(), format!("\"{s}\"")),
+                other => (other.to_string(), other.to_string()),
+            };
+            match Status::parse_retryable(&text) {
+                Some(s) => set.insert(s),
+                None => {
+                    let why = if text.starts_with('4') {
+                        " (4xx other than 409 and 429 are never retried)"
+                    } else {
+                        ""
+                    };
+                    self.err(
+                        Some(item.span()),
+                        key,
+                        format!(
+                            "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found {shown}{why}"
+                        ),
+                    );
+                }
+            }
+        }
+        set
+    }
+
+    fn scope(&mut self, v: Option<&str>, span: At, key: &str, default: Scope) -> Scope {
+        match v {
+            None => default,
+            Some("client") => Scope::Client,
+            Some("global") => Scope::Global,
+            Some(other) => {
+                self.err(
+                    span,
+                    key,
+                    format!("expected \"client\" or \"global\", found \"{other}\""),
+                );
+                default
+            }
+        }
+    }
+
+    fn budget(&mut self, v: &Spanned<RawBudget>, key: &str) -> BudgetSpec {
+        let span = Some(v.span());
+        // Values inside a tagged table carry no position of their own: point at the table.
+        let num = |c: &mut Self,
+                   x: Option<f64>,
+                   field: &str,
+                   default: f64,
+                   ok: fn(f64) -> bool,
+                   expected: &str| {
+            let x = x.unwrap_or(default);
+            if x.is_finite() && ok(x) {
+                x
+            } else {
+                c.err(
+                    span.clone(),
+                    &format!("{key}.{field}"),
+                    format!("expected {expected}, found {x}"),
+                );
+                default
+            }
+        };
+        let milli = |x: f64| (x * 1000.0).round() as u64;
+        match v.get_ref() {
+            RawBudget::Ratio {
+                ratio,
+                window,
+                min_per_s,
+                scope,
+            } => {
+                let ratio = num(
+                    self,
+                    *ratio,
+                    "ratio",
+                    0.1,
+                    |x| (0.0..=1.0).contains(&x),
+                    "a ratio in [0, 1]",
+                );
+                let min_per_s = num(
+                    self,
+                    *min_per_s,
+                    "min_per_s",
+                    0.0,
+                    |x| x >= 0.0,
+                    "a rate >= 0",
+                );
+                let window = match window {
+                    Some(w) => self
+                        .duration_at(w, span.clone(), &format!("{key}.window"), true)
+                        .unwrap_or(SimDuration::from_secs(10)),
+                    None => SimDuration::from_secs(10),
+                };
+                BudgetSpec {
+                    kind: BudgetKind::Ratio {
+                        ratio,
+                        window,
+                        min_per_s,
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Global,
+                    ),
+                }
+            }
+            RawBudget::TokenBucket {
+                max_tokens,
+                token_ratio,
+                scope,
+            } => {
+                let max = num(
+                    self,
+                    *max_tokens,
+                    "max_tokens",
+                    10.0,
+                    |x| x > 0.0 && x <= 1000.0,
+                    "max_tokens in (0, 1000]",
+                );
+                let ratio = num(
+                    self,
+                    *token_ratio,
+                    "token_ratio",
+                    0.1,
+                    |x| x > 0.0,
+                    "token_ratio > 0",
+                );
+                BudgetSpec {
+                    kind: BudgetKind::TokenBucket {
+                        max_milli: milli(max),
+                        ratio_milli: milli(ratio).max(1),
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+            RawBudget::Quota {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                success_refund,
+                scope,
+            } => {
+                let count = |c: &mut Self, x: Option<i64>, field: &str, default: i64, min: i64| {
+                    let x = x.unwrap_or(default);
+                    if x < min {
+                        c.err(
+                            span.clone(),
+                            &format!("{key}.{field}"),
+                            format!("expected an integer >= {min}, found {x}"),
+                        );
+                        default as u64
+                    } else {
+                        x as u64
+                    }
+                };
+                let kind = BudgetKind::Quota {
+                    capacity: count(self, *capacity, "capacity", 500, 1),
+                    retry_cost: count(self, *retry_cost, "retry_cost", 5, 0),
+                    timeout_cost: count(self, *timeout_cost, "timeout_cost", 10, 0),
+                    success_refund: count(self, *success_refund, "success_refund", 1, 0),
+                };
+                BudgetSpec {
+                    kind,
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+            RawBudget::Adaptive {
+                fill_per_call,
+                size,
+                scope,
+            } => {
+                let fill = num(
+                    self,
+                    *fill_per_call,
+                    "fill_per_call",
+                    0.1,
+                    |x| x > 0.0,
+                    "fill_per_call > 0",
+                );
+                let size = num(
+                    self,
+                    *size,
+                    "size",
+                    5.0,
+                    |x| x > 1.0,
+                    "a size > 1 (a retry needs more than 1 token)",
+                );
+                BudgetSpec {
+                    kind: BudgetKind::Adaptive {
+                        fill_milli: milli(fill).max(1),
+                        size_milli: milli(size),
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+        }
+    }
+
+    fn breaker(&mut self, v: &Spanned<RawBreaker>, key: &str) -> BreakerSpec {
+        let b = v.get_ref();
+        let k = |f: &str| format!("{key}.{f}");
+        BreakerSpec {
+            failure_rate: b
+                .failure_rate
+                .as_ref()
+                .and_then(|x| {
+                    self.float(
+                        x,
+                        &k("failure_rate"),
+                        |x| x > 0.0 && x <= 1.0,
+                        "a rate in (0, 1]",
+                    )
+                })
+                .unwrap_or(0.5),
+            window: b
+                .window
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("window"), true))
+                .unwrap_or(SimDuration::from_secs(10)),
+            min_calls: b
+                .min_calls
+                .as_ref()
+                .and_then(|x| self.int(x, &k("min_calls"), 1, u32::MAX as i64))
+                .unwrap_or(20) as u32,
+            open_for: b
+                .open_for
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("open_for"), true))
+                .unwrap_or(SimDuration::from_secs(5)),
+            half_open_probes: b
+                .half_open_probes
+                .as_ref()
+                .and_then(|x| self.int(x, &k("half_open_probes"), 1, u32::MAX as i64))
+                .unwrap_or(3) as u32,
+            scope: self.scope(
+                b.scope.as_ref().map(|s| s.get_ref().as_str()),
+                b.scope.as_ref().map(|s| s.span()),
+                &k("scope"),
+                Scope::Client,
+            ),
+        }
+    }
+}

@@ -1,0 +1,746 @@
+//! `[server]`, `[[service]]` and `[fallback]`: slots, queue and its discipline, service
+//! time and how it degrades (slowdown, capacity steps, autoscaling), outages, rate limiter,
+//! OCC; and for services the graph (`calls`, checked for unknown names, cycles and unused
+//! services), the latency to each, and the retry policy of their downstream calls.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use toml::Spanned;
+
+use super::retry::Layer;
+use super::{Check, graph};
+use crate::model::dist::Dist;
+use crate::model::outcome::ReasonSet;
+use crate::model::service::{Autoscale, CapacityStep, Slowdown};
+use crate::model::{
+    Discipline, Occ, Outage, OutageKind, RateLimiter, ServerSpec, ServiceRetry, ServiceSpec,
+    no_retry,
+};
+use crate::scenario::raw::{
+    RawAutoscale, RawCapacityStep, RawList, RawOcc, RawOutage, RawPolicy, RawScenario, RawServer,
+    RawServiceRetry,
+};
+use crate::time::{SimDuration, SimTime};
+
+impl Check<'_> {
+    pub(super) fn server(&mut self, t: &Spanned<RawServer>, table: &str) -> ServerSpec {
+        let s = t.get_ref();
+        let key = |k: &str| format!("{table}.{k}");
+        // An OCC server decides each write on arrival: slots and service time do not apply.
+        let occ_mode = match s.occ.as_ref().map(|o| (o.get_ref(), o.span())) {
+            None | Some((RawOcc::Bool(false), _)) => Occ::Off,
+            Some((RawOcc::Bool(true), _)) => Occ::ReadWrite,
+            Some((RawOcc::Word(w), _)) if w == "read-write" => Occ::ReadWrite,
+            Some((RawOcc::Word(w), _)) if w == "write-only" => Occ::WriteOnly,
+            Some((other, span)) => {
+                let found = match other {
+                    RawOcc::Word(w) => format!("\"{w}\""),
+                    RawOcc::Bad(found) => found.clone(),
+                    RawOcc::Bool(b) => b.to_string(),
+                };
+                self.err(
+                    Some(span),
+                    &key("occ"),
+                    format!(
+                        "expected true, false, \"read-write\" or \"write-only\", found {found}"
+                    ),
+                );
+                Occ::Off
+            }
+        };
+        // A misspelt mode (reported above) still means an OCC server was meant.
+        let occ_misspelt = occ_mode == Occ::Off
+            && matches!(
+                s.occ.as_ref().map(|o| o.get_ref()),
+                Some(RawOcc::Word(_) | RawOcc::Bad(_))
+            );
+        let occ = occ_mode != Occ::Off || occ_misspelt;
+        let occ_write = match &s.occ_write {
+            None => Dist::Constant(SimDuration::ZERO),
+            Some(d) => {
+                if !occ {
+                    let found = if s.occ.is_some() {
+                        "occ = false"
+                    } else {
+                        "no `occ`"
+                    };
+                    self.err(
+                        Some(d.span()),
+                        &key("occ_write"),
+                        format!(
+                            "`occ_write` applies only to an OCC server (occ = true, \"read-write\" or \"write-only\"), found {found}"
+                        ),
+                    );
+                }
+                self.dist(d, &key("occ_write"))
+            }
+        };
+        let concurrency = match &s.concurrency {
+            Some(n) => self
+                .int(n, &key("concurrency"), 1, u32::MAX as i64)
+                .unwrap_or(1) as u32,
+            None if occ => 1,
+            None => {
+                self.missing(Some(t.span()), &key("concurrency"));
+                1
+            }
+        };
+        let queue = s
+            .queue
+            .as_ref()
+            .and_then(|q| self.int(q, &key("queue"), 0, u32::MAX as i64))
+            .unwrap_or(0) as u32;
+        let service = match &s.service {
+            Some(d) => self.dist(d, &key("service")),
+            None if occ => Dist::Constant(SimDuration::ZERO),
+            None => {
+                self.missing(Some(t.span()), &key("service"));
+                Dist::Constant(SimDuration::ZERO)
+            }
+        };
+        let mut outages: Vec<(Outage, Range<usize>, usize)> = s
+            .outages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| {
+                self.outage(o, &format!("{table}.outages[{i}]"))
+                    .map(|x| (x, o.span(), i))
+            })
+            .collect();
+        outages.sort_by_key(|(o, _, _)| o.start);
+        // Sorted by start, a window overlaps an earlier one iff it starts before the latest
+        // end seen so far (comparing neighbours only would miss one long window).
+        let mut latest: Option<(SimTime, SimTime, usize)> = None;
+        for (b, span, j) in &outages {
+            if let Some((start, end, i)) = latest
+                && b.start < end
+            {
+                self.err(
+                    Some(span.clone()),
+                    &format!("{table}.outages[{j}]"),
+                    format!(
+                        "expected outages that do not overlap, found [{}, {}) overlapping {table}.outages[{i}] [{}, {})",
+                        SimDuration(b.start.0),
+                        SimDuration(b.end.0),
+                        SimDuration(start.0),
+                        SimDuration(end.0),
+                    ),
+                );
+            }
+            if latest.is_none_or(|(_, end, _)| b.end > end) {
+                latest = Some((b.start, b.end, *j));
+            }
+        }
+        let rate_limit = s.rate_limit.as_ref().map(|r| {
+            let rl = r.get_ref();
+            let rate = match &rl.rate {
+                Some(v) => self
+                    .float(
+                        v,
+                        &key("rate_limit.rate"),
+                        |x| x > 0.0,
+                        "a rate > 0 (tokens per second)",
+                    )
+                    .unwrap_or(1.0),
+                None => {
+                    self.missing(Some(r.span()), &key("rate_limit.rate"));
+                    1.0
+                }
+            };
+            let burst = rl
+                .burst
+                .as_ref()
+                .and_then(|v| self.float(v, &key("rate_limit.burst"), |x| x >= 1.0, "a burst >= 1"))
+                .unwrap_or(rate.max(1.0));
+            RateLimiter {
+                rate,
+                burst,
+                retry_after: self.hint(rl.retry_after.as_ref(), &key("rate_limit.retry_after")),
+            }
+        });
+        let discipline = match s.discipline.as_ref() {
+            None => Discipline::Fifo,
+            Some(w) => match w.get_ref().as_str() {
+                "fifo" => Discipline::Fifo,
+                "lifo" => Discipline::Lifo,
+                other => {
+                    self.err(
+                        Some(w.span()),
+                        &key("discipline"),
+                        format!("expected \"fifo\" or \"lifo\", found \"{other}\""),
+                    );
+                    Discipline::Fifo
+                }
+            },
+        };
+        let queue_timeout = self.limit(s.queue_timeout.as_ref(), &key("queue_timeout"));
+        let slowdown = s
+            .slowdown
+            .as_ref()
+            .and_then(|v| self.slowdown(v, &key("slowdown")));
+        let capacity = self.capacity(&s.capacity, table);
+        let autoscale = s
+            .autoscale
+            .as_ref()
+            .map(|a| self.autoscale(a, &key("autoscale")));
+        ServerSpec {
+            concurrency,
+            queue,
+            service,
+            outages: outages.into_iter().map(|(o, _, _)| o).collect(),
+            rate_limit,
+            retry_after: self.hint(s.retry_after.as_ref(), &key("retry_after")),
+            client_error_rate: s
+                .client_error_rate
+                .as_ref()
+                .and_then(|v| {
+                    self.float(
+                        v,
+                        &key("client_error_rate"),
+                        |x| (0.0..=1.0).contains(&x),
+                        "a share in [0, 1]",
+                    )
+                })
+                .unwrap_or(0.0),
+            occ: occ_mode,
+            occ_write,
+            discipline,
+            queue_timeout,
+            slowdown,
+            capacity,
+            autoscale,
+        }
+    }
+
+    fn outage(&mut self, t: &Spanned<RawOutage>, key: &str) -> Option<Outage> {
+        let o = t.get_ref();
+        let k = |f: &str| format!("{key}.{f}");
+        let start = match &o.start {
+            Some(d) => self.duration(d, &k("start"), false),
+            None => {
+                self.missing(Some(t.span()), &k("start"));
+                None
+            }
+        };
+        let end = match &o.end {
+            Some(d) => self.duration(d, &k("end"), false),
+            None => {
+                self.missing(Some(t.span()), &k("end"));
+                None
+            }
+        };
+        let kind_word = o
+            .kind
+            .as_ref()
+            .map(|k| k.get_ref().as_str())
+            .unwrap_or("down");
+        let only_for = |c: &mut Self, present: bool, field: &str, kind: &str| {
+            if present && kind_word != kind {
+                c.err(
+                    Some(t.span()),
+                    &k(field),
+                    format!(
+                        "`{field}` applies only to kind = \"{kind}\", found kind = \"{kind_word}\""
+                    ),
+                );
+            }
+        };
+        only_for(self, o.error_rate.is_some(), "error_rate", "errors");
+        only_for(self, o.slowdown.is_some(), "slowdown", "slow");
+        only_for(self, o.retry_after.is_some(), "retry_after", "down");
+        let kind = match kind_word {
+            "down" => OutageKind::Down,
+            "unreachable" => OutageKind::Unreachable,
+            "errors" => OutageKind::Errors(match &o.error_rate {
+                Some(v) => self
+                    .float(
+                        v,
+                        &k("error_rate"),
+                        |x| (0.0..=1.0).contains(&x),
+                        "a share in [0, 1]",
+                    )
+                    .unwrap_or(0.0),
+                None => {
+                    self.missing(Some(t.span()), &k("error_rate"));
+                    0.0
+                }
+            }),
+            "crash" => OutageKind::Crash,
+            "slow" => OutageKind::Slow(match &o.slowdown {
+                Some(v) => self
+                    .float(v, &k("slowdown"), |x| x >= 1.0, "a factor >= 1")
+                    .unwrap_or(1.0),
+                None => {
+                    self.missing(Some(t.span()), &k("slowdown"));
+                    1.0
+                }
+            }),
+            other => {
+                let span = o.kind.as_ref().map(|k| k.span());
+                self.err(
+                    span,
+                    &k("kind"),
+                    format!("expected \"down\", \"unreachable\", \"errors\", \"slow\" or \"crash\", found \"{other}\""),
+                );
+                OutageKind::Down
+            }
+        };
+        let retry_after = self.hint(o.retry_after.as_ref(), &k("retry_after"));
+        let (start, end) = (start?, end?);
+        if end <= start {
+            self.err(
+                o.end.as_ref().map(|e| e.span()),
+                &k("end"),
+                format!("expected end > start ({start}), found {end}"),
+            );
+            return None;
+        }
+        Some(Outage {
+            start: SimTime(start.0),
+            end: SimTime(end.0),
+            kind,
+            retry_after,
+        })
+    }
+
+    /// `slowdown = [[h, factor], ...]`: h >= 0 strictly increasing, factors >= 0.
+    fn slowdown(&mut self, v: &Spanned<RawList>, key: &str) -> Option<Slowdown> {
+        let example = "[[0, 1.0], [200, 1.0], [600, 4.0]]";
+        let items = match v.get_ref() {
+            RawList::Items(items) => items,
+            RawList::Bad(found) => {
+                self.err(
+                    Some(v.span()),
+                    key,
+                    format!(
+                        "expected a list of [h, factor] pairs such as {example}, found {found}"
+                    ),
+                );
+                return None;
+            }
+        };
+        if items.is_empty() {
+            self.err(
+                Some(v.span()),
+                key,
+                "expected at least one [h, factor] pair, found none",
+            );
+            return None;
+        }
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let at = Some(item.span());
+            let k = format!("{key}[{i}]");
+            let Some((h, f)) = self.pair(
+                item,
+                &k,
+                "a pair [h, factor] of numbers (requests held, service-time multiplier) such as [200, 1.5]",
+            ) else {
+                ok = false;
+                continue;
+            };
+            let h = match super::number(h) {
+                Some(x) if x.is_finite() && x >= 0.0 => x,
+                _ => {
+                    self.err(
+                        at,
+                        &k,
+                        format!("expected h, the requests held, as a number >= 0, found {h}"),
+                    );
+                    ok = false;
+                    continue;
+                }
+            };
+            let f = match super::number(f) {
+                Some(x) if x.is_finite() && x >= 0.0 => x,
+                _ => {
+                    self.err(
+                        at,
+                        &k,
+                        format!("expected a factor >= 0 (a service-time multiplier), found {f}"),
+                    );
+                    ok = false;
+                    continue;
+                }
+            };
+            if let Some(&(before, _)) = points.last()
+                && h <= before
+            {
+                self.err(
+                    at,
+                    &k,
+                    format!("expected h strictly increasing (> {before}), found {h}"),
+                );
+                ok = false;
+                continue;
+            }
+            points.push((h, f));
+        }
+        ok.then(|| Slowdown::new(points))
+    }
+
+    /// `[[server.capacity]]` steps: `at` a duration, `concurrency` >= 0, `at` strictly
+    /// increasing as written.
+    fn capacity(&mut self, steps: &[Spanned<RawCapacityStep>], table: &str) -> Vec<CapacityStep> {
+        let mut out: Vec<CapacityStep> = Vec::new();
+        for (i, t) in steps.iter().enumerate() {
+            let step = t.get_ref();
+            let k = |f: &str| format!("{table}.capacity[{i}].{f}");
+            let at = match &step.at {
+                Some(d) => self.duration(d, &k("at"), false),
+                None => {
+                    self.missing(Some(t.span()), &k("at"));
+                    None
+                }
+            };
+            let concurrency = match &step.concurrency {
+                Some(n) => self.int(n, &k("concurrency"), 0, u32::MAX as i64),
+                None => {
+                    self.missing(Some(t.span()), &k("concurrency"));
+                    None
+                }
+            };
+            let (Some(at), Some(concurrency)) = (at, concurrency) else {
+                continue;
+            };
+            let at = SimTime(at.0);
+            if let Some(before) = out.last()
+                && at <= before.at
+            {
+                self.err(
+                    step.at.as_ref().map(|a| a.span()),
+                    &k("at"),
+                    format!(
+                        "expected steps in increasing `at` order (after {}), found {}",
+                        SimDuration(before.at.0),
+                        SimDuration(at.0)
+                    ),
+                );
+                continue;
+            }
+            out.push(CapacityStep {
+                at,
+                concurrency: concurrency as u32,
+            });
+        }
+        out
+    }
+
+    /// `autoscale = { min, max, target = 0.7, interval = "10s", warmup = "60s" }`.
+    fn autoscale(&mut self, v: &Spanned<RawAutoscale>, key: &str) -> Autoscale {
+        let a = v.get_ref();
+        let k = |f: &str| format!("{key}.{f}");
+        let bound = |c: &mut Self, x: &Option<Spanned<i64>>, field: &str| match x {
+            Some(n) => c.int(n, &k(field), 1, u32::MAX as i64).map(|n| n as u32),
+            None => {
+                c.missing(Some(v.span()), &k(field));
+                None
+            }
+        };
+        let min = bound(self, &a.min, "min");
+        let max = bound(self, &a.max, "max");
+        if let (Some(lo), Some(hi), Some(m)) = (min, max, &a.max)
+            && hi < lo
+        {
+            self.err(
+                Some(m.span()),
+                &k("max"),
+                format!("expected max >= min ({lo}), found {hi}"),
+            );
+        }
+        let min = min.unwrap_or(1);
+        Autoscale {
+            min,
+            max: max.unwrap_or(min).max(min),
+            target: a
+                .target
+                .as_ref()
+                .and_then(|t| {
+                    self.float(
+                        t,
+                        &k("target"),
+                        |x| x > 0.0 && x <= 1.0,
+                        "a target utilisation in (0, 1]",
+                    )
+                })
+                .unwrap_or(0.7),
+            interval: a
+                .interval
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("interval"), true))
+                .unwrap_or(SimDuration::from_secs(10)),
+            warmup: a
+                .warmup
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("warmup"), false))
+                .unwrap_or(SimDuration::from_secs(60)),
+        }
+    }
+
+    /// Refuses the `[[service]]`-only keys in `[server]` or `[fallback]` (`table`).
+    pub(super) fn not_a_service(&mut self, t: &Spanned<RawServer>, table: &str, why: &str) {
+        let s = t.get_ref();
+        let present = [
+            ("name", s.name.as_ref().map(|v| v.span())),
+            ("calls", s.calls.as_ref().map(|v| v.span())),
+            ("retry", s.retry.as_ref().map(|v| v.span())),
+            (
+                "propagate_deadline",
+                s.propagate_deadline.as_ref().map(|v| v.span()),
+            ),
+        ];
+        for (k, span) in present {
+            if let Some(span) = span {
+                self.err(
+                    Some(span),
+                    &format!("{table}.{k}"),
+                    format!("unknown key `{k}` in [{table}]: `{k}` is a key of [[service]] tables, and {why}"),
+                );
+            }
+        }
+    }
+
+    /// The service graph: `[[service]]` tables, or v1's `[server]` as one service named
+    /// `server`. `network` is `[network].latency` (absent: reported by the caller when
+    /// needed); `retry` holds the `[retry]` defaults inline service policies build on.
+    pub(super) fn services(
+        &mut self,
+        raw: &RawScenario,
+        network: Option<&Dist>,
+        retry: &RawPolicy,
+    ) -> Vec<ServiceSpec> {
+        let default_latency = network
+            .cloned()
+            .unwrap_or(Dist::Constant(SimDuration::ZERO));
+        if raw.service.is_empty() {
+            let server = match raw.server.as_ref() {
+                None => {
+                    self.err(
+                        None,
+                        "server",
+                        "missing required table [server] (or [[service]] tables)",
+                    );
+                    placeholder_server()
+                }
+                Some(s) => {
+                    if let Some(l) = &s.get_ref().latency {
+                        self.err(
+                            Some(l.span()),
+                            "server.latency",
+                            "unknown key `latency` in [server]: the primary server's latency is [network].latency",
+                        );
+                    }
+                    self.not_a_service(s, "server", "[server] is the only service");
+                    self.server(s, "server")
+                }
+            };
+            return vec![ServiceSpec {
+                name: "server".to_string(),
+                server,
+                latency: default_latency,
+                calls: Vec::new(),
+                retry: ServiceRetry::Fixed(Box::new(no_retry())),
+                propagate_deadline: false,
+            }];
+        }
+        if raw.server.is_some() {
+            self.err(
+                Some(raw.service[0].span()),
+                "service",
+                "expected either [server] (one server) or [[service]] tables (a service graph), found both",
+            );
+        }
+
+        let mut services = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (i, t) in raw.service.iter().enumerate() {
+            let s = t.get_ref();
+            let prefix = format!("service[{i}]");
+            let k = |f: &str| format!("{prefix}.{f}");
+            let name = match &s.name {
+                Some(n) => {
+                    let name = self.name(n, &k("name"));
+                    match index.get(&name) {
+                        Some(first) => self.err(
+                            Some(n.span()),
+                            &k("name"),
+                            format!(
+                                "expected a unique name, found \"{name}\" again (also service[{first}])"
+                            ),
+                        ),
+                        None => {
+                            index.insert(name.clone(), i);
+                        }
+                    }
+                    name
+                }
+                None => {
+                    self.missing(Some(t.span()), &k("name"));
+                    format!("service-{i}")
+                }
+            };
+            let latency = match &s.latency {
+                Some(l) => self.dist(l, &k("latency")),
+                None => default_latency.clone(),
+            };
+            let server = self.server(t, &prefix);
+            let retry = match &s.retry {
+                None => ServiceRetry::Fixed(Box::new(no_retry())),
+                Some(r) => self.service_retry(r, &k("retry"), retry),
+            };
+            services.push(ServiceSpec {
+                name,
+                server,
+                latency,
+                calls: Vec::new(),
+                retry,
+                propagate_deadline: s.propagate_deadline.as_ref().is_some_and(|b| *b.get_ref()),
+            });
+        }
+
+        // Resolve `calls` by name; remember where each call is written.
+        let mut call_spans: Vec<Vec<Range<usize>>> = Vec::new();
+        for (i, t) in raw.service.iter().enumerate() {
+            let mut calls = Vec::new();
+            let mut spans = Vec::new();
+            for callee in t.get_ref().calls.iter().flat_map(|c| c.get_ref()) {
+                let name = callee.get_ref();
+                match index.get(name) {
+                    Some(&j) if j == i => self.err(
+                        Some(callee.span()),
+                        &format!("service[{i}].calls"),
+                        format!(
+                            "expected the names of other services (a service may not call itself), found \"{name}\""
+                        ),
+                    ),
+                    Some(&j) => {
+                        calls.push(j);
+                        spans.push(callee.span());
+                    }
+                    None => {
+                        let mut known: Vec<String> = Vec::new();
+                        for (j, s) in services.iter().enumerate() {
+                            let shown = format!("`{}`", s.name);
+                            if j != i && index.get(&s.name) == Some(&j) && !known.contains(&shown)
+                            {
+                                known.push(shown);
+                            }
+                        }
+                        self.err(
+                            Some(callee.span()),
+                            &format!("service[{i}].calls"),
+                            format!(
+                                "expected the name of a [[service]] ({}), found \"{name}\"",
+                                if known.is_empty() {
+                                    "there is no other".to_string()
+                                } else {
+                                    format!("one of {}", known.join(", "))
+                                }
+                            ),
+                        );
+                    }
+                }
+            }
+            services[i].calls = calls;
+            call_spans.push(spans);
+        }
+        let calls: Vec<Vec<usize>> = services.iter().map(|s| s.calls.clone()).collect();
+        for cycle in graph::cycles(&calls) {
+            let (from, to) = (cycle[0], cycle[1 % cycle.len()]);
+            let span = services[from]
+                .calls
+                .iter()
+                .position(|&c| c == to)
+                .map(|p| call_spans[from][p].clone());
+            let names: Vec<&str> = cycle
+                .iter()
+                .chain(std::iter::once(&cycle[0]))
+                .map(|&i| services[i].name.as_str())
+                .collect();
+            self.err(
+                span,
+                &format!("service[{from}].calls"),
+                format!(
+                    "expected calls that form no cycle, found {}",
+                    names.join(" -> ")
+                ),
+            );
+        }
+        let reached = graph::reachable(&calls, 0);
+        for (i, t) in raw.service.iter().enumerate() {
+            // A service without a name, or with another's, has been reported already.
+            let named = t.get_ref().name.is_some() && index.get(&services[i].name) == Some(&i);
+            if !reached[i] && named {
+                let span = t.get_ref().name.as_ref().map_or(t.span(), |n| n.span());
+                self.err(
+                    Some(span),
+                    &format!("service[{i}].name"),
+                    format!(
+                        "expected a service that clients reach (the first service, `{}`, or one it calls, directly or not), found \"{}\", which nothing calls",
+                        services[0].name, services[i].name
+                    ),
+                );
+            }
+        }
+        services
+    }
+
+    /// A service's `retry`: `"strategy"`, or an inline policy over the `[retry]` defaults.
+    fn service_retry(
+        &mut self,
+        v: &Spanned<RawServiceRetry>,
+        key: &str,
+        retry: &RawPolicy,
+    ) -> ServiceRetry {
+        let expected = "expected \"strategy\" (the compared strategy) or a policy table such as { max_attempts = 3, base = \"10ms\", cap = \"1s\" }";
+        match v.get_ref() {
+            RawServiceRetry::Word(w) if w == "strategy" => ServiceRetry::Strategy,
+            RawServiceRetry::Word(w) => {
+                self.err(Some(v.span()), key, format!("{expected}, found \"{w}\""));
+                ServiceRetry::Fixed(Box::new(no_retry()))
+            }
+            RawServiceRetry::Bad(found) => {
+                self.err(Some(v.span()), key, format!("{expected}, found {found}"));
+                ServiceRetry::Fixed(Box::new(no_retry()))
+            }
+            RawServiceRetry::Table(t) => {
+                if let Some(n) = &t.name {
+                    self.err(
+                        Some(n.span()),
+                        &format!("{key}.name"),
+                        format!("unknown key `name` in {key}: a service's policy has no name"),
+                    );
+                }
+                if let Some(f) = &t.fallback_on {
+                    self.err(
+                        Some(f.span()),
+                        &format!("{key}.fallback_on"),
+                        format!(
+                            "unknown key `fallback_on` in {key}: fallback is for client requests only, not a service's calls"
+                        ),
+                    );
+                }
+                let layers = [
+                    Layer {
+                        policy: t,
+                        prefix: key.to_string(),
+                    },
+                    Layer {
+                        policy: retry,
+                        prefix: "retry".to_string(),
+                    },
+                ];
+                // [retry]'s fallback_on (for client requests) is not inherited.
+                let mut policy = self.policy(&layers, Some(v.span()), key, true, true);
+                policy.retry.fallback_on = ReasonSet::default();
+                ServiceRetry::Fixed(Box::new(policy))
+            }
+        }
+    }
+}
+
+pub(super) fn placeholder_server() -> ServerSpec {
+    ServerSpec::plain(1, 0, Dist::Constant(SimDuration::ZERO))
+}

@@ -1,0 +1,321 @@
+//! Trace files: `trace = "FILE.csv"` populations, read into arrival times.
+//!
+//! This module owns the trace format: a header `t_s`, then one row per logical request with
+//! its arrival time in seconds (finite, >= 0, non-decreasing). Each bad row is reported with
+//! the trace file's own `file:line:col`. Paths are resolved relative to the scenario file's
+//! folder, and [`Traces`] reads each file once however many sweep points use it.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::ScenarioError;
+use crate::time::{NANOS_PER_SEC, SimTime};
+
+/// The trace column, and the key every trace problem names.
+pub const COLUMN: &str = "t_s";
+
+/// Problems reported per trace file before reading stops.
+const MAX_PROBLEMS: usize = 10;
+
+/// Why a trace could not be used.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceProblem {
+    /// The file cannot be opened or read: the reason (reported at the scenario's `trace` key).
+    Unreadable(String),
+    /// The file was read, and these rows (or its header) are wrong.
+    Invalid(Vec<ScenarioError>),
+}
+
+/// Trace files read so far, and the folder relative trace paths start from.
+#[derive(Debug, Clone)]
+pub struct Traces {
+    folder: PathBuf,
+    read: HashMap<PathBuf, Result<Arc<[SimTime]>, TraceProblem>>,
+}
+
+impl Traces {
+    /// Resolves relative paths against `folder` (`""`: the current directory).
+    pub fn new(folder: impl Into<PathBuf>) -> Self {
+        Traces {
+            folder: folder.into(),
+            read: HashMap::new(),
+        }
+    }
+
+    /// For a scenario read from `file`: its folder (the current directory for a bare name).
+    pub fn beside(file: &str) -> Self {
+        Traces::new(Path::new(file).parent().unwrap_or(Path::new("")))
+    }
+
+    /// The path of a trace written as `written`, as messages show it.
+    pub fn path(&self, written: &str) -> PathBuf {
+        self.folder.join(written)
+    }
+
+    /// The arrival times of the trace written as `written`, read once.
+    pub fn get(&mut self, written: &str) -> Result<Arc<[SimTime]>, TraceProblem> {
+        let path = self.path(written);
+        self.read
+            .entry(path.clone())
+            .or_insert_with(|| {
+                let shown = path.display().to_string();
+                let text = std::fs::File::open(&path)
+                    .and_then(|mut f| {
+                        let mut bytes = Vec::new();
+                        f.read_to_end(&mut bytes).map(|_| bytes)
+                    })
+                    .map_err(|e| TraceProblem::Unreadable(e.to_string()))?;
+                parse(&shown, text.as_slice())
+                    .map(Arc::from)
+                    .map_err(TraceProblem::Invalid)
+            })
+            .clone()
+    }
+}
+
+/// Parses trace text. `file` names it in messages.
+pub fn parse(file: &str, input: impl Read) -> Result<Vec<SimTime>, Vec<ScenarioError>> {
+    let at = |line: u64, msg: String| ScenarioError {
+        file: file.to_string(),
+        line: Some(line as usize),
+        col: Some(1),
+        key: COLUMN.to_string(),
+        msg,
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(input);
+    let header = match reader.headers() {
+        Ok(h) => h.clone(),
+        Err(e) => return Err(vec![at(line_of(&e), csv_problem(&e))]),
+    };
+    if header.len() != 1 || &header[0] != COLUMN {
+        let found = if header.is_empty() || header.iter().all(str::is_empty) {
+            "an empty first line".to_string()
+        } else {
+            format!("`{}`", header.iter().collect::<Vec<_>>().join(","))
+        };
+        return Err(vec![at(
+            1,
+            format!(
+                "expected the header `{COLUMN}` (one column: arrival times in seconds), found {found}"
+            ),
+        )]);
+    }
+    let mut times = Vec::new();
+    let mut problems = Vec::new();
+    // The previous good time, as written and in nanoseconds.
+    let mut previous: Option<(String, u64)> = None;
+    for record in reader.records() {
+        if problems.len() == MAX_PROBLEMS {
+            let line = match &record {
+                Ok(r) => r.position().map_or(0, |p| p.line()),
+                Err(e) => line_of(e),
+            };
+            problems.push(at(
+                line,
+                format!("expected at most {MAX_PROBLEMS} problems per trace file, found more: fix the ones above first"),
+            ));
+            break;
+        }
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(at(line_of(&e), csv_problem(&e)));
+                continue;
+            }
+        };
+        let line = record.position().map_or(0, |p| p.line());
+        if record.len() != 1 {
+            let fields: Vec<&str> = record.iter().collect();
+            problems.push(at(
+                line,
+                format!(
+                    "expected one field per row (the time in seconds), found {}: \"{}\"",
+                    record.len(),
+                    fields.join(",")
+                ),
+            ));
+            continue;
+        }
+        let text = &record[0];
+        let secs = match text.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 && x * (NANOS_PER_SEC as f64) < u64::MAX as f64 => x,
+            Ok(x) if x.is_finite() && x >= 0.0 => {
+                problems.push(at(
+                    line,
+                    format!("expected a time in seconds below 18446744073 (simulated time ends there), found {text}"),
+                ));
+                continue;
+            }
+            Ok(_) => {
+                problems.push(at(
+                    line,
+                    format!("expected a time in seconds (a finite number >= 0), found {text}"),
+                ));
+                continue;
+            }
+            Err(_) => {
+                problems.push(at(
+                    line,
+                    format!("expected a time in seconds (a finite number >= 0), found \"{text}\""),
+                ));
+                continue;
+            }
+        };
+        let nanos = (secs * NANOS_PER_SEC as f64).round() as u64;
+        if let Some((shown, before)) = &previous
+            && nanos < *before
+        {
+            problems.push(at(
+                line,
+                format!("expected a time >= the previous one ({shown}), found {text}"),
+            ));
+            continue;
+        }
+        previous = Some((text.to_string(), nanos));
+        times.push(SimTime(nanos));
+    }
+    if problems.is_empty() && times.is_empty() {
+        problems.push(at(
+            1,
+            "expected at least one row (one per logical request) after the header, found none"
+                .to_string(),
+        ));
+    }
+    if problems.is_empty() {
+        Ok(times)
+    } else {
+        Err(problems)
+    }
+}
+
+fn line_of(e: &csv::Error) -> u64 {
+    e.position().map_or(1, |p| p.line())
+}
+
+/// A CSV-level fault in plain words (the csv crate's own wording names its internals).
+fn csv_problem(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => {
+            "expected UTF-8 text, found bytes that are not UTF-8".to_string()
+        }
+        csv::ErrorKind::Io(io) => format!("expected a readable file, found a read error: {io}"),
+        _ => format!("expected a CSV row, found a malformed one ({e})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Vec<u64> {
+        parse("a.csv", text.as_bytes())
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .iter()
+            .map(|t| t.0)
+            .collect()
+    }
+
+    fn bad(text: &str) -> Vec<String> {
+        parse("a.csv", text.as_bytes())
+            .expect_err("refused")
+            .iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn times_are_seconds_rounded_to_the_nearest_nanosecond() {
+        assert_eq!(
+            ok("t_s\n0\n0.5\n0.5\n1.0000000004\n1.0000000006\n2e1\n"),
+            [
+                0,
+                500_000_000,
+                500_000_000,
+                1_000_000_000,
+                1_000_000_001,
+                20_000_000_000
+            ]
+        );
+        // Spaces around values, CRLF line ends and a missing final newline are fine.
+        assert_eq!(ok("t_s\r\n 1 \r\n2"), [1_000_000_000, 2_000_000_000]);
+    }
+
+    #[test]
+    fn a_decreasing_time_names_its_line_and_the_previous_time_as_written() {
+        assert_eq!(
+            bad("t_s\n1\n12.5\n12.25\n13\n"),
+            ["a.csv:4:1: t_s: expected a time >= the previous one (12.5), found 12.25"]
+        );
+    }
+
+    #[test]
+    fn every_bad_row_is_reported_up_to_a_limit() {
+        assert_eq!(
+            bad("t_s\nabc\n-1\ninf\n1,2\n"),
+            [
+                "a.csv:2:1: t_s: expected a time in seconds (a finite number >= 0), found \"abc\"",
+                "a.csv:3:1: t_s: expected a time in seconds (a finite number >= 0), found -1",
+                "a.csv:4:1: t_s: expected a time in seconds (a finite number >= 0), found inf",
+                "a.csv:5:1: t_s: expected one field per row (the time in seconds), found 2: \"1,2\"",
+            ]
+        );
+        let many = format!("t_s\n{}", "x\n".repeat(50));
+        let p = bad(&many);
+        assert_eq!(p.len(), MAX_PROBLEMS + 1);
+        assert!(p[MAX_PROBLEMS].starts_with("a.csv:12:1: t_s: expected at most 10 problems"));
+    }
+
+    #[test]
+    fn the_header_must_be_t_s_and_rows_must_follow() {
+        assert_eq!(
+            bad("time\n1\n"),
+            [
+                "a.csv:1:1: t_s: expected the header `t_s` (one column: arrival times in seconds), found `time`"
+            ]
+        );
+        assert_eq!(
+            bad("t_s,client\n1,2\n"),
+            [
+                "a.csv:1:1: t_s: expected the header `t_s` (one column: arrival times in seconds), found `t_s,client`"
+            ]
+        );
+        assert_eq!(
+            bad(""),
+            [
+                "a.csv:1:1: t_s: expected the header `t_s` (one column: arrival times in seconds), found an empty first line"
+            ]
+        );
+        assert_eq!(
+            bad("t_s\n"),
+            [
+                "a.csv:1:1: t_s: expected at least one row (one per logical request) after the header, found none"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_trace_is_read_once_and_relative_to_its_folder() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.csv"), "t_s\n1\n").expect("write");
+        let mut traces = Traces::new(dir.path());
+        let first = traces.get("a.csv").expect("read");
+        std::fs::remove_file(dir.path().join("a.csv")).expect("remove");
+        let again = traces.get("a.csv").expect("cached");
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(matches!(
+            traces.get("missing.csv"),
+            Err(TraceProblem::Unreadable(_))
+        ));
+        assert_eq!(
+            Traces::beside("scenarios/x.toml").path("d/a.csv"),
+            Path::new("scenarios/d/a.csv")
+        );
+        assert_eq!(Traces::beside("x.toml").path("a.csv"), Path::new("a.csv"));
+    }
+}
