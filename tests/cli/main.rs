@@ -11,3 +11,4 @@ mod published;
 mod report;
 mod scenarios_v2;
 mod seeds;
+mod workloads;
