@@ -814,6 +814,16 @@ impl<'a> Simulation<'a> {
         self.left_server(key);
     }
 
+    /// An attempt `svc` lost in a crash will never be answered: its caller's timer (left
+    /// unarmed while the answer was expected in time) must now fire, and the attempt leaves
+    /// the server side.
+    fn lost(&mut self, key: u32, serial: u32, svc: u16) {
+        if self.is_live(key, serial, svc) {
+            self.arm_if_later(key, SimTime::MAX);
+        }
+        self.left_server(key);
+    }
+
     /// One attempt of `key` is no longer held by any server.
     #[inline]
     fn left_server(&mut self, key: u32) {
@@ -890,7 +900,7 @@ impl<'a> Simulation<'a> {
     fn done(&mut self, key: u32, serial: u32, status: Status, svc: u16, generation: u32) {
         if generation != self.services[svc as usize].generation() {
             // Lost in a crash: the slot was freed then, and nothing answers.
-            return self.left_server(key);
+            return self.lost(key, serial, svc);
         }
         self.release_slot(svc);
         self.record_occupancy(svc);
@@ -919,11 +929,10 @@ impl<'a> Simulation<'a> {
 
     /// A service with downstream calls finished its own work on `job`: the calls begin.
     fn done_job(&mut self, job: u32, generation: u32) {
-        let svc = self.jobs[job].service;
-        if generation != self.services[svc as usize].generation() {
-            let caller = self.jobs[job].caller;
+        let j = self.jobs[job];
+        if generation != self.services[j.service as usize].generation() {
             self.jobs.remove(job);
-            return self.left_server(caller);
+            return self.lost(j.caller, j.caller_serial, j.service);
         }
         self.start_child(job);
     }
@@ -934,7 +943,7 @@ impl<'a> Simulation<'a> {
         if j.generation != self.services[j.service as usize].generation() {
             // The service crashed while waiting on this call: the job is lost.
             self.jobs.remove(job);
-            return self.left_server(j.caller);
+            return self.lost(j.caller, j.caller_serial, j.service);
         }
         if !succeeded {
             // A downstream give-up makes the service answer 500.
@@ -1032,7 +1041,7 @@ impl<'a> Simulation<'a> {
             m.lost += lost.len() as u64 + lost_in_service;
         }
         for q in lost {
-            self.left_server(q.request);
+            self.lost(q.request, q.serial, svc);
         }
         self.record_occupancy(svc);
     }

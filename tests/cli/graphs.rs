@@ -1,0 +1,383 @@
+//! Service graphs: retries multiplied at every tier, slots held through downstream calls,
+//! deadline propagation, wasted work below an abandoned call, conservation at every
+//! service, and determinism across thread counts.
+
+use herdsim::metrics::{Outcome, RunMetrics};
+use herdsim::model::outcome::{GiveUpReason, Status};
+use herdsim::time::SimDuration;
+use proptest::prelude::*;
+
+use crate::common::{run, scenario};
+
+fn ms(n: u64) -> SimDuration {
+    SimDuration::from_millis(n)
+}
+
+/// `clients` clients, no network delay, `[retry]` body `retry`, one strategy with a
+/// constant `backoff`, then the `[[service]]` tables `services`.
+fn graph(clients: u32, retry: &str, backoff: &str, services: &str) -> String {
+    format!(
+        r#"
+name = "graph"
+[clients]
+count = {clients}
+[network]
+latency = {{ dist = "constant", value = "0s" }}
+[retry]
+{retry}
+[[strategy]]
+name = "s"
+base = "{backoff}"
+cap = "{backoff}"
+multiplier = 1.0
+{services}
+"#
+    )
+}
+
+const FAILING_DB: &str = r#"
+[[service]]
+name = "db"
+concurrency = 100
+service = { dist = "constant", value = "1ms" }
+[[service.outages]]
+start = "0s"
+end = "1h"
+"#;
+
+/// Three tiers, each retrying with `max_attempts = 4`, over a bottom that always fails:
+/// 4 calls at the api, 16 at mid, 64 at the db per client request.
+#[test]
+fn retries_multiply_at_every_tier() {
+    let text = graph(
+        1,
+        "max_attempts = 4",
+        "10ms",
+        &format!(
+            r#"
+[[service]]
+name = "api"
+concurrency = 100
+service = {{ dist = "constant", value = "1ms" }}
+calls = ["mid"]
+retry = "strategy"
+[[service]]
+name = "mid"
+concurrency = 100
+service = {{ dist = "constant", value = "1ms" }}
+calls = ["db"]
+retry = "strategy"
+{FAILING_DB}"#
+        ),
+    );
+    let m = run(&scenario(&text), 0);
+    let calls: Vec<u64> = m.services.iter().map(|s| s.calls).collect();
+    assert_eq!(calls, [4, 16, 64]);
+    // Logical requests made to each tier, and how they ended.
+    let requests: Vec<u64> = m.services.iter().map(|s| s.requests).collect();
+    assert_eq!(requests, [1, 4, 16]);
+    assert!(
+        m.services
+            .iter()
+            .all(|s| s.gave_up[GiveUpReason::Attempts as usize] == s.requests)
+    );
+    // Every api attempt was answered 500 (its call to mid gave up).
+    assert_eq!(m.requests[0].last_status, Some(Status::ServerError));
+    assert_eq!(m.entry().retries[1], 3, "three retries after a 500");
+
+    // Retries at the edge only: services without `retry` make one attempt per call.
+    let edge_only = text.replace("retry = \"strategy\"\n", "");
+    let m = run(&scenario(&edge_only), 0);
+    let calls: Vec<u64> = m.services.iter().map(|s| s.calls).collect();
+    assert_eq!(calls, [4, 4, 4]);
+}
+
+/// A caller with one slot holds it through its slow downstream call: three requests at
+/// t = 0 are served one after another, 100 ms each, although the db has ten slots.
+#[test]
+fn a_slot_is_held_through_the_downstream_calls() {
+    let text = graph(
+        3,
+        "max_attempts = 1",
+        "10ms",
+        r#"
+[[service]]
+name = "api"
+concurrency = 1
+queue = 10
+service = { dist = "constant", value = "0s" }
+calls = ["db"]
+[[service]]
+name = "db"
+concurrency = 10
+service = { dist = "constant", value = "100ms" }
+"#,
+    );
+    let m = run(&scenario(&text), 0);
+    let mut latencies: Vec<SimDuration> = m.requests.iter().map(|r| r.latency).collect();
+    latencies.sort();
+    assert_eq!(latencies, [ms(100), ms(200), ms(300)]);
+    let db_peak = m.services[1].timeline.iter().map(|b| b.in_service).max();
+    assert_eq!(db_peak, Some(1), "the db never sees two at once");
+    let api_peak = m.services[0].timeline.iter().map(|b| b.queued).max();
+    assert_eq!(api_peak, Some(2));
+}
+
+/// Calls are made one after another, in the order written; the first give-up ends the job
+/// with a 500 and the later calls are not made.
+#[test]
+fn calls_run_in_order_and_a_give_up_stops_them() {
+    let text = graph(
+        1,
+        "max_attempts = 1",
+        "10ms",
+        r#"
+[[service]]
+name = "api"
+concurrency = 1
+service = { dist = "constant", value = "10ms" }
+calls = ["auth", "db", "cache"]
+[[service]]
+name = "auth"
+concurrency = 1
+service = { dist = "constant", value = "20ms" }
+[[service]]
+name = "db"
+concurrency = 1
+service = { dist = "constant", value = "30ms" }
+[[service]]
+name = "cache"
+concurrency = 1
+service = { dist = "constant", value = "40ms" }
+"#,
+    );
+    let m = run(&scenario(&text), 0);
+    assert_eq!(m.requests[0].latency, ms(100), "10 + 20 + 30 + 40");
+    let failing = text.replace(
+        "service = { dist = \"constant\", value = \"30ms\" }",
+        "service = { dist = \"constant\", value = \"30ms\" }\n[[service.outages]]\nstart = \"0s\"\nend = \"1h\"",
+    );
+    let m = run(&scenario(&failing), 0);
+    assert_eq!(
+        m.requests[0].latency,
+        ms(30),
+        "api 10 + auth 20, db refuses at once"
+    );
+    assert_eq!(m.requests[0].last_status, Some(Status::ServerError));
+    let calls: Vec<u64> = m.services.iter().map(|s| s.calls).collect();
+    assert_eq!(calls, [1, 1, 1, 0], "the cache is never called");
+}
+
+/// With `propagate_deadline`, the api's retry ladder to a failing db stops at the client
+/// request's deadline: retries at 300, 600 and 900 ms, and the next (1 200 ms) would start
+/// after the 1 s deadline, so the call gives up at 900 ms and the api answers 500 then.
+/// Without it, the api's own policy (no deadline, 20 attempts) runs its full ladder.
+#[test]
+fn a_propagated_deadline_cuts_the_downstream_ladder_at_the_exact_instant() {
+    let text = graph(
+        1,
+        "max_attempts = 1\ndeadline = \"1s\"",
+        "10ms",
+        &format!(
+            r#"
+[[service]]
+name = "api"
+concurrency = 10
+service = {{ dist = "constant", value = "0s" }}
+calls = ["db"]
+retry = {{ max_attempts = 20, base = "300ms", cap = "300ms", multiplier = 1.0, deadline = "none" }}
+propagate_deadline = true
+{FAILING_DB}"#
+        ),
+    );
+    let m = run(&scenario(&text), 0);
+    assert_eq!(m.services[1].calls, 4);
+    assert_eq!(m.services[1].gave_up[GiveUpReason::Deadline as usize], 1);
+    assert_eq!(m.requests[0].latency, ms(900));
+    assert_eq!(m.requests[0].last_status, Some(Status::ServerError));
+
+    let m = run(&scenario(&text.replace("propagate_deadline = true", "")), 0);
+    assert_eq!(m.services[1].calls, 20);
+    assert_eq!(m.services[1].gave_up[GiveUpReason::Attempts as usize], 1);
+    assert_eq!(m.requests[0].latency, ms(19 * 300));
+}
+
+/// The client abandons its attempt after 50 ms, but the work below goes on: the db serves
+/// the api's call (for a live caller: not wasted there) and the api finishes at 100 ms for
+/// a client that has left: wasted at the api.
+#[test]
+fn work_below_an_abandoned_call_continues_and_is_wasted_where_it_finishes() {
+    let text = graph(
+        1,
+        "max_attempts = 1\ntimeout = \"50ms\"",
+        "10ms",
+        r#"
+[[service]]
+name = "api"
+concurrency = 10
+service = { dist = "constant", value = "0s" }
+calls = ["db"]
+[[service]]
+name = "db"
+concurrency = 10
+service = { dist = "constant", value = "100ms" }
+"#,
+    );
+    let m = run(&scenario(&text), 0);
+    assert_eq!(
+        m.requests[0].outcome,
+        Outcome::GaveUp(GiveUpReason::Attempts)
+    );
+    assert_eq!(m.requests[0].latency, ms(50));
+    assert_eq!((m.services[0].wasted, m.services[1].wasted), (1, 0));
+    assert_eq!(
+        m.services[1].succeeded, 1,
+        "the api's call to the db succeeded"
+    );
+    let completed: u32 = m.services[0].timeline.iter().map(|b| b.completed).sum();
+    assert_eq!(completed, 1);
+}
+
+/// A crash of the middle tier loses the job waiting on its downstream call; the call itself
+/// runs to its end below.
+#[test]
+fn a_crash_loses_a_job_but_not_the_call_below_it() {
+    let text = graph(
+        1,
+        "max_attempts = 1\ntimeout = \"1s\"",
+        "10ms",
+        r#"
+[[service]]
+name = "api"
+concurrency = 10
+service = { dist = "constant", value = "0s" }
+calls = ["db"]
+[[service.outages]]
+start = "50ms"
+end = "60ms"
+kind = "crash"
+[[service]]
+name = "db"
+concurrency = 10
+service = { dist = "constant", value = "100ms" }
+"#,
+    );
+    let m = run(&scenario(&text), 0);
+    assert_eq!(
+        m.requests[0].latency,
+        ms(1000),
+        "never answered: the client's timeout"
+    );
+    assert_eq!(m.services[0].lost, 1);
+    assert_eq!(m.services[1].succeeded, 1);
+    assert_eq!(m.services[0].wasted, 0);
+}
+
+fn conservation(m: &RunMetrics) -> Result<(), TestCaseError> {
+    for (i, s) in m.services.iter().enumerate() {
+        prop_assert_eq!(s.requests, s.succeeded + s.gave_up_total(), "service {}", i);
+        prop_assert_eq!(s.calls, s.accepted + s.rejected, "service {}", i);
+        let arrivals: u64 = s.timeline.iter().map(|b| b.arrivals as u64).sum();
+        prop_assert_eq!(arrivals, s.calls);
+        let firsts: u64 = s.timeline.iter().map(|b| b.first_attempts as u64).sum();
+        prop_assert!(firsts <= s.requests);
+    }
+    let records = m.requests.len() as u64;
+    prop_assert_eq!(records, m.entry().requests);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Every logical request at every service ends exactly once, and calls are accepted or
+    /// rejected, whatever the graph's shape, timeouts, outages and policies.
+    #[test]
+    fn every_service_conserves_its_requests(
+        depth in 1usize..4,
+        fan in 1usize..3,
+        attempts in 1u32..4,
+        timeout_ms in 5u64..200,
+        down_ms in 0u64..300,
+        slots in 1u32..4,
+        crash in proptest::bool::ANY,
+        propagate in proptest::bool::ANY,
+        seed in 0u64..1000,
+    ) {
+        let mut services = String::new();
+        for level in 0..depth {
+            let calls: Vec<String> = if level + 1 < depth {
+                (0..fan).map(|k| format!("\"s{}x{k}\"", level + 1)).collect()
+            } else {
+                Vec::new()
+            };
+            let width = if level == 0 { 1 } else { fan };
+            for k in 0..width {
+                let kind = if crash { "crash" } else { "down" };
+                services.push_str(&format!(
+                    "[[service]]\nname = \"s{level}x{k}\"\nconcurrency = {slots}\nqueue = 3\n\
+                     service = {{ dist = \"exponential\", mean = \"10ms\" }}\n\
+                     calls = [{}]\nretry = \"strategy\"\npropagate_deadline = {propagate}\n\
+                     [[service.outages]]\nstart = \"20ms\"\nend = \"{}ms\"\nkind = \"{kind}\"\n",
+                    calls.join(", "),
+                    20 + down_ms + 1,
+                ));
+            }
+        }
+        let text = format!(
+            "seed = {seed}\n{}",
+            graph(
+                12,
+                &format!("max_attempts = {attempts}\ntimeout = \"{timeout_ms}ms\"\ndeadline = \"2s\""),
+                "5ms",
+                &services,
+            )
+            .replace("value = \"0s\"", "value = \"2ms\"")
+        );
+        let m = run(&scenario(&text), 0);
+        conservation(&m)?;
+    }
+}
+
+/// A graph scenario gives byte-identical files with one thread and with two.
+#[test]
+fn graph_results_do_not_depend_on_thread_count_mt() {
+    let text = graph(
+        200,
+        "max_attempts = 4\ntimeout = \"200ms\"",
+        "20ms",
+        r#"
+[[service]]
+name = "api"
+concurrency = 20
+queue = 20
+service = { dist = "exponential", mean = "5ms" }
+calls = ["db"]
+retry = "strategy"
+[[service]]
+name = "db"
+concurrency = 10
+service = { dist = "exponential", mean = "10ms" }
+[[service.outages]]
+start = "0s"
+end = "500ms"
+"#,
+    )
+    .replace("[clients]", "replications = 3\n[clients]")
+    .replace("count = 200", "count = 200\nstart_spread = \"200ms\"");
+    let file = herdsim::scenario::sweep::load_str("g.toml", &text).unwrap();
+    let bytes = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let result = pool
+            .install(|| herdsim::runner::run_scenario(&file, Default::default(), &|| {}))
+            .unwrap();
+        let mut out = herdsim::report::csv::services_csv(&file.axes, &result).unwrap();
+        out.extend(herdsim::report::csv::timeseries_csv(&file, &result).unwrap());
+        out.extend(herdsim::report::csv::summary_csv(&file.axes, &result, 1).unwrap());
+        out
+    };
+    assert_eq!(bytes(1), bytes(2));
+}
