@@ -59,7 +59,7 @@ struct Client {
     last_hint_us: u32,
     /// Transport attempt number of the current request (1-based; <= max_attempts <= 65535).
     attempt: u16,
-    /// 429s seen by the rate-limit ladder (escalates by 65535 at the latest).
+    /// 429s seen by the rate-limit ladder that did not escalate (at most 65 535).
     rate_limited: u16,
     /// An attempt is outstanding (sent, no response or timeout yet).
     awaiting: bool,
@@ -664,10 +664,13 @@ impl<'a> Simulation<'a> {
         let cl = &mut self.clients[c as usize];
         let (delay, transport) = match retry.rate_limit {
             Some(ladder) if status == Status::TooManyRequests => {
-                cl.rate_limited = cl.rate_limited.saturating_add(1);
-                if ladder.escalates(cl.rate_limited as u32) {
+                // Counted in u32 before storing: the 429 that escalates may be the 65 536th,
+                // which a u16 cannot hold; every count that does not escalate fits.
+                let count = cl.rate_limited as u32 + 1;
+                if ladder.escalates(count) {
                     return self.give_up(c, GiveUpReason::RateLimitEscalation);
                 }
+                cl.rate_limited = count as u16;
                 (ladder.wait(hint.filter(|_| retry.retry_after.honor)), false)
             }
             _ => {
