@@ -76,6 +76,9 @@ pub struct ScenarioResult {
     pub events: u64,
     /// Runs that the time limit cut short.
     pub cut_short: u32,
+    /// The first run (in job order) stopped because simulated time stopped advancing, and
+    /// the instant where it stalled: the scenario's results are meaningless.
+    pub stalled: Option<(Job, crate::time::SimTime)>,
 }
 
 /// Options that change what is recorded, not what is simulated.
@@ -127,6 +130,10 @@ pub fn run_scenario(
         .collect();
     let events = runs.iter().map(|r| r.events).sum();
     let cut_short = runs.iter().filter(|r| r.cut_short).count() as u32;
+    let stalled = jobs
+        .iter()
+        .zip(&runs)
+        .find_map(|(job, r)| r.stalled_at.map(|t| (*job, t)));
 
     // Jobs are contiguous per (point, strategy): reduce each group, in parallel, in order.
     let mut groups: Vec<(usize, usize, Vec<RunMetrics>)> = Vec::new();
@@ -167,6 +174,7 @@ pub fn run_scenario(
         points,
         events,
         cut_short,
+        stalled,
     }
 }
 

@@ -136,7 +136,20 @@ pub struct Simulation<'a> {
     open_requests: u64,
     record_requests: bool,
     stopped: bool,
+    /// Events processed at `now` so far, and how many one instant may take before the run is
+    /// stopped as stalled (see [`SAME_INSTANT_PER_CLIENT`]).
+    at_instant: u64,
+    instant_limit: u64,
 }
+
+/// A run may process at most `SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT x clients` events
+/// at one simulated instant. Retries that take no simulated time (zero latency, zero service,
+/// a zero backoff delay) never reach `time_limit`, so without this bound a run could loop at
+/// one instant for clients x requests x 65 535 attempts. A real herd at one instant needs a
+/// handful of events per client (start, arrive, response); the bound leaves a wide margin.
+pub const SAME_INSTANT_PER_CLIENT: u64 = 256;
+/// See [`SAME_INSTANT_PER_CLIENT`].
+pub const SAME_INSTANT_FLOOR: u64 = 1_000_000;
 
 impl<'a> Simulation<'a> {
     /// Prepares a run of `scenario.strategies[strategy]` with a 32-byte ChaCha8 seed and
@@ -200,6 +213,8 @@ impl<'a> Simulation<'a> {
             open_requests: scenario.logical_requests(),
             record_requests,
             stopped: false,
+            at_instant: 0,
+            instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * count as u64,
         }
     }
 
@@ -214,7 +229,9 @@ impl<'a> Simulation<'a> {
     }
 
     /// Processes the next event and returns its time, or `None` when the run is over (no
-    /// events left, or the next one is at or after `time_limit`).
+    /// events left, the next one is at or after `time_limit`, or the run stalled: more events
+    /// at one instant than [`SAME_INSTANT_PER_CLIENT`] allows, recorded in
+    /// [`RunMetrics::stalled_at`]).
     pub fn step(&mut self) -> Option<SimTime> {
         if self.stopped {
             return None;
@@ -226,6 +243,16 @@ impl<'a> Simulation<'a> {
         if event.time >= self.time_limit {
             self.stopped = true;
             return None;
+        }
+        if event.time == self.now {
+            self.at_instant += 1;
+            if self.at_instant > self.instant_limit {
+                self.stopped = true;
+                self.metrics.stalled_at = Some(event.time);
+                return None;
+            }
+        } else {
+            self.at_instant = 1;
         }
         self.now = event.time;
         self.metrics.events += 1;

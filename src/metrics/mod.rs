@@ -190,6 +190,9 @@ pub struct RunMetrics {
     pub completion: SimTime,
     /// Whether `time_limit` cut the run short (some requests ended as `time_limit`).
     pub cut_short: bool,
+    /// The instant at which the run was stopped because simulated time stopped advancing
+    /// (see `engine::SAME_INSTANT_PER_CLIENT`); its results are meaningless.
+    pub stalled_at: Option<SimTime>,
     /// Per-bucket counts, from t = 0.
     pub timeline: Vec<Bucket>,
     /// Latency of every started request in ns; the top bit marks a success.
