@@ -149,6 +149,9 @@ fn run_command(args: &RunArgs) -> Result<()> {
         });
         let wall = started.elapsed().as_secs_f64();
         progress.finish_and_clear();
+        if let Some((job, at)) = result.stalled {
+            return Err(stalled_error(file, job, at));
+        }
         write_outputs(&layout, file, &result, args)?;
         if !args.quiet {
             print_stdout(&console::table(file, &result))?;
@@ -156,6 +159,37 @@ fn run_command(args: &RunArgs) -> Result<()> {
         report_closing(file, &result, wall, total, args.quiet);
     }
     Ok(())
+}
+
+/// A run stopped because simulated time stopped advancing: a problem of the scenario (exit
+/// 2), found only by running it; nothing of that scenario is written.
+fn stalled_error(file: &ScenarioFile, job: runner::Job, at: crate::time::SimTime) -> Error {
+    let point = &file.points[job.point];
+    let scenario = &point.scenario;
+    let limit = crate::engine::SAME_INSTANT_FLOOR
+        + crate::engine::SAME_INSTANT_PER_CLIENT * scenario.clients.count as u64;
+    let at_point = if file.axes.is_empty() {
+        String::new()
+    } else {
+        let labels: Vec<String> = file
+            .axes
+            .iter()
+            .zip(&point.labels)
+            .map(|(a, l)| format!("{} = {l}", a.path))
+            .collect();
+        format!(" at sweep point {}", labels.join(", "))
+    };
+    Error::Scenario(ScenarioErrors(vec![ScenarioError {
+        file: file.file.clone(),
+        line: None,
+        col: None,
+        key: format!("strategy[{}]", job.strategy),
+        msg: format!(
+            "simulated time stopped advancing: strategy \"{}\"{at_point} processed more than {limit} events at t = {} s and was stopped. Retries that take no simulated time (zero network latency, zero service time, a zero backoff delay or think time) cannot be stopped by time_limit: give one of them a non-zero value",
+            scenario.strategies[job.strategy].name,
+            report::fmt_num(at.as_secs_f64()),
+        ),
+    }]))
 }
 
 fn write_outputs(
