@@ -1016,7 +1016,7 @@ fn fails_with_zero_threads() {
     let ws = tiny_workspace();
     let stderr = refused_in(&ws, &["run", "tiny.toml", "--out", "out", "--threads", "0"]);
     assert!(
-        stderr.contains("herdsim: error: --threads: expected a number >= 1, found 0"),
+        stderr.contains("herdsim: error: --threads: expected a number from 1 to 1024, found 0"),
         "{stderr}"
     );
 }
@@ -1029,7 +1029,9 @@ fn fails_with_zero_replications_flag() {
         &["run", "tiny.toml", "--out", "out", "--replications", "0"],
     );
     assert!(
-        stderr.contains("herdsim: error: --replications: expected a number >= 1, found 0"),
+        stderr.contains(
+            "herdsim: error: --replications: expected a number from 1 to 1000000, found 0"
+        ),
         "{stderr}"
     );
 }
