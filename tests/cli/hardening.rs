@@ -117,7 +117,10 @@ fn a_retry_loop_at_one_instant_is_stopped_with_a_clear_error() {
         stderr.contains("strategy[0]: simulated time stopped advancing: strategy \"a\" processed more than 1025600 events at t = 0 s"),
         "{stderr}"
     );
-    assert!(stderr.contains("cannot be stopped by time_limit"), "{stderr}");
+    assert!(
+        stderr.contains("cannot be stopped by time_limit"),
+        "{stderr}"
+    );
     assert!(!ws.out().exists(), "nothing is written");
 }
 
@@ -127,4 +130,257 @@ fn the_engine_marks_a_stalled_run() {
     let m = common::run(&common::scenario(ZERO_LOOP), 0);
     assert_eq!(m.stalled_at, Some(herdsim::time::SimTime::ZERO));
     assert_eq!(m.events, 1_000_000 + 256 * 100);
+}
+
+/// Runs herdsim in `ws` and checks a refusal: exit 2, nothing on stdout, no output folder.
+/// Returns stderr.
+pub fn refused(ws: &Workspace, args: &[&str]) -> String {
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(args)
+        .output()
+        .expect("run herdsim");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "exit status; stderr:\n{stderr}");
+    assert!(out.stdout.is_empty(), "stdout: {:?}", out.stdout);
+    assert!(
+        !ws.path().join("out").exists() && !ws.path().join("output").exists(),
+        "a refused run must not create an output folder; stderr:\n{stderr}"
+    );
+    stderr
+}
+
+/// `bucket = "1ns"` with a 10 ms time limit stays within the 10 M-bucket limit, yet 6 runs
+/// keep 10 M buckets each (3.2 GB peak measured, 1.25 GB per run reported). It is refused
+/// when the estimate exceeds the limit, before anything runs.
+#[test]
+fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
+    let ws = Workspace::new();
+    ws.file(
+        "fine.toml",
+        &common::tiny_with(
+            "replications = 2",
+            "replications = 6\ntime_limit = \"10ms\"",
+        )
+        .replace("[retry]", "[metrics]\nbucket = \"1ns\"\n[retry]"),
+    );
+    let stderr = refused(
+        &ws,
+        &[
+            "run",
+            "fine.toml",
+            "--out",
+            "out",
+            "--max-memory",
+            "1GiB",
+            "--threads",
+            "2",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "herdsim: error: fine.toml: this run needs an estimated 8.7 GB (12 runs x 400.0 MB kept until the end, 2 x 7.4 kB in progress) of memory"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("more than the limit of 1.1 GB (--max-memory)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("raise metrics.bucket or lower time_limit"),
+        "{stderr}"
+    );
+}
+
+/// The documented client maximum is accepted by `check`, and `run` refuses it up front
+/// when the estimate does not fit (here 1 000 replications: hundreds of GB).
+#[test]
+fn the_largest_population_is_checked_against_memory_before_running() {
+    let ws = Workspace::new();
+    let text = common::tiny_with("count = 50", "count = 50000000")
+        .replace("replications = 2", "replications = 1000");
+    ws.file("big.toml", &text);
+    herdsim()
+        .current_dir(ws.path())
+        .args(["check", "big.toml"])
+        .assert()
+        .code(0);
+    let stderr = refused(&ws, &["run", "big.toml", "--out", "out"]);
+    assert!(stderr.contains("this run needs an estimated"), "{stderr}");
+    assert!(stderr.contains("--max-memory"), "{stderr}");
+}
+
+/// `--replications` takes the scenario file's range, 1 to 1 000 000; more was accepted and
+/// then aborted on a 5.8 GB allocation.
+#[test]
+fn the_replications_flag_has_the_files_range() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    let stderr = refused(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--replications",
+            "1000001",
+        ],
+    );
+    assert!(
+        stderr.contains("--replications: expected a number from 1 to 1000000, found 1000001"),
+        "{stderr}"
+    );
+    // The file's own bound is the same.
+    let one = common::tiny_with("replications = 2", "replications = 1000000").replace(
+        "[[strategy]]\nname = \"full\"",
+        "[[unused]]\nname = \"full\"",
+    );
+    let one = one.split("[[unused]]").next().unwrap().to_string();
+    assert!(herdsim::scenario::sweep::load_str("a.toml", &one).is_ok());
+    let over = one.replace("replications = 1000000", "replications = 1000001");
+    let err = herdsim::scenario::sweep::load_str("a.toml", &over)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("replications: expected an integer from 1 to 1000000, found 1000001"),
+        "{err}"
+    );
+    assert_eq!(herdsim::limits::MAX_REPLICATIONS, 1_000_000);
+}
+
+/// A sweep times `--replications 1000000` is 20 million runs: refused by the run cap,
+/// naming the numbers, instead of aborting on a 5.8 GB allocation.
+#[test]
+fn too_many_runs_are_refused_naming_the_numbers() {
+    let ws = Workspace::new();
+    let sweep = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sweep-clients.toml"),
+    )
+    .unwrap();
+    ws.file("sweep.toml", &sweep);
+    let stderr = refused(
+        &ws,
+        &[
+            "run",
+            "sweep.toml",
+            "--out",
+            "out",
+            "--replications",
+            "1000000",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "sweep.toml: 20000000 runs (5 sweep points x 4 strategies x 1000000 replications), more than the 1000000 one scenario may ask for"
+        ),
+        "{stderr}"
+    );
+    // Two strategies of 1 000 000 replications in the file itself: refused by `check`.
+    ws.file(
+        "reps.toml",
+        &common::tiny_with("replications = 2", "replications = 1000000"),
+    );
+    let stderr = refused(&ws, &["check", "reps.toml"]);
+    assert!(
+        stderr.contains(
+            "reps.toml:4:16: replications: expected at most 1000000 runs (2 strategies x replications), found 2000000 (2 x 1000000)"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Two swept keys of 1 000 values each are a million points: `check` used to hang with no
+/// message; now the sizes are multiplied before any point is built.
+#[test]
+fn a_sweep_with_too_many_points_is_refused_before_expansion() {
+    let ws = Workspace::new();
+    let values: Vec<String> = (1..=1000).map(|v| v.to_string()).collect();
+    let list = values.join(", ");
+    ws.file(
+        "sweep.toml",
+        &format!(
+            "{}\n[sweep]\n\"clients.count\" = [{list}]\n\"seed\" = [{list}]\n",
+            common::TINY
+        ),
+    );
+    let stderr = refused(&ws, &["check", "sweep.toml"]);
+    assert!(
+        stderr.contains(
+            "sweep.toml:37:1: sweep: expected at most 100000 sweep points, found 1000000 (1000 x 1000 values)"
+        ),
+        "{stderr}"
+    );
+}
+
+/// A long sweep expands point by point from a text without the swept lists: the points are
+/// right and a fault in a key that is not swept still points at the file's own line.
+#[test]
+fn a_long_sweep_expands_with_positions_intact() {
+    // The swept list sits before [clients], one value per line.
+    let with_sweep = |key: &str, values: Vec<String>| {
+        let sweep = format!("[sweep]\n\"{key}\" = [{}]\n\n[clients]", values.join(",\n"));
+        common::tiny_with("[clients]", &sweep)
+    };
+    let src = with_sweep("clients.count", (1..=2000).map(|v| v.to_string()).collect());
+    let f = herdsim::scenario::sweep::load_str("s.toml", &src).unwrap();
+    assert_eq!(f.points.len(), 2000);
+    assert_eq!(f.points[1999].scenario.clients.count, 2000);
+    assert_eq!(f.points[1999].labels, ["2000"]);
+
+    let mut bases: Vec<String> = (1..2000).map(|v| format!("\"{v}ms\"")).collect();
+    bases.push("\"5s\"".into());
+    let src = with_sweep("strategy.0.base", bases);
+    let err = herdsim::scenario::sweep::load_str("s.toml", &src)
+        .unwrap_err()
+        .to_string();
+    // TINY's line 28 (the first strategy's `cap`) is 2 002 lines further down here.
+    assert_eq!(
+        err,
+        "s.toml:2030:7: strategy[0].cap: expected cap >= base (5s), found 2s (at sweep point strategy.0.base = 5s)"
+    );
+}
+
+/// `--threads 100000` is bad input (exit 2): the pool could not start and it failed with
+/// exit 1.
+#[test]
+fn too_many_threads_is_bad_input() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    let stderr = refused(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--threads", "100000"],
+    );
+    assert!(
+        stderr.contains("--threads: expected a number from 1 to 1024, found 100000"),
+        "{stderr}"
+    );
+}
+
+/// `schedule --clients 1000000000` kept 24 GB of delays; now what it keeps is estimated and
+/// refused above the limit.
+#[test]
+fn schedule_refuses_a_population_that_does_not_fit() {
+    let ws = Workspace::new();
+    let stderr = refused(
+        &ws,
+        &[
+            "schedule",
+            "--base",
+            "100ms",
+            "--cap",
+            "10s",
+            "--clients",
+            "1000000000",
+            "--max-memory",
+            "8GiB",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "schedule: 1000000000 clients x 7 retries need an estimated 56.0 GB of memory, more than the limit of 8.6 GB (--max-memory)"
+        ),
+        "{stderr}"
+    );
 }
