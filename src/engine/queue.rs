@@ -322,7 +322,11 @@ mod tests {
             q.push(Event::new(EventKind::Send, SimTime(5), i + 1, 0));
         }
         assert_eq!(q.len(), 1);
-        assert!(q.current.capacity() <= 4 * KEEP_CAPACITY, "{}", q.current.capacity());
+        assert!(
+            q.current.capacity() <= 4 * KEEP_CAPACITY,
+            "{}",
+            q.current.capacity()
+        );
     }
 
     #[test]
