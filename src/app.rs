@@ -18,6 +18,7 @@ use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
 use crate::limits::{self, MAX_REPLICATIONS, MAX_THREADS, MemoryLimit};
 use crate::model::backoff::Backoff;
 use crate::model::policy::{Beyond, RetryAfterPolicy, next_delay, parse_retry_after_header};
+use crate::report::output_dir::{self, Staging};
 use crate::report::{self, OutputLayout, console};
 use crate::runner::{self, RunOptions, ScenarioResult};
 use crate::scenario::sweep::{ScenarioFile, load_str};
@@ -89,7 +90,7 @@ fn check_command(args: &CheckArgs) -> Result<()> {
         let s = f.first();
         out.push_str(&format!(
             "{}: ok ({}: {} clients, {} strategies, {} replications{})\n",
-            f.file,
+            crate::text::escape(&f.file),
             s.name,
             console::client_range(f),
             s.strategies.len(),
@@ -136,6 +137,8 @@ fn run_command(args: &RunArgs) -> Result<()> {
     for f in &files {
         check_limits(f, threads, args.requests, memory)?;
     }
+    output_dir::check_out(&args.out)?;
+    output_dir::install_signal_cleanup();
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = args.threads {
         pool = pool.num_threads(t);
@@ -145,7 +148,6 @@ fn run_command(args: &RunArgs) -> Result<()> {
         .map_err(|e| Error::io("cannot start", "the thread pool", std::io::Error::other(e)))?;
 
     for file in &files {
-        let layout = OutputLayout::new(&args.out, &file.first().name);
         let total: u64 = runner::plan(file).len() as u64;
         let progress = progress_bar(total, args.quiet, &file.first().name);
         let started = Instant::now();
@@ -163,7 +165,11 @@ fn run_command(args: &RunArgs) -> Result<()> {
         if let Some((job, at)) = result.stalled {
             return Err(stalled_error(file, job, at));
         }
-        write_outputs(&layout, file, &result, args)?;
+        // Written into a fresh folder that replaces <out>/<name> whole once complete.
+        let staging = Staging::begin(&args.out, &file.first().name)?;
+        let layout = OutputLayout::at(staging.path());
+        write_outputs(&layout, file, &result, args).map_err(|e| staging.name_target(e))?;
+        staging.commit()?;
         if !args.quiet {
             print_stdout(&console::table(file, &result))?;
         }
