@@ -10,7 +10,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     let mut out = format!(
         "{} ({}): {} clients, {} strategies x {} replications{}\n",
         first.name,
-        file.file,
+        crate::text::escape(&file.file),
         client_range(file),
         first.strategies.len(),
         first.replications,

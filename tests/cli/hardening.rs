@@ -384,3 +384,301 @@ fn schedule_refuses_a_population_that_does_not_fit() {
         "{stderr}"
     );
 }
+
+// ---- the output folder --------------------------------------------------------------------
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+/// Every file below `dir` (relative path -> bytes).
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        out.insert(name, std::fs::read(entry.path()).unwrap());
+    }
+    out
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `herdsim run tiny.toml --out out --no-charts` plus `extra`, in `ws`.
+fn run_tiny(ws: &Workspace, extra: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"));
+    cmd.current_dir(ws.path())
+        .args(["run", "tiny.toml", "--out", "out", "--quiet"])
+        .args(extra);
+    cmd
+}
+
+/// Limits the files the command may write to `bytes` (RLIMIT_FSIZE): a write beyond fails
+/// with EFBIG, like a full disk, or, with `kill`, the kernel kills the process (SIGXFSZ)
+/// in the middle of writing. Root is subject to it too.
+pub fn limit_file_size(cmd: &mut std::process::Command, bytes: u64, kill: bool) {
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // async-signal-safe functions (setrlimit, signal).
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let action = if kill { libc::SIG_DFL } else { libc::SIG_IGN };
+            libc::signal(libc::SIGXFSZ, action);
+            Ok(())
+        });
+    }
+}
+
+/// A file that cannot be written (here: too large, as on a full disk) used to leave the
+/// folder with the new summary.csv beside the old timeseries.csv and requests.csv. Now the
+/// folder is exactly the previous run's, and nothing else is left in `--out`.
+#[test]
+fn a_failed_write_leaves_the_previous_output_whole() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    assert!(run_tiny(&ws, &["--requests"]).status().unwrap().success());
+    let before = contents(&ws.out().join("tiny"));
+    assert_eq!(before.len(), 10, "{:?}", before.keys());
+    // requests.csv (about 5 kB) is the file that does not fit.
+    let mut cmd = run_tiny(&ws, &["--seed", "99", "--no-charts", "--requests"]);
+    limit_file_size(&mut cmd, 4096, false);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("herdsim: error: cannot write out/tiny/"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert_eq!(contents(&ws.out().join("tiny")), before);
+    assert_eq!(names(&ws.out()), ["tiny"], "no staging folder is left");
+}
+
+/// Killed in the middle of writing (SIGXFSZ, like a SIGKILL: no handler runs), a run used
+/// to leave a mixed folder and a half-written hidden temporary file in it. Now the folder is
+/// the previous run's, and the next run removes the killed run's staging folder.
+#[test]
+fn a_run_killed_while_writing_leaves_the_previous_output_whole() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    assert!(run_tiny(&ws, &["--no-charts"]).status().unwrap().success());
+    let before = contents(&ws.out().join("tiny"));
+    let mut cmd = run_tiny(&ws, &["--seed", "99", "--requests", "--no-charts"]);
+    limit_file_size(&mut cmd, 4096, true);
+    let status = cmd.status().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGXFSZ), "{status:?}");
+    assert_eq!(contents(&ws.out().join("tiny")), before);
+    assert!(
+        run_tiny(&ws, &["--seed", "5", "--no-charts"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(
+        names(&ws.out()),
+        ["tiny"],
+        "the leftover staging folder is gone"
+    );
+    assert_eq!(
+        names(&ws.out().join("tiny")),
+        ["summary.csv", "timeseries.csv"]
+    );
+}
+
+/// SIGTERM while the files are being written: the staging folder is removed before the
+/// process exits (130), and the previous output is untouched.
+#[test]
+fn sigterm_while_writing_removes_the_staging_folder() {
+    let ws = Workspace::new();
+    // Two million buckets: formatting timeseries.csv takes long enough to be caught.
+    ws.file(
+        "tiny.toml",
+        &common::tiny_with("replications = 2", "replications = 1\ntime_limit = \"2s\"")
+            .replace("[retry]", "[metrics]\nbucket = \"1us\"\n[retry]"),
+    );
+    std::fs::create_dir_all(ws.out().join("tiny")).unwrap();
+    std::fs::write(ws.out().join("tiny/old.txt"), "old").unwrap();
+    let mut child = run_tiny(&ws, &["--no-charts"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the staging folder appears (or the run ends, which fails the test).
+    let staged = loop {
+        if let Some(name) = names(&ws.out())
+            .into_iter()
+            .find(|n| n.starts_with(".tiny."))
+        {
+            break name;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before writing"
+        );
+        std::thread::yield_now();
+    };
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?} (staging {staged})");
+    assert_eq!(names(&ws.out()), ["tiny"]);
+    assert_eq!(names(&ws.out().join("tiny")), ["old.txt"]);
+}
+
+/// Two runs writing the same `--out` take turns: the second waits, says so, and the folder
+/// ends up entirely one run's.
+#[test]
+fn a_second_run_waits_for_the_lock_on_the_output_folder() {
+    use std::io::{BufRead, BufReader};
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    std::fs::create_dir_all(ws.out()).unwrap();
+    let lock = std::fs::File::open(ws.out()).unwrap();
+    lock.lock().unwrap();
+    let mut child = run_tiny(&ws, &["--no-charts"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(
+        line.contains("out is being written by another herdsim run; waiting for it to finish"),
+        "{line}"
+    );
+    assert!(!ws.out().join("tiny").exists());
+    lock.unlock().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        names(&ws.out().join("tiny")),
+        ["summary.csv", "timeseries.csv"]
+    );
+}
+
+// ---- messages -----------------------------------------------------------------------------
+
+/// Control characters, ANSI escapes and bidi overrides in a scenario or a file name are
+/// shown escaped, never sent to the terminal.
+#[test]
+fn control_characters_in_input_are_escaped_in_messages() {
+    let ws = Workspace::new();
+    let name = "evil\u{1b}[2J\u{202e}.toml";
+    ws.file(
+        name,
+        &common::tiny_with("name = \"tiny\"", "name = \"t\\u001b[31m\\u0000\\u202Ex\""),
+    );
+    let stderr = refused(&ws, &["check", name]);
+    assert!(
+        stderr.contains(
+            "evil\\u{1b}[2J\\u{202e}.toml:2:8: name: expected 1 to 64 characters from a-z, 0-9, '_' and '-' (it names files), found \"t\\u{1b}[31m\\u{0}\\u{202e}x\""
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\0') && !stderr.contains('\u{202e}'));
+    let stderr = refused(&ws, &["check", "missing\u{7}.toml"]);
+    assert!(
+        stderr.contains("missing\\u{7}.toml: cannot read"),
+        "{stderr}"
+    );
+    // clap's own usage errors quote the argument too.
+    let stderr = refused(&ws, &["run", "--seed", "\u{1b}[31mx\u{202e}"]);
+    assert!(
+        stderr.contains("invalid value 'x\\u{202e}' for '--seed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\u{202e}'));
+}
+
+/// serde's internals (`internally tagged enum RawDist`, `i64`, `as i128`) never reach the
+/// user; huge numbers are written short.
+#[test]
+fn messages_use_the_users_words_and_short_numbers() {
+    let ws = Workspace::new();
+    for (from, to, expected) in [
+        (
+            "latency = { dist = \"constant\", value = \"10ms\" }",
+            "latency = \"10ms\"",
+            "network.latency: expected a distribution table such as { dist = \"constant\", value = \"10ms\" }, found a string \"10ms\"",
+        ),
+        (
+            "count = 50",
+            "count = 99999999999999999999",
+            "clients.count: expected an integer, found the integer 99999999999999999999 (too large)",
+        ),
+        (
+            "[retry]",
+            "[server.rate_limit]\nrate = -1e300\n[retry]",
+            "server.rate_limit.rate: expected a rate > 0 (tokens per second), found -1e300",
+        ),
+    ] {
+        ws.file("bad.toml", &common::tiny_with(from, to));
+        let stderr = refused(&ws, &["check", "bad.toml"]);
+        assert!(stderr.contains(expected), "{stderr}");
+        for internal in ["RawDist", "i64", "i128", "internally tagged"] {
+            assert!(!stderr.contains(internal), "{stderr}");
+        }
+    }
+}
+
+/// A dangling symbolic link as `--out` says what it is (it failed with "File exists").
+#[test]
+fn a_dangling_out_link_says_what_it_is() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    std::os::unix::fs::symlink(ws.path().join("nowhere"), ws.path().join("link")).unwrap();
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "tiny.toml", "--out", "link", "--no-charts"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--out: link is a symbolic link to ")
+            && stderr.contains("nowhere, which does not exist (a dangling link)"),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("nowhere").exists());
+}
+
+/// report.html names the scenario by its file name: the same scenario run by two different
+/// paths gives byte-identical reports.
+#[test]
+fn the_report_is_the_same_whichever_path_ran_the_scenario() {
+    let a = Workspace::new();
+    let b = Workspace::new();
+    let reports: Vec<Vec<u8>> = [&a, &b]
+        .iter()
+        .map(|ws| {
+            let file = ws.file("tiny.toml", common::TINY);
+            herdsim()
+                .arg("run")
+                .arg(&file)
+                .args(["--quiet", "--format", "svg", "--out"])
+                .arg(ws.out())
+                .assert()
+                .success();
+            std::fs::read(ws.out().join("tiny/report.html")).unwrap()
+        })
+        .collect();
+    let html = String::from_utf8_lossy(&reports[0]);
+    assert!(
+        html.contains("<td>tiny.toml</td>") || html.contains(">tiny.toml<"),
+        "file name shown"
+    );
+    assert!(!html.contains(&a.path().display().to_string()));
+    assert!(reports[0] == reports[1], "the reports differ");
+}
