@@ -5,6 +5,7 @@ mod commands;
 mod common;
 mod engine_cases;
 mod errors;
+mod fuzz;
 mod hardening;
 mod policies;
 mod published;
