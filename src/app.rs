@@ -15,9 +15,11 @@ use rand::{RngExt, SeedableRng};
 use crate::cli::{CheckArgs, Cli, Command, RunArgs, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
+use crate::limits::{self, MAX_REPLICATIONS, MAX_THREADS, MemoryLimit};
 use crate::model::Source;
 use crate::model::backoff::Backoff;
 use crate::model::policy::{Beyond, RetryAfterPolicy, next_delay, parse_retry_after_header};
+use crate::report::output_dir::{self, Staging};
 use crate::report::{self, OutputLayout, console};
 use crate::runner::{self, RunOptions, ScenarioResult};
 use crate::scenario::sweep::{ScenarioFile, load_in, load_str};
@@ -90,7 +92,7 @@ fn check_command(args: &CheckArgs) -> Result<()> {
         let s = f.first();
         out.push_str(&format!(
             "{}: ok ({}: {}, {} strategies, {} replications{})\n",
-            f.file,
+            crate::text::escape(&f.file),
             s.name,
             check_counts(f),
             s.strategies.len(),
@@ -141,15 +143,19 @@ fn check_counts(f: &ScenarioFile) -> String {
 }
 
 fn run_command(args: &RunArgs) -> Result<()> {
-    if args.threads == Some(0) {
-        return Err(Error::Usage(
-            "--threads: expected a number >= 1, found 0".into(),
-        ));
+    if let Some(t) = args.threads
+        && !(1..=MAX_THREADS).contains(&t)
+    {
+        return Err(Error::Usage(format!(
+            "--threads: expected a number from 1 to {MAX_THREADS}, found {t}"
+        )));
     }
-    if args.replications == Some(0) {
-        return Err(Error::Usage(
-            "--replications: expected a number >= 1, found 0".into(),
-        ));
+    if let Some(r) = args.replications
+        && !(1..=MAX_REPLICATIONS).contains(&r)
+    {
+        return Err(Error::Usage(format!(
+            "--replications: expected a number from 1 to {MAX_REPLICATIONS}, found {r}"
+        )));
     }
     let mut files = load_files(&args.scenarios)?;
     for f in &mut files {
@@ -162,6 +168,14 @@ fn run_command(args: &RunArgs) -> Result<()> {
             }
         }
     }
+    // Every file is checked against the limits before anything runs or is written.
+    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
+    let memory = MemoryLimit::new(args.max_memory);
+    for f in &files {
+        check_limits(f, threads, args.requests, memory)?;
+    }
+    output_dir::check_out(&args.out)?;
+    output_dir::install_signal_cleanup();
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = args.threads {
         pool = pool.num_threads(t);
@@ -171,7 +185,6 @@ fn run_command(args: &RunArgs) -> Result<()> {
         .map_err(|e| Error::io("cannot start", "the thread pool", std::io::Error::other(e)))?;
 
     for file in &files {
-        let layout = OutputLayout::new(&args.out, &file.first().name);
         let total: u64 = runner::plan(file).len() as u64;
         let progress = progress_bar(total, args.quiet, &file.first().name);
         let started = Instant::now();
@@ -187,7 +200,11 @@ fn run_command(args: &RunArgs) -> Result<()> {
         let wall = started.elapsed().as_secs_f64();
         progress.finish_and_clear();
         let result = result?;
-        write_outputs(&layout, file, &result, args)?;
+        // Written into a fresh folder that replaces <out>/<name> whole once complete.
+        let staging = Staging::begin(&args.out, &file.first().name)?;
+        let layout = OutputLayout::at(staging.path());
+        write_outputs(&layout, file, &result, args).map_err(|e| staging.name_target(e))?;
+        staging.commit()?;
         if !args.quiet {
             print_stdout(&console::table(file, &result))?;
         }
@@ -196,6 +213,39 @@ fn run_command(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a file whose runs exceed [`limits::MAX_RUNS`] or whose estimated memory exceeds
+/// `memory` (exit 2), naming the numbers and what to change.
+fn check_limits(
+    file: &ScenarioFile,
+    threads: usize,
+    requests: bool,
+    memory: MemoryLimit,
+) -> Result<()> {
+    let estimate = limits::estimate(file, threads, requests);
+    let s = file.first();
+    if estimate.runs > limits::MAX_RUNS {
+        return Err(Error::Limit(format!(
+            "{}: {} runs ({} sweep points x {} strategies x {} replications), more than the {} one scenario may ask for: sweep fewer values or lower replications (--replications)",
+            file.file,
+            estimate.runs,
+            file.points.len(),
+            s.strategies.len(),
+            s.replications,
+            limits::MAX_RUNS
+        )));
+    }
+    if estimate.total > memory.bytes {
+        return Err(Error::Limit(format!(
+            "{}: this run needs an estimated {estimate} of memory, more than the limit of {memory}. Lower clients.count, clients.requests, replications or the sweep, raise metrics.bucket or lower time_limit{}; or change the limit with --max-memory",
+            file.file,
+            if requests { ", drop --requests" } else { "" }
+        )));
+    }
+    Ok(())
+}
+
+/// A run stopped because simulated time stopped advancing: a problem of the scenario (exit
+/// 2), found only by running it; nothing of that scenario is written.
 fn write_outputs(
     layout: &OutputLayout,
     file: &ScenarioFile,
@@ -320,22 +370,35 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
         .as_deref()
         .map(|h| parse_retry_after_header(h).unwrap_or(SimDuration::ZERO));
     let retries = args.attempts - 1;
-    // delays[client][retry], each client drawing from its own seeded stream.
-    let delays: Vec<Vec<SimDuration>> = (0..args.clients)
-        .map(|client| {
-            let seed = runner::derive_seed(args.seed, 0, client, 0);
-            let mut rng = SimRng::from_seed(seed);
-            let mut prev = backoff.base;
-            (1..=retries)
-                .map(|n| {
-                    let u = rng.random::<f64>();
-                    let d = next_delay(&backoff, &policy, n, prev, hint, u);
-                    prev = d;
-                    d
-                })
-                .collect()
-        })
+    // Every delay is kept (the distinct count needs them all): refuse before allocating
+    // when they would not fit, rather than abort on a failed allocation.
+    let memory = MemoryLimit::new(args.max_memory);
+    let needed = (args.clients as u64)
+        .saturating_mul(retries as u64)
+        .saturating_mul(std::mem::size_of::<SimDuration>() as u64)
+        .saturating_add(limits::BASE_BYTES);
+    if needed > memory.bytes {
+        return Err(Error::Limit(format!(
+            "schedule: {} clients x {retries} retries need an estimated {} of memory, more than the limit of {memory}: lower --clients or --attempts, or change the limit with --max-memory",
+            args.clients,
+            limits::Bytes(needed)
+        )));
+    }
+    // columns[retry][client], each client drawing from its own seeded stream.
+    let mut columns: Vec<Vec<SimDuration>> = (0..retries)
+        .map(|_| Vec::with_capacity(args.clients as usize))
         .collect();
+    for client in 0..args.clients {
+        let seed = runner::derive_seed(args.seed, 0, client, 0);
+        let mut rng = SimRng::from_seed(seed);
+        let mut prev = backoff.base;
+        for (n, column) in (1..=retries).zip(&mut columns) {
+            let u = rng.random::<f64>();
+            let d = next_delay(&backoff, &policy, n, prev, hint, u);
+            prev = d;
+            column.push(d);
+        }
+    }
     let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
     let samples = args.clients.min(3) as usize;
     let mut out = format!(
@@ -358,19 +421,20 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
         h.extend(["min", "max", "distinct"].map(String::from));
         h
     }];
-    for r in 0..retries as usize {
-        let column: Vec<SimDuration> = delays.iter().map(|d| d[r]).collect();
-        let mut distinct = column.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
+    for (r, column) in columns.iter_mut().enumerate() {
         let mut row = vec![(r + 1).to_string(), ms(backoff.expo(r as u32 + 1))];
-        row.extend(delays.iter().take(samples).map(|d| ms(d[r])));
+        row.extend(column.iter().take(samples).map(|d| ms(*d)));
+        // Sorted in place, once its samples are taken: no copy of the column.
+        column.sort_unstable();
+        let distinct = 1 + column.windows(2).filter(|w| w[0] != w[1]).count();
         row.extend([
-            ms(*column.iter().min().expect("clients >= 1")),
-            ms(*column.iter().max().expect("clients >= 1")),
-            distinct.len().to_string(),
+            ms(*column.first().expect("clients >= 1")),
+            ms(*column.last().expect("clients >= 1")),
+            distinct.to_string(),
         ]);
         rows.push(row);
+        // Freed as soon as it is printed.
+        *column = Vec::new();
     }
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))

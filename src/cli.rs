@@ -38,12 +38,16 @@ pub struct RunArgs {
     /// Override the scenario's seed.
     #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
-    /// Override the number of replications (>= 1).
+    /// Override the number of replications (1 to 1000000, as in the scenario file).
     #[arg(long, allow_negative_numbers = true)]
     pub replications: Option<u32>,
-    /// Worker threads (>= 1; default: one per core). Results do not depend on it.
+    /// Worker threads (1 to 1024; default: one per core). Results do not depend on it.
     #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
+    /// Refuse to start when the estimated memory exceeds this, e.g. 2GiB or 500MB
+    /// (default: 80% of this machine's memory).
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub max_memory: Option<u64>,
     /// Print nothing on stdout and no progress on stderr (errors and warnings still show).
     #[arg(long)]
     pub quiet: bool,
@@ -106,6 +110,10 @@ pub struct ScheduleArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub clients: u32,
+    /// Refuse when the delays to keep (clients x retries x 8 bytes) exceed this, e.g. 1GiB
+    /// (default: 80% of this machine's memory).
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub max_memory: Option<u64>,
     /// Seed of the random stream.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub seed: u64,
@@ -115,6 +123,10 @@ pub struct ScheduleArgs {
     /// Largest usable Retry-After hint.
     #[arg(long, default_value = "60s", value_parser = duration_arg)]
     pub retry_after_max: SimDuration,
+}
+
+fn size_arg(s: &str) -> Result<u64, String> {
+    crate::limits::parse_size(s)
 }
 
 fn duration_arg(s: &str) -> Result<SimDuration, String> {

@@ -24,9 +24,12 @@ pub struct ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
-    /// `storm.toml:14:9: strategy[2].base: must be > 0 (found "0ms")`
+    /// `storm.toml:14:9: strategy[2].base: must be > 0 (found "0ms")`. File, key and message
+    /// quote the user's input, so they go through [`crate::text::sanitize`]: control and
+    /// bidi characters escaped, huge numbers short.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
+        use crate::text::sanitize;
+        write!(f, "{}", sanitize(&self.file))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
             if let Some(col) = self.col {
@@ -34,9 +37,9 @@ impl fmt::Display for ScenarioError {
             }
         }
         if !self.key.is_empty() {
-            write!(f, ": {}", self.key)?;
+            write!(f, ": {}", sanitize(&self.key))?;
         }
-        write!(f, ": {}", self.msg)
+        write!(f, ": {}", sanitize(&self.msg))
     }
 }
 
@@ -64,10 +67,14 @@ pub enum Error {
     #[error("{0}")]
     Scenario(ScenarioErrors),
     /// The command line is invalid in a way clap cannot see (e.g. `--threads 0`). Exit status 2.
-    #[error("{0}")]
+    #[error("{}", crate::text::sanitize(.0))]
     Usage(String),
+    /// The input is valid but running it would exceed a limit: the memory it would need,
+    /// or the number of runs. Nothing is run or written. Exit status 2.
+    #[error("{}", crate::text::sanitize(.0))]
+    Limit(String),
     /// Reading or writing a file failed. Exit status 1.
-    #[error("{action} {}: {source}", path.display())]
+    #[error("{action} {}: {source}", crate::text::escape(&path.display().to_string()))]
     Io {
         /// What was being done, e.g. "cannot write".
         action: &'static str,
@@ -76,23 +83,8 @@ pub enum Error {
         /// The underlying cause.
         source: std::io::Error,
     },
-    /// A run had to be stopped because events kept happening at one simulated instant: a
-    /// retry loop with no delay anywhere, which `time_limit` cannot end. Exit status 2
-    /// (the scenario is at fault).
-    #[error(
-        "{scenario}: strategy {strategy}: stopped at t = {at_s} s: events kept happening at that one instant without time advancing (a retry loop with zero delay: zero backoff, zero latency and an instant answer); give the backoff base, the latency or the service time a duration > 0",
-        at_s = at.as_secs_f64()
-    )]
-    Stalled {
-        /// The scenario's name.
-        scenario: String,
-        /// The strategy whose run stalled.
-        strategy: String,
-        /// The instant time stopped at.
-        at: crate::time::SimTime,
-    },
     /// A chart could not be drawn. Exit status 1.
-    #[error("{}: cannot draw chart: {msg}", path.display())]
+    #[error("{}: cannot draw chart: {msg}", crate::text::escape(&path.display().to_string()))]
     Chart {
         /// The chart file.
         path: PathBuf,
@@ -105,7 +97,7 @@ impl Error {
     /// The process exit status for this error: 2 for invalid input, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Scenario(_) | Error::Usage(_) | Error::Stalled { .. } => 2,
+            Error::Scenario(_) | Error::Usage(_) | Error::Limit(_) => 2,
             Error::Io { .. } | Error::Chart { .. } => 1,
         }
     }

@@ -29,11 +29,13 @@ pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod limits;
 pub mod metrics;
 pub mod model;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod text;
 pub mod time;
 
 pub use error::{Error, Result};

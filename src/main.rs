@@ -8,8 +8,13 @@ fn main() -> ExitCode {
     let cli = match herdsim::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help/version (exit 0) and usage errors (exit 2) itself.
-            let _ = e.print();
+            // Help and version go to stdout as clap renders them. Usage errors (exit 2) quote
+            // the argument: printed plain, control characters escaped (herdsim::text).
+            if e.use_stderr() {
+                eprint!("{}", herdsim::text::escape_lines(&e.render().to_string()));
+            } else {
+                let _ = e.print();
+            }
             return ExitCode::from(e.exit_code() as u8);
         }
     };

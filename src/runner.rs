@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use crate::engine::{RunSeed, Simulation};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
 use crate::metrics::RunMetrics;
 use crate::metrics::paired::{PairedRow, paired};
 use crate::metrics::summary::{StrategyAccumulator, StrategyResult};
@@ -58,6 +58,44 @@ pub fn derive_seed(seed: u64, strategy: usize, replication: u32, point: usize) -
         chunk.copy_from_slice(&state.to_le_bytes());
     }
     out
+}
+
+/// One (point, strategy) group of runs: folding them in, then its result.
+enum Slot {
+    /// Runs still to come.
+    Running {
+        accumulator: Box<StrategyAccumulator>,
+        remaining: u32,
+    },
+    /// Every run folded in and reduced.
+    Done(Box<StrategyResult>),
+}
+
+impl Slot {
+    /// Folds in replication `replication` of strategy `strategy`; the last one reduces the
+    /// group.
+    fn add(
+        &mut self,
+        scenario: &crate::model::Scenario,
+        strategy: usize,
+        replication: u32,
+        run: RunMetrics,
+    ) {
+        let Slot::Running {
+            accumulator,
+            remaining,
+        } = self
+        else {
+            unreachable!("a group receives each replication once")
+        };
+        accumulator.add(scenario, replication, run);
+        *remaining -= 1;
+        if *remaining == 0 {
+            let accumulator =
+                std::mem::replace(accumulator, Box::new(StrategyAccumulator::new(scenario, 0)));
+            *self = Slot::Done(Box::new(accumulator.finish(scenario, strategy)));
+        }
+    }
 }
 
 /// The results at one sweep point (the only point without a sweep).
@@ -118,6 +156,38 @@ pub fn run_job(file: &ScenarioFile, job: Job, options: RunOptions) -> RunMetrics
     .run()
 }
 
+/// The error for a run stopped because simulated time stopped advancing: a scenario
+/// problem (exit 2), named after the strategy (and sweep point) that looped.
+fn stalled_error(file: &ScenarioFile, job: Job, at: crate::time::SimTime) -> Error {
+    let point = &file.points[job.point];
+    let scenario = &point.scenario;
+    let clients: u64 = scenario.populations.iter().map(|p| p.clients as u64).sum();
+    let limit =
+        crate::engine::SAME_INSTANT_FLOOR + crate::engine::SAME_INSTANT_PER_CLIENT * clients;
+    let at_point = if file.axes.is_empty() {
+        String::new()
+    } else {
+        let labels: Vec<String> = file
+            .axes
+            .iter()
+            .zip(&point.labels)
+            .map(|(a, l)| format!("{} = {l}", a.path))
+            .collect();
+        format!(" at sweep point {}", labels.join(", "))
+    };
+    Error::Scenario(ScenarioErrors(vec![ScenarioError {
+        file: file.file.clone(),
+        line: None,
+        col: None,
+        key: format!("strategy[{}]", job.strategy),
+        msg: format!(
+            "simulated time stopped advancing: strategy \"{}\"{at_point} processed more than {limit} events at t = {} s and was stopped. Retries that take no simulated time (zero network latency, zero service time, a zero backoff delay or think time) cannot be stopped by time_limit: give one of them a non-zero value",
+            scenario.strategies[job.strategy].name,
+            crate::report::fmt_num(at.as_secs_f64()),
+        ),
+    }]))
+}
+
 /// Runs every job of `file` on the current rayon pool and reduces them. `on_run_done` is
 /// called (from worker threads) after each run, for progress reporting.
 ///
@@ -129,14 +199,19 @@ pub fn run_scenario(
     on_run_done: &(dyn Fn() + Sync),
 ) -> Result<ScenarioResult> {
     let jobs = plan(file);
-    // One accumulator per (point, strategy), in plan order.
+    // One slot per (point, strategy), in plan order: an accumulator while runs come in,
+    // reduced to its (small) result as soon as its last replication is folded in, so only
+    // the groups being worked on hold latency samples and series sums.
     let mut slots = Vec::new();
     for p in &file.points {
         for _ in &p.scenario.strategies {
-            slots.push(Mutex::new(StrategyAccumulator::new(
-                &p.scenario,
-                p.scenario.replications,
-            )));
+            slots.push(Mutex::new(Slot::Running {
+                accumulator: Box::new(StrategyAccumulator::new(
+                    &p.scenario,
+                    p.scenario.replications,
+                )),
+                remaining: p.scenario.replications,
+            }));
         }
     }
     let first_slot: Vec<usize> = file
@@ -152,16 +227,12 @@ pub fn run_scenario(
         let scenario = &file.points[job.point].scenario;
         let metrics = run_job(file, *job, options);
         if let Some(at) = metrics.stalled_at {
-            return Err(Error::Stalled {
-                scenario: scenario.name.clone(),
-                strategy: scenario.strategies[job.strategy].name.clone(),
-                at,
-            });
+            return Err(stalled_error(file, *job, at));
         }
         slots[first_slot[job.point] + job.strategy]
             .lock()
             .expect("no run panics while holding an accumulator")
-            .add(scenario, job.replication, metrics);
+            .add(scenario, job.strategy, job.replication, metrics);
         on_run_done();
         Ok(())
     })?;
@@ -173,13 +244,16 @@ pub fn run_scenario(
         .iter()
         .map(|p| {
             let strategies: Vec<StrategyResult> = (0..p.scenario.strategies.len())
-                .map(|s| {
-                    let acc = slots
+                .map(|_| {
+                    let slot = slots
                         .next()
-                        .expect("one accumulator per strategy")
+                        .expect("one slot per strategy")
                         .into_inner()
                         .expect("no run panics while holding an accumulator");
-                    let result = acc.finish(&p.scenario, s);
+                    let Slot::Done(result) = slot else {
+                        unreachable!("every replication of every strategy has run")
+                    };
+                    let result = *result;
                     events += result.summary.events;
                     cut_short += result.summary.cut_short;
                     result

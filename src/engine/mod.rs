@@ -85,11 +85,13 @@ struct ServiceDraws {
     instant_write: bool,
 }
 
-/// Events at one simulated instant beyond which a run is stopped as a zero-delay loop:
-/// generous for a herd (about one event per request at a time), impossible to reach when
-/// time advances.
-const INSTANT_EVENTS_BASE: u64 = 1 << 22;
-const INSTANT_EVENTS_PER_REQUEST: u64 = 64;
+/// A run stops as *stalled* when one simulated instant takes more than
+/// `SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT x clients` events: far more than any herd
+/// needs at one instant (a few events per client), and reached in a fraction of a second by
+/// a retry loop that takes no simulated time, which `time_limit` cannot stop.
+pub const SAME_INSTANT_PER_CLIENT: u64 = 256;
+/// See [`SAME_INSTANT_PER_CLIENT`].
+pub const SAME_INSTANT_FLOOR: u64 = 1_000_000;
 
 /// One run: a scenario, one of its strategies, one seed.
 pub struct Simulation<'a> {
@@ -125,8 +127,10 @@ pub struct Simulation<'a> {
     trigger: Option<SimTime>,
     record_requests: bool,
     stopped: bool,
+    /// Events processed at `instant` so far, and how many one instant may take.
     instant: SimTime,
     instant_events: u64,
+    instant_limit: u64,
 }
 
 impl<'a> Simulation<'a> {
@@ -291,6 +295,7 @@ impl<'a> Simulation<'a> {
             stopped: false,
             instant: SimTime::ZERO,
             instant_events: 0,
+            instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * total_clients as u64,
         };
         sim.schedule_sources();
         sim.schedule_servers();
@@ -363,8 +368,9 @@ impl<'a> Simulation<'a> {
     }
 
     /// Processes the next event and returns its time, or `None` when the run is over (no
-    /// events left but background ones, the next one at or after `time_limit`, or a
-    /// zero-delay loop stopped).
+    /// events left but background ones, the next one at or after `time_limit`, or the run
+    /// stalled: more events at one instant than [`SAME_INSTANT_PER_CLIENT`] allows, recorded
+    /// in [`RunMetrics::stalled_at`]).
     pub fn step(&mut self) -> Option<SimTime> {
         if self.stopped {
             return None;
@@ -384,9 +390,7 @@ impl<'a> Simulation<'a> {
         }
         if event.time == self.instant {
             self.instant_events += 1;
-            let bound =
-                INSTANT_EVENTS_BASE + INSTANT_EVENTS_PER_REQUEST * self.requests.len() as u64;
-            if self.instant_events > bound {
+            if self.instant_events > self.instant_limit {
                 self.stopped = true;
                 self.metrics.stalled_at = Some(event.time);
                 return None;

@@ -129,8 +129,6 @@ const DIGIT: u32 = 6;
 const LEVELS: usize = 11;
 /// Largest bucket allocation (in events) kept after the bucket empties.
 const KEEP_CAPACITY: usize = 4096;
-/// Consumed events at the current instant before `current` is compacted.
-const COMPACT_AT: usize = 1 << 16;
 
 /// Min-priority queue of events by time; FIFO among equal times.
 ///
@@ -177,6 +175,13 @@ impl EventQueue {
         let time = event.time.0;
         let diff = time ^ self.last;
         if diff == 0 {
+            // Events pushed at the instant being consumed (a zero-delay cascade) would grow
+            // `current` without bound while its consumed prefix is dead: drop that prefix
+            // once it is most of the vector (amortised O(1), and only at one instant).
+            if self.head > KEEP_CAPACITY && self.head * 2 >= self.current.len() {
+                self.current.drain(..self.head);
+                self.head = 0;
+            }
             self.current.push(event);
         } else {
             let level = ((63 - diff.leading_zeros()) / DIGIT) as usize;
@@ -212,13 +217,6 @@ impl EventQueue {
         let e = self.current[self.head];
         self.head += 1;
         self.len -= 1;
-        if self.head >= COMPACT_AT && self.head * 2 >= self.current.len() {
-            // Events keep arriving at the instant being consumed (zero-delay work): drop
-            // the consumed prefix so `current` holds only pending events, not every event
-            // the instant ever had.
-            self.current.drain(..self.head);
-            self.head = 0;
-        }
         Some(e)
     }
 
@@ -340,6 +338,25 @@ mod tests {
         assert_eq!(q.pop().unwrap().id, 999);
         let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|e| e.id).collect();
         assert_eq!(order, (0..100).collect::<Vec<_>>());
+    }
+
+    /// A cascade at one instant (each popped event pushes another at the same time) keeps
+    /// `current` small: before, it grew by one event per pop (6 GB in seconds).
+    #[test]
+    fn a_cascade_at_one_instant_runs_in_bounded_memory() {
+        let mut q = EventQueue::default();
+        q.push(Event::new(EventKind::Send, SimTime(5), 0, 0));
+        for i in 0..1_000_000u32 {
+            let e = q.pop().expect("one event is always queued");
+            assert_eq!(e.id, i);
+            q.push(Event::new(EventKind::Send, SimTime(5), i + 1, 0));
+        }
+        assert_eq!(q.len(), 1);
+        assert!(
+            q.current.capacity() <= 4 * KEEP_CAPACITY,
+            "{}",
+            q.current.capacity()
+        );
     }
 
     #[test]

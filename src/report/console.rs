@@ -14,7 +14,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     let mut out = format!(
         "{} ({}): {}, {} strategies x {} replications{}\n",
         first.name,
-        file.file,
+        crate::text::escape(&file.file),
         workload(file),
         first.strategies.len(),
         first.replications,

@@ -206,7 +206,17 @@ pub fn render(
         .map(|p| p.scenario.strategies.len() * p.scenario.replications as usize)
         .sum();
     let mut facts = vec![
-        ("scenario file", escape(&file.file)),
+        // The file name, not the path it was run by: the same scenario gives the same report
+        // from any folder (and the report does not reveal the machine's folders).
+        (
+            "scenario file",
+            escape(
+                &std::path::Path::new(&file.file)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| file.file.clone()),
+            ),
+        ),
         ("seed", s.seed.to_string()),
         ("replications", s.replications.to_string()),
         ("workload", escape(&crate::report::console::workload(file))),

@@ -1,14 +1,18 @@
 //! Everything that leaves the process: output files and console text.
 //!
 //! Exporters are pure functions from results to bytes (`csv`, `console`, `chart`, `html`);
-//! this module decides where the bytes go. Every output path is built by [`OutputLayout`],
-//! and every file is written to a temporary name in the same folder and renamed into place,
-//! so an error or an interruption never leaves a half-written file.
+//! this module decides where the bytes go. Every output path is built by [`OutputLayout`].
+//! A run's files are written into a fresh staging folder that replaces the scenario's folder
+//! as a whole once every file is written ([`output_dir`]), and each file is written to a new,
+//! randomly named temporary file (created exclusively, so never through a planted symbolic
+//! link) renamed into place, so an error or an interruption never leaves a half-written file
+//! nor a folder mixing two runs.
 
 pub mod chart;
 pub mod console;
 pub mod csv;
 pub mod html;
+pub mod output_dir;
 
 use std::fs;
 use std::io::Write;
@@ -30,6 +34,13 @@ impl OutputLayout {
     pub fn new(out: &Path, name: &str) -> Self {
         OutputLayout {
             dir: out.join(name),
+        }
+    }
+
+    /// The layout of files written straight into `dir` (a staging folder).
+    pub fn at(dir: &Path) -> Self {
+        OutputLayout {
+            dir: dir.to_path_buf(),
         }
     }
 
@@ -74,20 +85,30 @@ impl OutputLayout {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed, then
-/// renamed over `path`. On error the temporary file is removed.
+/// Writes `bytes` to `path` atomically: a new temporary file in the same folder, flushed,
+/// then renamed over `path`. On error the temporary file is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(path, |tmp| {
-        fs::File::create(tmp)
+        // The temporary file exists (created exclusively): open it without creating, so the
+        // write cannot be redirected.
+        fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(tmp)
             .and_then(|mut f| f.write_all(bytes))
             .map_err(|e| Error::io("cannot write", path, e))
     })
 }
 
 /// Like [`write_atomic`], for writers that need a path rather than bytes (the PNG encoder):
-/// `write` creates the temporary file it is given, which keeps `path`'s extension because
+/// `write` writes the temporary file it is given, which keeps `path`'s extension because
 /// encoders choose the format by it; the file is then flushed and renamed over `path`.
 /// On error the temporary file is removed.
+///
+/// The temporary file is created by `tempfile` before `write` sees it: exclusively (never
+/// through an existing file or symbolic link), mode 0600, with a random name
+/// (`.<stem>.XXXXXX.<ext>`), so nobody can plant a link at a predictable name and have the
+/// write land outside the folder.
 pub fn write_atomic_with(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let stem = path
@@ -98,17 +119,19 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -
         .extension()
         .map(|e| format!(".{}", e.to_string_lossy()))
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{stem}.tmp-{}{ext}", std::process::id()));
-    let result = write(&tmp).and_then(|()| {
-        fs::File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .and_then(|()| fs::rename(&tmp, path))
-            .map_err(|e| Error::io("cannot write", path, e))
-    });
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{stem}."))
+        .suffix(&ext)
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("cannot write", path, e))?;
+    // Dropping `tmp` on any error below removes the temporary file.
+    write(tmp.path())?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io("cannot write", path, e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("cannot write", path, e.error))?;
+    Ok(())
 }
 
 /// Draws every chart of `file` in `formats` and writes `report.html` beside them.
@@ -197,5 +220,29 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// The old name `.<stem>.tmp-<pid>.<ext>` was predictable and opened with truncation,
+    /// following links: a link planted there made herdsim overwrite its target.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_old_temporary_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        for ext in ["csv", "png"] {
+            let planted = dir
+                .path()
+                .join(format!(".a.tmp-{}.{ext}", std::process::id()));
+            std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        }
+        write_atomic(&dir.path().join("a.csv"), b"data").unwrap();
+        write_atomic_with(&dir.path().join("a.png"), |tmp| {
+            fs::write(tmp, b"png").map_err(|e| Error::io("cannot write", tmp, e))
+        })
+        .unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(fs::read(dir.path().join("a.csv")).unwrap(), b"data");
+        assert_eq!(fs::read(dir.path().join("a.png")).unwrap(), b"png");
     }
 }

@@ -360,24 +360,84 @@ fn friendlier(msg: &str, table: &str) -> String {
     if msg == "duplicate key" {
         return "duplicate key: each key may appear only once in a table".to_string();
     }
-    if let Some(rest) = msg.strip_prefix("invalid type: ")
+    let typed = msg
+        .strip_prefix("invalid type: ")
+        .or_else(|| msg.strip_prefix("invalid value: "));
+    if let Some(rest) = typed
         && let Some((found, expected)) = rest.split_once(", expected ")
     {
-        let expected = match expected {
-            "i64" | "u64" | "i32" | "u32" => "an integer",
-            "f64" | "f32" => "a number",
-            "a sequence" => "an array",
-            e if e.starts_with("struct ") => "a table",
-            e => e,
-        };
-        let found = match found {
-            "sequence" => "an array".to_string(),
-            "map" => "a table".to_string(),
-            f => f.replace("floating point", "the number"),
-        };
-        return format!("expected {expected}, found {found}");
+        return format!(
+            "expected {}, found {}",
+            expected_words(expected),
+            found_words(found)
+        );
     }
-    msg.to_string()
+    // Anything else serde or toml says is shown as is, minus Rust type names.
+    strip_type_names(msg)
+}
+
+/// serde's "expected" side in the user's words: no Rust type or enum names.
+fn expected_words(expected: &str) -> String {
+    match expected {
+        "i64" | "u64" | "i32" | "u32" | "u16" | "u8" | "i128" | "u128" | "usize" => {
+            "an integer".to_string()
+        }
+        "f64" | "f32" => "a number".to_string(),
+        "a sequence" => "an array".to_string(),
+        "a boolean" | "bool" => "true or false".to_string(),
+        e if e.contains("RawDist") => {
+            "a distribution table such as { dist = \"constant\", value = \"10ms\" }".to_string()
+        }
+        e if e.starts_with("struct ") || e.starts_with("map") => "a table".to_string(),
+        e if e.starts_with("internally tagged enum") || e.starts_with("enum ") => {
+            "one of the documented forms".to_string()
+        }
+        e => strip_type_names(e),
+    }
+}
+
+/// serde's "found" side: `string "x"` -> `a string "x"`, ``integer `5` `` -> `the integer 5`,
+/// an integer beyond 64 bits (``... as i128``) said to be too large.
+fn found_words(found: &str) -> String {
+    let value = |s: &str| s.trim().trim_matches('`').to_string();
+    if let Some(v) = found.strip_prefix("integer ") {
+        return match v.split_once(" as ") {
+            Some((n, _)) => format!("the integer {} (too large)", value(n)),
+            None => format!("the integer {}", value(v)),
+        };
+    }
+    if let Some(v) = found.strip_prefix("floating point ") {
+        return format!("the number {}", value(v));
+    }
+    if let Some(v) = found.strip_prefix("string ") {
+        return format!("a string {v}");
+    }
+    if let Some(v) = found.strip_prefix("boolean ") {
+        return format!("the boolean {}", value(v));
+    }
+    match found {
+        "sequence" => "an array".to_string(),
+        "map" => "a table".to_string(),
+        f => strip_type_names(f),
+    }
+}
+
+/// Removes Rust type names (`i64`, `u32`, `RawDist`, ...) that serde puts in messages.
+fn strip_type_names(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (rust, words) in [
+        (" as i128", ""),
+        (" as u128", ""),
+        ("internally tagged enum RawDist", "a distribution table"),
+        ("i64", "integer"),
+        ("u64", "integer"),
+        ("u32", "integer"),
+        ("u16", "integer"),
+        ("f64", "number"),
+    ] {
+        out = out.replace(rust, words);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -441,7 +501,7 @@ mod tests {
             p,
             [
                 "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`, `name`, `rate`, `profile`, `process`, `end`, `trace`, `clients`, `retry`",
-                "s.toml:8:15: server.concurrency: expected an integer, found string \"one\"",
+                "s.toml:8:15: server.concurrency: expected an integer, found a string \"one\"",
                 "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `jitter`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `fallback_on`",
             ]
         );
@@ -487,7 +547,7 @@ mod tests {
         let src = OK.replace("count = 5", "count = \"five\"");
         assert_eq!(
             problems(&src),
-            ["s.toml:3:9: clients.count: expected an integer, found string \"five\""]
+            ["s.toml:3:9: clients.count: expected an integer, found a string \"five\""]
         );
     }
 
@@ -498,7 +558,7 @@ mod tests {
         let src = format!("service = 5\n{}{}", &OK[..start], &OK[end..]);
         assert_eq!(
             problems(&src),
-            ["s.toml:1:11: service: expected an array, found integer `5`"]
+            ["s.toml:1:11: service: expected an array, found the integer 5"]
         );
     }
 

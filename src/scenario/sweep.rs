@@ -6,6 +6,13 @@
 //! TOML document (`toml_edit`, so nothing else in the file changes), then parsing and
 //! validating that text exactly like a hand-written file. A point that fails names the path
 //! and value that produced it.
+//!
+//! The copy leaves out the `[sweep]` table itself (its text is replaced by its line breaks,
+//! so every other key keeps its line and column): a point's text is the size of the file
+//! without its lists, so expanding n values costs O(n), not O(n²) as when every point
+//! carried every list. The number of points and runs is computed from the list lengths and
+//! checked against [`limits::MAX_SWEEP_POINTS`] and [`limits::MAX_RUNS`] before any point
+//! is built.
 
 use std::ops::Range;
 use std::path::Path;
@@ -13,6 +20,7 @@ use std::path::Path;
 use toml_edit::{Document, Item, TableLike, Value};
 
 use crate::error::{ScenarioError, ScenarioErrors};
+use crate::limits;
 use crate::model::Scenario;
 use crate::scenario::trace::Traces;
 use crate::scenario::{error_at, validate_with};
@@ -97,6 +105,23 @@ pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, Sce
     let mut traces = Traces::new(folder);
     let (raw, base) = validate_with(file, src, &mut traces)?;
     let Some(_) = raw.sweep else {
+        let runs = base.strategies.len() as u64 * base.replications as u64;
+        if runs > limits::MAX_RUNS {
+            let span = raw.replications.as_ref().map(|r| r.span());
+            return Err(ScenarioErrors(vec![error_at(
+                file,
+                src,
+                span,
+                "replications",
+                format!(
+                    "expected at most {} runs ({} strategies x replications), found {runs} ({} x {})",
+                    limits::MAX_RUNS,
+                    base.strategies.len(),
+                    base.strategies.len(),
+                    base.replications
+                ),
+            )]));
+        }
         return Ok(ScenarioFile {
             file: file.to_string(),
             source: src.to_string(),
@@ -113,7 +138,12 @@ pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, Sce
     let parsed = Document::parse(src)
         .map_err(|e| ScenarioErrors(vec![error_at(file, src, None, "sweep", format!("{e}"))]))?;
     let axes = read_axes(file, src, &parsed)?;
-    let doc = parsed.into_mut();
+    check_size(file, src, &parsed, &axes, &base)?;
+    let template = without_sweep(src, &parsed);
+    let doc = Document::parse(template)
+        .map_err(|e| ScenarioErrors(vec![error_at(file, src, None, "sweep", format!("{e}"))]))?
+        .into_mut();
+    drop(parsed);
 
     let mut points = Vec::new();
     let mut errors = Vec::new();
@@ -208,6 +238,14 @@ pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, Sce
             }
         }
     }
+    // A swept `replications` makes the exact count known only now.
+    let runs: u64 = points
+        .iter()
+        .map(|p| p.scenario.strategies.len() as u64 * p.scenario.replications as u64)
+        .sum();
+    if errors.is_empty() && runs > limits::MAX_RUNS {
+        errors.push(too_many_runs(file, src, &parsed_sweep_span(src), runs));
+    }
     if errors.is_empty() {
         Ok(ScenarioFile {
             file: file.to_string(),
@@ -217,6 +255,105 @@ pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, Sce
         })
     } else {
         Err(ScenarioErrors(errors))
+    }
+}
+
+/// Where `[sweep]` is written, for messages about the sweep as a whole.
+fn parsed_sweep_span(src: &str) -> Option<Range<usize>> {
+    Document::parse(src)
+        .ok()
+        .and_then(|d| sweep_region(src, &d))
+}
+
+fn too_many_runs(file: &str, src: &str, span: &Option<Range<usize>>, runs: u64) -> ScenarioError {
+    error_at(
+        file,
+        src,
+        span.clone(),
+        "sweep",
+        format!(
+            "expected at most {} runs (sweep points x strategies x replications), found {runs}: sweep fewer values or lower replications",
+            limits::MAX_RUNS
+        ),
+    )
+}
+
+/// Refuses a sweep with more points than [`limits::MAX_SWEEP_POINTS`], or more runs than
+/// [`limits::MAX_RUNS`] at the file's own strategies and replications, from the list
+/// lengths alone: before a single point is built.
+fn check_size(
+    file: &str,
+    src: &str,
+    parsed: &Document<&str>,
+    axes: &[SweepAxis],
+    base: &Scenario,
+) -> Result<(), ScenarioErrors> {
+    let span = sweep_region(src, parsed);
+    let lengths: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+    let points = axes
+        .iter()
+        .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64));
+    match points {
+        Some(p) if p <= limits::MAX_SWEEP_POINTS => {
+            let runs = p
+                .saturating_mul(base.strategies.len() as u64)
+                .saturating_mul(base.replications as u64);
+            if runs > limits::MAX_RUNS {
+                return Err(ScenarioErrors(vec![too_many_runs(file, src, &span, runs)]));
+            }
+            Ok(())
+        }
+        _ => Err(ScenarioErrors(vec![error_at(
+            file,
+            src,
+            span,
+            "sweep",
+            format!(
+                "expected at most {} sweep points, found {} ({} values)",
+                limits::MAX_SWEEP_POINTS,
+                points.map_or_else(|| "more than 2^64".to_string(), |p| p.to_string()),
+                lengths.join(" x ")
+            ),
+        )])),
+    }
+}
+
+/// The bytes of the `[sweep]` table (header to last value) or the `sweep = { .. }` pair.
+fn sweep_region(src: &str, doc: &Document<&str>) -> Option<Range<usize>> {
+    let (key, item) = doc.as_table().get_key_value("sweep")?;
+    let mut start = usize::MAX;
+    let mut end = 0;
+    let mut cover = |r: Option<Range<usize>>| {
+        if let Some(r) = r {
+            start = start.min(r.start);
+            end = end.max(r.end);
+        }
+    };
+    match item {
+        Item::Table(t) => {
+            cover(t.span());
+            for (k, v) in t.iter() {
+                cover(t.key(k).and_then(|k| k.span()));
+                cover(v.span());
+            }
+        }
+        other => {
+            cover(key.span());
+            cover(other.span());
+        }
+    }
+    (start < end && end <= src.len()).then_some(start..end)
+}
+
+/// `src` with the `[sweep]` table reduced to its line breaks: every other key keeps its
+/// line and column, and a point's text no longer carries every swept list.
+fn without_sweep(src: &str, doc: &Document<&str>) -> String {
+    match sweep_region(src, doc) {
+        None => src.to_string(),
+        Some(r) => {
+            let breaks: String = src[r.clone()].chars().filter(|c| *c == '\n').collect();
+            format!("{}{breaks}{}", &src[..r.start], &src[r.end..])
+        }
     }
 }
 

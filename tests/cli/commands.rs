@@ -535,7 +535,7 @@ fn fails_with_exit_1_when_the_output_folder_cannot_be_created() {
     assert_eq!(out.status.code(), Some(1), "I/O failure is exit 1: {err}");
     assert!(err.starts_with("herdsim: error: "), "{err}");
     assert!(
-        err.contains("a-file/out/tiny"),
+        err.contains("a-file/out"),
         "the message names the path: {err}"
     );
     assert_eq!(

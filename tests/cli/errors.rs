@@ -378,7 +378,7 @@ fn fails_with_zero_replications() {
 fn fails_with_string_where_integer_expected() {
     refused(
         &tiny_with("count = 50", "count = \"fifty\""),
-        &["bad.toml:7:9: clients.count: expected an integer, found string \"fifty\""],
+        &["bad.toml:7:9: clients.count: expected an integer, found a string \"fifty\""],
     );
 }
 
@@ -978,7 +978,7 @@ fn fails_with_unknown_keys_and_wrong_types_reported_with_the_other_problems() {
     // The wrongly typed required key is not also reported as missing.
     assert_eq!(
         lines[1],
-        "bad.toml:14:15: server.concurrency: expected an integer, found string \"five\""
+        "bad.toml:14:15: server.concurrency: expected an integer, found a string \"five\""
     );
     assert_eq!(
         lines[2],
@@ -1018,7 +1018,7 @@ fn fails_with_zero_threads() {
     let ws = tiny_workspace();
     let stderr = refused_in(&ws, &["run", "tiny.toml", "--out", "out", "--threads", "0"]);
     assert!(
-        stderr.contains("herdsim: error: --threads: expected a number >= 1, found 0"),
+        stderr.contains("herdsim: error: --threads: expected a number from 1 to 1024, found 0"),
         "{stderr}"
     );
 }
@@ -1031,7 +1031,9 @@ fn fails_with_zero_replications_flag() {
         &["run", "tiny.toml", "--out", "out", "--replications", "0"],
     );
     assert!(
-        stderr.contains("herdsim: error: --replications: expected a number >= 1, found 0"),
+        stderr.contains(
+            "herdsim: error: --replications: expected a number from 1 to 1000000, found 0"
+        ),
         "{stderr}"
     );
 }
@@ -1179,7 +1181,7 @@ fn fails_with_sweep_value_of_the_wrong_type() {
     refused(
         &format!("{TINY}\n[sweep]\n\"server.concurrency\" = [2, \"many\"]\n"),
         &[
-            "bad.toml:38:28: server.concurrency: expected an integer, found string \"many\" (at sweep point server.concurrency = many)",
+            "bad.toml:38:28: server.concurrency: expected an integer, found a string \"many\" (at sweep point server.concurrency = many)",
         ],
     );
 }

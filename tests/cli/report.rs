@@ -361,19 +361,23 @@ fn charts_and_report_are_byte_identical_across_runs_and_threads() {
 fn fails_with_exit_1_naming_the_chart_that_cannot_be_written() {
     let ws = Workspace::new();
     let file = ws.file("s.toml", TINY);
-    // A folder where the chart should go: the rename into place fails.
-    fs::create_dir_all(ws.out().join("tiny").join("latency.png").join("x")).unwrap();
-    let out = herdsim()
-        .arg("run")
+    // Files over 8 kB cannot be written: the CSV files fit, the first chart does not.
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"));
+    cmd.arg("run")
         .arg(&file)
         .arg("--out")
         .arg(ws.out())
-        .arg("--quiet")
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
+        .arg("--quiet");
+    crate::hardening::limit_file_size(&mut cmd, 8000, false);
+    let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("latency.png"), "{stderr}");
-    assert!(!ws.out().join("tiny").join("report.html").exists());
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("/out/tiny/") && (stderr.contains(".svg") || stderr.contains(".png")),
+        "{stderr}"
+    );
+    assert!(
+        !ws.out().join("tiny").exists(),
+        "nothing of the run is left"
+    );
 }

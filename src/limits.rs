@@ -1,0 +1,466 @@
+//! Resource limits: how much memory a run will need, how much it may have, and how many runs
+//! one scenario file may ask for.
+//!
+//! Every input the validator accepts must run in bounded memory, so before anything runs
+//! [`estimate`] adds up what the run will hold at its peak, item by item, and the command
+//! refuses (exit 2, nothing written) when that exceeds the limit: by default a share of the
+//! machine's memory ([`default_limit`]), else `--max-memory`. The estimate is one function
+//! over named per-item byte constants, measured on the engine with `/usr/bin/time -v` (peak
+//! RSS, release build, `--threads 1`), so they can be re-measured when the engine changes:
+//! run the scenario twice with one quantity doubled and divide the difference in peak RSS by
+//! the difference in the quantity. Each constant says what was measured.
+//!
+//! It is an estimate, not a proof: it assumes each run reaches its `time_limit` (the time
+//! series then has `time_limit / metrics.bucket` buckets, the most it can have) and a few
+//! events in flight per client, which holds unless attempts abandoned by a timeout pile up
+//! far in the future (a heavy-tailed latency with a short timeout).
+
+use std::fmt;
+
+use crate::model::{Scenario, Source};
+use crate::scenario::sweep::ScenarioFile;
+use crate::time::SimTime;
+
+/// Peak RSS of a run with nothing to do (1 client, 1 run): the binary, the allocator, the
+/// thread pool. Measured 4.6 MB; rounded up for the report and charts code paths.
+pub const BASE_BYTES: u64 = 16 << 20;
+
+/// Per request in flight in a run in progress (a closed client holds one for the whole
+/// run): its 96-byte state, its events in the queue (24 bytes each, in vectors that grow by
+/// doubling). Measured 130-150 bytes per client (1 and 4 million clients, all starting at
+/// once, an outage and retries).
+pub const REQUEST_BYTES: u64 = 160;
+
+/// Extra per client of a run in progress whose strategy has a per-client budget or breaker:
+/// one state with its rolling window (two `VecDeque` headers and counters).
+pub const CLIENT_POLICY_BYTES: u64 = 128;
+
+/// Per run in progress: its counters, streams and vector headers.
+pub const RUN_BYTES: u64 = 16 << 10;
+
+/// Per time-series bucket of a run in progress, per service: a 64-byte counter record
+/// (vectors grow by doubling, so up to twice that).
+pub const BUCKET_BYTES: u64 = 128;
+
+/// Per bucket of a (sweep point, strategy) group while its runs are folded in, per service:
+/// 16 integer sums; and after reduction, the mean record, its `timeseries.csv` row and the
+/// load chart's points.
+pub const GROUP_BUCKET_BYTES: u64 = 128 + 320;
+
+/// Per latency sample kept exactly (8 bytes), per set: a run keeps every client request's
+/// latency, its successes' and each population's, up to
+/// [`crate::metrics::latency::EXACT_LIMIT`] samples per set; a larger set is a fixed
+/// 450 KB histogram.
+pub const LATENCY_BYTES: u64 = 8;
+
+/// Per client request with `--requests`: its record (kept until the end) and its
+/// `requests.csv` row. Measured 138 bytes (10 and 20 runs of 1 000 000 requests).
+pub const RECORD_BYTES: u64 = 144;
+
+/// Per place of a server's queue that can fill: a queued attempt.
+pub const QUEUE_PLACE_BYTES: u64 = 32;
+
+/// The share of physical memory a run may use by default.
+pub const DEFAULT_SHARE: f64 = 0.8;
+
+/// The limit when the machine's memory cannot be read.
+pub const FALLBACK_LIMIT: u64 = 4 << 30;
+
+/// Largest `replications` (in the file or `--replications`); the scenario validator uses
+/// the same bound (a test checks they agree).
+pub const MAX_REPLICATIONS: u32 = 1_000_000;
+
+/// Most worker threads (`--threads`): more than any machine herdsim targets has cores, and
+/// few enough that the pool can always be started (each thread reserves a stack).
+pub const MAX_THREADS: usize = 1024;
+
+/// Most sweep points a file may expand to (each is a validated scenario kept in memory).
+pub const MAX_SWEEP_POINTS: u64 = 100_000;
+
+/// Most runs (sweep points x strategies x replications) one scenario file may ask for.
+/// The largest `replications` (1 000 000) of one strategy fits.
+pub const MAX_RUNS: u64 = 1_000_000;
+
+/// What a run of one scenario file is expected to need at its peak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimate {
+    /// Total bytes.
+    pub total: u64,
+    /// Runs in the file.
+    pub runs: u64,
+    /// Bytes kept per run until the end (the largest over sweep points).
+    pub per_run_kept: u64,
+    /// Bytes of one run in progress (the largest over sweep points).
+    pub per_run_working: u64,
+    /// Runs in progress at once (the worker threads).
+    pub parallel: u64,
+}
+
+impl fmt::Display for Estimate {
+    /// `5.8 GB (1000000 runs x 5.8 KB kept until the end, 2 x 1.2 MB in progress)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({} run{} x {} kept until the end, {} x {} in progress)",
+            Bytes(self.total),
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            Bytes(self.per_run_kept),
+            self.parallel,
+            Bytes(self.per_run_working),
+        )
+    }
+}
+
+/// Time-series buckets a run of `s` holds at most: it stops at `time_limit`.
+pub fn max_buckets(s: &Scenario) -> u64 {
+    s.time_limit.as_nanos().div_ceil(s.bucket.as_nanos().max(1)) + 1
+}
+
+/// Client requests a run of `s` makes at most: closed clients x requests, the expected
+/// arrivals of open populations before `end` (and the time limit), the rows of traces.
+pub fn requests_per_run(s: &Scenario) -> u64 {
+    let limit = SimTime(s.time_limit.as_nanos());
+    s.populations
+        .iter()
+        .map(|p| match &p.source {
+            Source::Closed(c) => c.count as u64 * c.requests as u64,
+            // Poisson counts above the mean are rare beyond a few standard deviations.
+            Source::Open(o) => {
+                let mean = o.rate.cumulative(o.start, o.end.min(limit));
+                (mean + 6.0 * mean.sqrt() + 1.0).min(u64::MAX as f64) as u64
+            }
+            Source::Trace(t) => t.times.len() as u64,
+        })
+        .fold(0, u64::saturating_add)
+}
+
+/// Requests in flight at once in a run of `s`: every closed client, and for open and trace
+/// populations their peak arrival rate times how long a request can live (its deadline, or
+/// its attempts' timeouts and backoff caps, at most the time limit), each possibly holding
+/// one downstream call per tier below.
+pub fn requests_in_flight(s: &Scenario) -> u64 {
+    let limit = s.time_limit.as_secs_f64();
+    let mut open = 0.0;
+    for (p, population) in s.populations.iter().enumerate() {
+        let policy = &s.population_policies[0][p].strategy;
+        let retry = &policy.retry;
+        let lifetime = match retry.deadline {
+            Some(d) => d.as_secs_f64(),
+            None => {
+                let attempt = retry.timeout.map_or(limit, |t| t.as_secs_f64())
+                    + policy.backoff.cap.as_secs_f64();
+                retry.max_attempts as f64 * attempt
+            }
+        }
+        .min(limit);
+        let peak_rate = match &population.source {
+            Source::Closed(_) => continue,
+            Source::Open(o) => o.rate.points().iter().map(|(_, r)| *r).fold(0.0, f64::max),
+            Source::Trace(t) => t.times.len() as f64 / limit.max(1e-9),
+        };
+        open += peak_rate * lifetime.max(1.0);
+    }
+    let tiers = graph_depth(s) as f64;
+    let open = (open * tiers).min(requests_per_run(s) as f64 * tiers);
+    (s.closed_clients() as f64 * tiers + open).min(u64::MAX as f64) as u64
+}
+
+/// Services on the longest chain of calls from the entry service.
+fn graph_depth(s: &Scenario) -> u64 {
+    fn depth(s: &Scenario, i: usize) -> u64 {
+        1 + s.services[i]
+            .calls
+            .iter()
+            .map(|&c| depth(s, c))
+            .max()
+            .unwrap_or(0)
+    }
+    depth(s, 0)
+}
+
+/// Bytes of a latency set of `samples` samples: exact up to the limit, else a histogram.
+fn latency_set(samples: u64) -> u64 {
+    if samples <= crate::metrics::latency::EXACT_LIMIT as u64 {
+        LATENCY_BYTES.saturating_mul(samples)
+    } else {
+        450 << 10
+    }
+}
+
+/// The estimated peak memory of running every job of `file` on `threads` workers.
+/// `requests`: `--requests` is on. Saturates instead of overflowing.
+///
+/// Runs are folded into their (sweep point, strategy) group as they end and each group is
+/// reduced as soon as its last run is in, so what is held is: every run in progress (its
+/// requests, time series, latencies), the groups being folded (at most a few per worker:
+/// workers take contiguous runs), and every group's reduced result until the files are
+/// written.
+pub fn estimate(file: &ScenarioFile, threads: usize, requests: bool) -> Estimate {
+    let mut kept = 0u64;
+    let mut runs = 0u64;
+    let mut per_run_kept = 0u64;
+    let mut per_run_working = 0u64;
+    let mut per_group = 0u64;
+    for p in &file.points {
+        let s = &p.scenario;
+        let strategies = s.strategies.len() as u64;
+        let reps = s.replications as u64;
+        let buckets = max_buckets(s);
+        let services = s.services.len() as u64;
+        let sets = 2 + s.populations.len() as u64;
+        let per_run_requests = requests_per_run(s);
+        let in_flight = requests_in_flight(s);
+        let clients: u64 = s.populations.iter().map(|p| p.clients as u64).sum();
+        let policy =
+            s.population_policies.iter().flatten().any(|pp| {
+                pp.strategy.retry.budget.is_some() || pp.strategy.retry.breaker.is_some()
+            });
+        let queues: u64 = s
+            .services
+            .iter()
+            .map(|svc| svc.server.queue as u64)
+            .chain(s.fallback.as_ref().map(|f| f.server.queue as u64))
+            .map(|q| q.min(in_flight))
+            .fold(0, u64::saturating_add);
+        let working = RUN_BYTES
+            .saturating_add(REQUEST_BYTES.saturating_mul(in_flight))
+            .saturating_add(if policy {
+                CLIENT_POLICY_BYTES.saturating_mul(clients)
+            } else {
+                0
+            })
+            .saturating_add(QUEUE_PLACE_BYTES.saturating_mul(queues))
+            .saturating_add(
+                BUCKET_BYTES
+                    .saturating_mul(buckets)
+                    .saturating_mul(services),
+            )
+            .saturating_add(latency_set(per_run_requests).saturating_mul(sets));
+        // Kept until the files are written: every group's reduced series, and every
+        // request's record with --requests.
+        let mut run_kept = 0u64;
+        if requests {
+            run_kept = RECORD_BYTES.saturating_mul(per_run_requests);
+        }
+        let group = GROUP_BUCKET_BYTES
+            .saturating_mul(buckets)
+            .saturating_mul(services)
+            .saturating_add(
+                latency_set(per_run_requests.saturating_mul(reps)).saturating_mul(sets),
+            );
+        let point_runs = strategies.saturating_mul(reps);
+        runs = runs.saturating_add(point_runs);
+        kept = kept
+            .saturating_add(run_kept.saturating_mul(point_runs))
+            .saturating_add(
+                (GROUP_BUCKET_BYTES / 2)
+                    .saturating_mul(buckets)
+                    .saturating_mul(services)
+                    .saturating_mul(strategies),
+            );
+        per_run_kept = per_run_kept.max(run_kept);
+        per_run_working = per_run_working.max(working);
+        per_group = per_group.max(group);
+    }
+    let parallel = (threads.max(1) as u64).min(runs.max(1));
+    let total = BASE_BYTES
+        .saturating_add(kept)
+        .saturating_add(parallel.saturating_mul(per_run_working))
+        .saturating_add((parallel + 1).saturating_mul(per_group));
+    Estimate {
+        total,
+        runs,
+        per_run_kept,
+        per_run_working,
+        parallel,
+    }
+}
+
+/// Where a memory limit comes from, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// `--max-memory`.
+    Flag,
+    /// [`DEFAULT_SHARE`] of the machine's (or the container's) memory.
+    Share,
+    /// [`FALLBACK_LIMIT`]: the machine's memory could not be read.
+    Fallback,
+}
+
+/// A memory limit and where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryLimit {
+    /// Bytes.
+    pub bytes: u64,
+    /// Why this value.
+    pub source: LimitSource,
+}
+
+impl fmt::Display for MemoryLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.source {
+            LimitSource::Flag => write!(f, "{} (--max-memory)", Bytes(self.bytes)),
+            LimitSource::Share => write!(
+                f,
+                "{} ({:.0}% of this machine's memory)",
+                Bytes(self.bytes),
+                DEFAULT_SHARE * 100.0
+            ),
+            LimitSource::Fallback => write!(
+                f,
+                "{} (the default when this machine's memory cannot be read)",
+                Bytes(self.bytes)
+            ),
+        }
+    }
+}
+
+impl MemoryLimit {
+    /// `--max-memory` when given, else [`default_limit`].
+    pub fn new(flag: Option<u64>) -> Self {
+        match flag {
+            Some(bytes) => MemoryLimit {
+                bytes,
+                source: LimitSource::Flag,
+            },
+            None => default_limit(),
+        }
+    }
+}
+
+/// [`DEFAULT_SHARE`] of the memory this process can have: the machine's `MemTotal`, or a
+/// cgroup v2 `memory.max` when lower (a container); [`FALLBACK_LIMIT`] when neither reads.
+pub fn default_limit() -> MemoryLimit {
+    let physical = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| mem_total(&t));
+    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok());
+    let available = match (physical, cgroup) {
+        (Some(p), Some(c)) => Some(p.min(c)),
+        (p, c) => p.or(c),
+    };
+    match available {
+        Some(bytes) => MemoryLimit {
+            bytes: (bytes as f64 * DEFAULT_SHARE) as u64,
+            source: LimitSource::Share,
+        },
+        None => MemoryLimit {
+            bytes: FALLBACK_LIMIT,
+            source: LimitSource::Fallback,
+        },
+    }
+}
+
+/// `MemTotal` of a `/proc/meminfo` text, in bytes.
+pub fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line["MemTotal:".len()..].split_whitespace();
+    let n: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => n.checked_mul(1024),
+        None => Some(n),
+        Some(_) => None,
+    }
+}
+
+/// Parses a size such as `2GiB`, `512MiB`, `1.5GB`, `800M` or `1000000` (bytes). Binary
+/// (`KiB`, `MiB`, `GiB`, `TiB`) and decimal (`kB`/`K`, `MB`/`M`, `GB`/`G`, `TB`/`T`) units;
+/// case does not matter. Zero is refused.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let unit = unit.trim().to_ascii_lowercase();
+    let scale: f64 = match unit.as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "expected a size such as 2GiB, 512MiB or 1.5GB, found \"{}\"",
+                crate::text::escape(text)
+            ));
+        }
+    };
+    let n: f64 = number.parse().map_err(|_| {
+        format!(
+            "expected a size such as 2GiB, 512MiB or 1.5GB, found \"{}\"",
+            crate::text::escape(text)
+        )
+    })?;
+    let bytes = n * scale;
+    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!(
+            "expected a size from 1 byte to 16 EiB, found \"{}\"",
+            crate::text::escape(text)
+        ));
+    }
+    Ok(bytes as u64)
+}
+
+/// A byte count in short form: `512 B`, `23.4 MB`, `5.8 GB`, `2.1 TB` (decimal units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0 as f64;
+        const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
+        if b < 1000.0 {
+            return write!(f, "{} B", self.0);
+        }
+        let mut v = b / 1000.0;
+        let mut unit = 0;
+        while v >= 999.95 && unit < UNITS.len() - 1 {
+            v /= 1000.0;
+            unit += 1;
+        }
+        write!(f, "{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_both_unit_systems() {
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("512 MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5GB"), Ok(1_500_000_000));
+        assert_eq!(parse_size("800m"), Ok(800_000_000));
+        assert_eq!(parse_size("1000000"), Ok(1_000_000));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("2 parsecs").is_err());
+        assert!(parse_size("1e30").is_err());
+        assert!(parse_size("99999999999TiB").is_err());
+    }
+
+    #[test]
+    fn bytes_print_in_short_form() {
+        assert_eq!(Bytes(512).to_string(), "512 B");
+        assert_eq!(Bytes(23_400_000).to_string(), "23.4 MB");
+        assert_eq!(Bytes(5_800_000_000).to_string(), "5.8 GB");
+        assert_eq!(Bytes(999_999).to_string(), "1.0 MB");
+        assert_eq!(Bytes(u64::MAX).to_string(), "18.4 EB");
+    }
+
+    #[test]
+    fn mem_total_reads_kilobytes() {
+        let text = "MemTotal:       24683584 kB\nMemFree:        1 kB\n";
+        assert_eq!(mem_total(text), Some(24_683_584 * 1024));
+        assert_eq!(mem_total("nothing"), None);
+    }
+}

@@ -1,0 +1,363 @@
+//! The output folder of one scenario, replaced as a whole: never half old, half new.
+//!
+//! A run's files are written into a fresh hidden sibling folder, `<out>/.<name>.herdsim-XXXXXX`
+//! (random suffix, created exclusively with mode 0700 by `tempfile`), and only when every
+//! file is written is that folder swapped with `<out>/<name>` in one step (Linux
+//! `renameat2(RENAME_EXCHANGE)`; elsewhere, or on a file system without it, two renames with
+//! the old folder moved aside first). So `<out>/<name>` is always entirely the previous
+//! run's or entirely the new one's, whether a file cannot be written (exit 1), the disk fills
+//! or the process is killed. The old content is then deleted.
+//!
+//! Two runs writing the same `<out>` take turns: the writer holds an exclusive lock on the
+//! `<out>` folder itself (`flock` on its descriptor, so no lock file can be planted), and a
+//! second run waits for it, saying so on stderr. While it holds the lock, leftovers of an
+//! earlier killed run (its hidden staging folders) are removed. On SIGINT, SIGTERM or SIGHUP
+//! the staging folder is removed before the process exits (status 130); a SIGKILL leaves it
+//! for the next run to remove.
+//!
+//! Nothing here follows a symbolic link it did not create: the staging folder and every file
+//! in it are new, `<out>/<name>` is renamed (never opened), and a `<out>/<name>` that is a
+//! link or a file is refused.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+
+use crate::error::{Error, Result};
+
+/// Staging folders a signal must remove before the process exits.
+static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static SIGNALS: Once = Once::new();
+
+/// Installs (once) the SIGINT / SIGTERM / SIGHUP handler that removes the staging folders
+/// in progress, then exits with status 130. Without a handler the process would die with
+/// the hidden folder left behind.
+pub fn install_signal_cleanup() {
+    SIGNALS.call_once(|| {
+        // Failing to install it (another handler is set) only loses the cleanup.
+        let _ = ctrlc::set_handler(|| {
+            // Taking the lock waits for a swap in progress to finish (see `commit`).
+            let staged = STAGING.lock().unwrap_or_else(|e| e.into_inner());
+            for dir in staged.iter() {
+                let _ = fs::remove_dir_all(dir);
+            }
+            std::process::exit(130);
+        });
+    });
+}
+
+fn register(dir: &Path) {
+    STAGING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_path_buf());
+}
+
+fn unregister(dir: &Path) {
+    STAGING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|d| d != dir);
+}
+
+/// Checks `--out` before anything runs: a dangling symbolic link, a link to a file or a
+/// file are refused (exit 2) with what they are; a missing folder is fine (it is created).
+pub fn check_out(out: &Path) -> Result<()> {
+    let shown = out.display();
+    let meta = match fs::symlink_metadata(out) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("cannot read", out, e)),
+        Ok(m) => m,
+    };
+    if meta.file_type().is_symlink() {
+        let target = fs::read_link(out)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "an unreadable target".into());
+        return match fs::metadata(out) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(Error::Usage(format!(
+                "--out: {shown} is a symbolic link to {target}, a file, not a folder"
+            ))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Usage(format!(
+                "--out: {shown} is a symbolic link to {target}, which does not exist (a dangling link): remove it or create {target}"
+            ))),
+            Err(e) => Err(Error::io("cannot follow the link", out, e)),
+        };
+    }
+    if !meta.is_dir() {
+        return Err(Error::Usage(format!(
+            "--out: {shown} is a file, not a folder"
+        )));
+    }
+    Ok(())
+}
+
+/// A scenario's output being written: the staging folder and the lock on `<out>`.
+/// Dropped without [`Staging::commit`], it removes the staging folder and the previous
+/// output stays as it was.
+#[derive(Debug)]
+pub struct Staging {
+    dir: Option<PathBuf>,
+    target: PathBuf,
+    _lock: File,
+}
+
+/// The hidden staging folders of scenario `name` start with this.
+fn staging_prefix(name: &str) -> String {
+    format!(".{name}.herdsim-")
+}
+
+impl Staging {
+    /// Creates `out` if needed, locks it (waiting for another herdsim that holds it), removes
+    /// leftovers of killed runs of `name`, and creates a fresh staging folder.
+    pub fn begin(out: &Path, name: &str) -> Result<Staging> {
+        fs::create_dir_all(out).map_err(|e| Error::io("cannot create folder", out, e))?;
+        let lock = File::open(out).map_err(|e| Error::io("cannot open folder", out, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                eprintln!(
+                    "herdsim: {} is being written by another herdsim run; waiting for it to finish",
+                    crate::text::escape(&out.display().to_string())
+                );
+                lock.lock()
+                    .map_err(|e| Error::io("cannot lock folder", out, e))?;
+            }
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Error::io("cannot lock folder", out, e));
+            }
+        }
+        let prefix = staging_prefix(name);
+        if let Ok(entries) = fs::read_dir(out) {
+            for entry in entries.flatten() {
+                let stale = entry.file_name().to_string_lossy().starts_with(&prefix)
+                    && entry.file_type().is_ok_and(|t| t.is_dir());
+                if stale {
+                    let _ = fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(&prefix)
+            .tempdir_in(out)
+            .map_err(|e| Error::io("cannot create folder", out.join(&prefix), e))?
+            .keep();
+        register(&dir);
+        Ok(Staging {
+            dir: Some(dir),
+            target: out.join(name),
+            _lock: lock,
+        })
+    }
+
+    /// The folder to write the run's files into.
+    pub fn path(&self) -> &Path {
+        self.dir.as_deref().expect("present until commit")
+    }
+
+    /// The folder the files will be in once committed: `<out>/<name>`.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// `e` with paths inside the staging folder shown at their final place (`<out>/<name>/
+    /// summary.csv`), so a message names the file the user will look for.
+    pub fn name_target(&self, e: Error) -> Error {
+        let Some(dir) = self.dir.as_deref() else {
+            return e;
+        };
+        let fix = |p: PathBuf| match p.strip_prefix(dir) {
+            Ok(rest) => self.target.join(rest),
+            Err(_) => p,
+        };
+        match e {
+            Error::Io {
+                action,
+                path,
+                source,
+            } => Error::Io {
+                action,
+                path: fix(path),
+                source,
+            },
+            Error::Chart { path, msg } => Error::Chart {
+                path: fix(path),
+                msg,
+            },
+            other => other,
+        }
+    }
+
+    /// Swaps the staging folder into place as `<out>/<name>` and deletes the old content.
+    pub fn commit(mut self) -> Result<()> {
+        let dir = self.dir.take().expect("committed once");
+        // Held across the swap, so a signal handler sees either the staging folder (before)
+        // or the old content (after) under `dir`, and removes the right one.
+        let staged = STAGING.lock().unwrap_or_else(|e| e.into_inner());
+        let swapped = swap_into_place(&dir, &self.target);
+        drop(staged);
+        match swapped {
+            Ok(Some(old)) => {
+                // `old` now holds the previous output; still registered, so a signal while
+                // it is deleted finishes the job.
+                let _ = fs::remove_dir_all(&old);
+                unregister(&dir);
+                unregister(&old);
+                Ok(())
+            }
+            Ok(None) => {
+                unregister(&dir);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = fs::remove_dir_all(&dir);
+                unregister(&dir);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = fs::remove_dir_all(&dir);
+            unregister(&dir);
+        }
+    }
+}
+
+/// Puts `staging` at `target`. Returns where the previous content of `target` now is (to be
+/// deleted), or `None` when there was none.
+fn swap_into_place(staging: &Path, target: &Path) -> Result<Option<PathBuf>> {
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::rename(staging, target).map_err(|e| Error::io("cannot write", target, e))?;
+            Ok(None)
+        }
+        Err(e) => Err(Error::io("cannot write", target, e)),
+        Ok(m) if m.is_dir() => {
+            if exchange(staging, target).is_ok() {
+                return Ok(Some(staging.to_path_buf()));
+            }
+            // No atomic exchange here: move the old folder aside, then the new one in. In
+            // between `target` is briefly absent, never a mix.
+            // The staging folder's name is random and `<out>` is locked: `-old` beside it is
+            // ours.
+            let mut aside = staging.as_os_str().to_owned();
+            aside.push("-old");
+            let aside = PathBuf::from(aside);
+            fs::rename(target, &aside).map_err(|e| Error::io("cannot write", target, e))?;
+            register(&aside);
+            if let Err(e) = fs::rename(staging, target) {
+                let _ = fs::rename(&aside, target);
+                unregister(&aside);
+                return Err(Error::io("cannot write", target, e));
+            }
+            Ok(Some(aside))
+        }
+        Ok(_) => Err(Error::io(
+            "cannot write",
+            target,
+            io::Error::other("it exists and is not a folder (a file or a symbolic link)"),
+        )),
+    }
+}
+
+/// Atomically exchanges two paths (Linux `renameat2` with `RENAME_EXCHANGE`).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both pointers are valid NUL-terminated strings that outlive the call;
+    // renameat2 only reads them.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// No atomic exchange off Linux: the caller falls back to two renames.
+#[cfg(not(target_os = "linux"))]
+fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_commit_replaces_the_whole_folder() {
+        let out = tempfile::tempdir().unwrap();
+        let s = Staging::begin(out.path(), "x").unwrap();
+        fs::write(s.path().join("a.csv"), "1").unwrap();
+        fs::write(s.path().join("old-only.csv"), "1").unwrap();
+        s.commit().unwrap();
+        let s = Staging::begin(out.path(), "x").unwrap();
+        fs::write(s.path().join("a.csv"), "2").unwrap();
+        s.commit().unwrap();
+        assert_eq!(names(out.path()), ["x"]);
+        assert_eq!(names(&out.path().join("x")), ["a.csv"]);
+        assert_eq!(fs::read(out.path().join("x/a.csv")).unwrap(), b"2");
+    }
+
+    #[test]
+    fn a_dropped_staging_leaves_the_old_folder_and_no_trace() {
+        let out = tempfile::tempdir().unwrap();
+        let s = Staging::begin(out.path(), "x").unwrap();
+        fs::write(s.path().join("a.csv"), "1").unwrap();
+        s.commit().unwrap();
+        let s = Staging::begin(out.path(), "x").unwrap();
+        fs::write(s.path().join("a.csv"), "half").unwrap();
+        drop(s);
+        assert_eq!(names(out.path()), ["x"]);
+        assert_eq!(fs::read(out.path().join("x/a.csv")).unwrap(), b"1");
+    }
+
+    #[test]
+    fn leftovers_of_a_killed_run_are_removed() {
+        let out = tempfile::tempdir().unwrap();
+        fs::create_dir(out.path().join(".x.herdsim-abc123")).unwrap();
+        fs::write(out.path().join(".x.herdsim-abc123/half.csv"), "1").unwrap();
+        let s = Staging::begin(out.path(), "x").unwrap();
+        s.commit().unwrap();
+        assert_eq!(names(out.path()), ["x"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_or_file_in_place_of_the_folder_is_refused_and_left_alone() {
+        let out = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), out.path().join("x")).unwrap();
+        let s = Staging::begin(out.path(), "x").unwrap();
+        fs::write(s.path().join("a.csv"), "1").unwrap();
+        let err = s.commit().unwrap_err().to_string();
+        assert!(err.contains("exists and is not a folder"), "{err}");
+        assert!(names(elsewhere.path()).is_empty());
+        assert_eq!(names(out.path()), ["x"]);
+    }
+}

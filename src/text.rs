@@ -1,0 +1,124 @@
+//! Making input safe to echo on a terminal: control characters escaped, huge numbers short.
+//!
+//! Messages quote what the user wrote (file names, keys, values). Written as is, an ANSI
+//! escape in a scenario could recolour or rewrite the terminal, a NUL or a carriage return
+//! could hide text, and a bidi override could show a key other than the one at fault. So
+//! every message goes through [`escape`] before it is printed: such characters appear as
+//! `\u{..}` (or `\n`, `\t`, `\r`), everything else unchanged. [`shorten_numbers`] writes a
+//! 300-digit number as `1e300`, so a message stays one readable line.
+
+use std::borrow::Cow;
+
+/// Whether `c` must not reach a terminal as is: C0 and C1 controls, DEL, bidi controls
+/// (embeddings, overrides, isolates, marks), zero-width and line/paragraph separators.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
+/// `text` with every [`is_unsafe`] character written as an escape (`\n`, `\t`, `\r`,
+/// `\u{1b}`); borrowed when there is none.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if is_unsafe(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Like [`escape`], but keeps line breaks (for multi-line text such as clap's usage errors).
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|l| escape(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Longest run of digits (with its point) written as is; longer ones become `1.5e300`.
+const LONG_NUMBER: usize = 24;
+
+/// `text` with every number longer than 24 characters (`1000…0`, `0.000…01`, as Rust prints
+/// huge and tiny floats) written in exponent form.
+pub fn shorten_numbers(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let is_num = |b: u8| b.is_ascii_digit() || b == b'.';
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && is_num(bytes[i]) {
+            i += 1;
+        }
+        // A trailing point ends a sentence, not the number.
+        let end = if bytes[i - 1] == b'.' { i - 1 } else { i };
+        let run = &text[start..end];
+        if run.len() > LONG_NUMBER
+            && let Ok(v) = run.parse::<f64>()
+        {
+            out.push_str(&text[copied..start]);
+            out.push_str(&format!("{v:e}"));
+            copied = end;
+        }
+    }
+    if copied == 0 {
+        Cow::Borrowed(text)
+    } else {
+        out.push_str(&text[copied..]);
+        Cow::Owned(out)
+    }
+}
+
+/// [`shorten_numbers`] then [`escape`]: what every message echoing input goes through.
+pub fn sanitize(text: &str) -> String {
+    escape(&shorten_numbers(text)).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_and_bidi_characters_are_escaped() {
+        assert_eq!(escape("plain \"text\" é"), "plain \"text\" é");
+        assert_eq!(escape("a\u{1b}[31mred"), "a\\u{1b}[31mred");
+        assert_eq!(escape("nul\0"), "nul\\u{0}");
+        assert_eq!(escape("x\u{202E}y"), "x\\u{202e}y");
+        assert_eq!(escape("a\nb\tc\r"), "a\\nb\\tc\\r");
+        assert_eq!(escape("\u{9b}"), "\\u{9b}");
+        assert_eq!(escape_lines("one\u{7}\ntwo"), "one\\u{7}\ntwo");
+    }
+
+    #[test]
+    fn huge_numbers_become_short() {
+        let huge = format!("found {}", 1e300);
+        assert_eq!(shorten_numbers(&huge), "found 1e300");
+        let tiny = format!("found {}.", 1.5e-30);
+        assert_eq!(shorten_numbers(&tiny), "found 1.5e-30.");
+        assert_eq!(
+            shorten_numbers("found 9223372036854775807 and 1.25"),
+            "found 9223372036854775807 and 1.25"
+        );
+        assert_eq!(shorten_numbers("v1.2.3"), "v1.2.3");
+    }
+}

@@ -1,0 +1,699 @@
+//! Issue 13's regression tests: each documented limit works at both ends, every accepted
+//! input runs in bounded memory or is refused up front (exit 2, nothing written), and the
+//! output folder is never a mix of two runs.
+
+use crate::common::{self, Workspace, herdsim};
+
+/// Two clients against a limiter that grants one token, ever: the first client succeeds,
+/// the second meets only 429s and climbs the 429 ladder until it escalates.
+fn ladder(max_retries: &str) -> String {
+    format!(
+        r#"
+name = "ladder"
+[clients]
+count = 2
+[network]
+latency = {{ dist = "constant", value = "1ms" }}
+[server]
+concurrency = 1
+service = {{ dist = "constant", value = "1ms" }}
+[server.rate_limit]
+rate = 1e-9
+burst = 1
+[retry]
+max_attempts = 3
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "ladder"
+rate_limit = {{ {max_retries}, default_wait = "1ms", max_wait = "1ms" }}
+"#
+    )
+}
+
+fn ladder_run(max_retries: &str) -> herdsim::metrics::RunMetrics {
+    common::run(&common::scenario(&ladder(max_retries)), 0)
+}
+
+/// The request escalates at the 429 that exceeds the count: with the documented maximum
+/// (65 535) that is the 65 536th. A `u16` counter that saturated at 65 535 never got there
+/// and the client retried until the time limit (1 200 001 calls in an hour).
+#[test]
+fn the_429_ladder_escalates_at_both_ends_of_its_range() {
+    let rate_limit = herdsim::model::outcome::GiveUpReason::RateLimitEscalation as usize;
+    for (key, calls) in [
+        ("max_retries = 65535", 1 + 65_536),
+        ("max_retries = 65534", 1 + 65_535),
+        ("max_retries = 0", 1 + 1),
+        ("max_retries = 65535, escalate_after = 65535", 1 + 65_536),
+        ("max_retries = 65535, escalate_after = 0", 1 + 1),
+    ] {
+        let m = ladder_run(key);
+        assert_eq!(m.entry().calls, calls, "{key}");
+        assert_eq!(m.entry().succeeded, 1, "{key}");
+        assert_eq!(m.entry().gave_up[rate_limit], 1, "{key}");
+        assert!(!m.cut_short, "{key}");
+    }
+}
+
+/// `max_attempts` at both ends: 1 attempt, and 65 535 (the transport counter is a `u16`).
+#[test]
+fn max_attempts_works_at_both_ends_of_its_range() {
+    for attempts in [1u64, 65_535] {
+        let text = common::exact_scenario(
+            "1ns",
+            "count = 1",
+            "concurrency = 1\nservice = { dist = \"constant\", value = \"1ns\" }\n\
+             [[server.outages]]\nstart = \"0s\"\nend = \"1h\"",
+            &format!("max_attempts = {attempts}\nbase = \"1ns\"\ncap = \"1ns\""),
+            "[[strategy]]\nname = \"a\"",
+        );
+        let m = common::run(&common::scenario(&text), 0);
+        assert_eq!(m.entry().calls, attempts);
+        let attempts_reason = herdsim::model::outcome::GiveUpReason::Attempts as usize;
+        assert_eq!(m.entry().gave_up[attempts_reason], 1);
+    }
+}
+
+/// Retries that take no simulated time: zero latency and service, a `down` outage, a zero
+/// backoff and many attempts. `time_limit` cannot stop a loop at one instant; before, this
+/// grew the event queue by 24 bytes per event until it aborted (6 GB in 4 s at 1 000
+/// clients). Now the run stops with a clear error, exit 2, and nothing is written.
+pub const ZERO_LOOP: &str = r#"
+name = "zeroloop"
+[clients]
+count = 100
+[network]
+latency = { dist = "constant", value = "0s" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "0s" }
+[[server.outages]]
+start = "0s"
+end = "1s"
+[retry]
+max_attempts = 65535
+base = "0s"
+cap = "0s"
+[[strategy]]
+name = "a"
+"#;
+
+#[test]
+fn a_retry_loop_at_one_instant_is_stopped_with_a_clear_error() {
+    let ws = Workspace::new();
+    let path = ws.file("zeroloop.toml", ZERO_LOOP);
+    let out = herdsim()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(ws.out())
+        .arg("--no-charts")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("strategy[0]: simulated time stopped advancing: strategy \"a\" processed more than 1025600 events at t = 0 s"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cannot be stopped by time_limit"),
+        "{stderr}"
+    );
+    assert!(!ws.out().exists(), "nothing is written");
+}
+
+/// The same loop through the library: the run stops at the bound and says where.
+#[test]
+fn the_engine_marks_a_stalled_run() {
+    let m = common::run(&common::scenario(ZERO_LOOP), 0);
+    assert_eq!(m.stalled_at, Some(herdsim::time::SimTime::ZERO));
+    assert_eq!(m.events, 1_000_000 + 256 * 100);
+}
+
+/// Runs herdsim in `ws` and checks a refusal: exit 2, nothing on stdout, no output folder.
+/// Returns stderr.
+pub fn refused(ws: &Workspace, args: &[&str]) -> String {
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(args)
+        .output()
+        .expect("run herdsim");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "exit status; stderr:\n{stderr}");
+    assert!(out.stdout.is_empty(), "stdout: {:?}", out.stdout);
+    assert!(
+        !ws.path().join("out").exists() && !ws.path().join("output").exists(),
+        "a refused run must not create an output folder; stderr:\n{stderr}"
+    );
+    stderr
+}
+
+/// `bucket = "1ns"` with a 10 ms time limit stays within the 10 M-bucket limit, yet 6 runs
+/// keep 10 M buckets each (3.2 GB peak measured, 1.25 GB per run reported). It is refused
+/// when the estimate exceeds the limit, before anything runs.
+#[test]
+fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
+    let ws = Workspace::new();
+    ws.file(
+        "fine.toml",
+        &common::tiny_with(
+            "replications = 2",
+            "replications = 6\ntime_limit = \"10ms\"",
+        )
+        .replace("[retry]", "[metrics]\nbucket = \"1ns\"\n[retry]"),
+    );
+    let stderr = refused(
+        &ws,
+        &[
+            "run",
+            "fine.toml",
+            "--out",
+            "out",
+            "--max-memory",
+            "1GiB",
+            "--threads",
+            "2",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "herdsim: error: fine.toml: this run needs an estimated 20.5 GB (12 runs x 0 B kept until the end, 2 x 1.3 GB in progress) of memory"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("more than the limit of 1.1 GB (--max-memory)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("raise metrics.bucket or lower time_limit"),
+        "{stderr}"
+    );
+}
+
+/// The documented client maximum is accepted by `check`, and `run` refuses it up front
+/// when the estimate does not fit the limit (50 million clients need gigabytes per run in
+/// progress; memory does not grow with replications, so the limit is set low here).
+#[test]
+fn the_largest_population_is_checked_against_memory_before_running() {
+    let ws = Workspace::new();
+    let text = common::tiny_with("count = 50", "count = 50000000");
+    ws.file("big.toml", &text);
+    herdsim()
+        .current_dir(ws.path())
+        .args(["check", "big.toml"])
+        .assert()
+        .code(0);
+    let stderr = refused(
+        &ws,
+        &["run", "big.toml", "--out", "out", "--max-memory", "2GiB"],
+    );
+    assert!(stderr.contains("this run needs an estimated"), "{stderr}");
+    assert!(stderr.contains("--max-memory"), "{stderr}");
+}
+
+/// `--replications` takes the scenario file's range, 1 to 1 000 000; more was accepted and
+/// then aborted on a 5.8 GB allocation.
+#[test]
+fn the_replications_flag_has_the_files_range() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    let stderr = refused(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--replications",
+            "1000001",
+        ],
+    );
+    assert!(
+        stderr.contains("--replications: expected a number from 1 to 1000000, found 1000001"),
+        "{stderr}"
+    );
+    // The file's own bound is the same.
+    let one = common::tiny_with("replications = 2", "replications = 1000000").replace(
+        "[[strategy]]\nname = \"full\"",
+        "[[unused]]\nname = \"full\"",
+    );
+    let one = one.split("[[unused]]").next().unwrap().to_string();
+    assert!(herdsim::scenario::sweep::load_str("a.toml", &one).is_ok());
+    let over = one.replace("replications = 1000000", "replications = 1000001");
+    let err = herdsim::scenario::sweep::load_str("a.toml", &over)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("replications: expected an integer from 1 to 1000000, found 1000001"),
+        "{err}"
+    );
+    assert_eq!(herdsim::limits::MAX_REPLICATIONS, 1_000_000);
+}
+
+/// A sweep times `--replications 1000000` is 20 million runs: refused by the run cap,
+/// naming the numbers, instead of aborting on a 5.8 GB allocation.
+#[test]
+fn too_many_runs_are_refused_naming_the_numbers() {
+    let ws = Workspace::new();
+    let sweep = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sweep-clients.toml"),
+    )
+    .unwrap();
+    ws.file("sweep.toml", &sweep);
+    let stderr = refused(
+        &ws,
+        &[
+            "run",
+            "sweep.toml",
+            "--out",
+            "out",
+            "--replications",
+            "1000000",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "sweep.toml: 20000000 runs (5 sweep points x 4 strategies x 1000000 replications), more than the 1000000 one scenario may ask for"
+        ),
+        "{stderr}"
+    );
+    // Two strategies of 1 000 000 replications in the file itself: refused by `check`.
+    ws.file(
+        "reps.toml",
+        &common::tiny_with("replications = 2", "replications = 1000000"),
+    );
+    let stderr = refused(&ws, &["check", "reps.toml"]);
+    assert!(
+        stderr.contains(
+            "reps.toml:4:16: replications: expected at most 1000000 runs (2 strategies x replications), found 2000000 (2 x 1000000)"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Two swept keys of 1 000 values each are a million points: `check` used to hang with no
+/// message; now the sizes are multiplied before any point is built.
+#[test]
+fn a_sweep_with_too_many_points_is_refused_before_expansion() {
+    let ws = Workspace::new();
+    let values: Vec<String> = (1..=1000).map(|v| v.to_string()).collect();
+    let list = values.join(", ");
+    ws.file(
+        "sweep.toml",
+        &format!(
+            "{}\n[sweep]\n\"clients.count\" = [{list}]\n\"seed\" = [{list}]\n",
+            common::TINY
+        ),
+    );
+    let stderr = refused(&ws, &["check", "sweep.toml"]);
+    assert!(
+        stderr.contains(
+            "sweep.toml:37:1: sweep: expected at most 100000 sweep points, found 1000000 (1000 x 1000 values)"
+        ),
+        "{stderr}"
+    );
+}
+
+/// A long sweep expands point by point from a text without the swept lists: the points are
+/// right and a fault in a key that is not swept still points at the file's own line.
+#[test]
+fn a_long_sweep_expands_with_positions_intact() {
+    // The swept list sits before [clients], one value per line.
+    let with_sweep = |key: &str, values: Vec<String>| {
+        let sweep = format!("[sweep]\n\"{key}\" = [{}]\n\n[clients]", values.join(",\n"));
+        common::tiny_with("[clients]", &sweep)
+    };
+    let src = with_sweep("clients.count", (1..=2000).map(|v| v.to_string()).collect());
+    let f = herdsim::scenario::sweep::load_str("s.toml", &src).unwrap();
+    assert_eq!(f.points.len(), 2000);
+    assert_eq!(f.points[1999].scenario.closed_clients(), 2000);
+    assert_eq!(f.points[1999].labels, ["2000"]);
+
+    let mut bases: Vec<String> = (1..2000).map(|v| format!("\"{v}ms\"")).collect();
+    bases.push("\"5s\"".into());
+    let src = with_sweep("strategy.0.base", bases);
+    let err = herdsim::scenario::sweep::load_str("s.toml", &src)
+        .unwrap_err()
+        .to_string();
+    // TINY's line 28 (the first strategy's `cap`) is 2 002 lines further down here.
+    assert_eq!(
+        err,
+        "s.toml:2030:7: strategy[0].cap: expected cap >= base (5s), found 2s (at sweep point strategy.0.base = 5s)"
+    );
+}
+
+/// `--threads 100000` is bad input (exit 2): the pool could not start and it failed with
+/// exit 1.
+#[test]
+fn too_many_threads_is_bad_input() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    let stderr = refused(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--threads", "100000"],
+    );
+    assert!(
+        stderr.contains("--threads: expected a number from 1 to 1024, found 100000"),
+        "{stderr}"
+    );
+}
+
+/// `schedule --clients 1000000000` kept 24 GB of delays; now what it keeps is estimated and
+/// refused above the limit.
+#[test]
+fn schedule_refuses_a_population_that_does_not_fit() {
+    let ws = Workspace::new();
+    let stderr = refused(
+        &ws,
+        &[
+            "schedule",
+            "--base",
+            "100ms",
+            "--cap",
+            "10s",
+            "--clients",
+            "1000000000",
+            "--max-memory",
+            "8GiB",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "schedule: 1000000000 clients x 7 retries need an estimated 56.0 GB of memory, more than the limit of 8.6 GB (--max-memory)"
+        ),
+        "{stderr}"
+    );
+}
+
+// ---- the output folder --------------------------------------------------------------------
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+/// Every file below `dir` (relative path -> bytes).
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        out.insert(name, std::fs::read(entry.path()).unwrap());
+    }
+    out
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `herdsim run tiny.toml --out out --no-charts` plus `extra`, in `ws`.
+fn run_tiny(ws: &Workspace, extra: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"));
+    cmd.current_dir(ws.path())
+        .args(["run", "tiny.toml", "--out", "out", "--quiet"])
+        .args(extra);
+    cmd
+}
+
+/// Limits the files the command may write to `bytes` (RLIMIT_FSIZE): a write beyond fails
+/// with EFBIG, like a full disk, or, with `kill`, the kernel kills the process (SIGXFSZ)
+/// in the middle of writing. Root is subject to it too.
+pub fn limit_file_size(cmd: &mut std::process::Command, bytes: u64, kill: bool) {
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // async-signal-safe functions (setrlimit, signal).
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let action = if kill { libc::SIG_DFL } else { libc::SIG_IGN };
+            libc::signal(libc::SIGXFSZ, action);
+            Ok(())
+        });
+    }
+}
+
+/// A file that cannot be written (here: too large, as on a full disk) used to leave the
+/// folder with the new summary.csv beside the old timeseries.csv and requests.csv. Now the
+/// folder is exactly the previous run's, and nothing else is left in `--out`.
+#[test]
+fn a_failed_write_leaves_the_previous_output_whole() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    assert!(run_tiny(&ws, &["--requests"]).status().unwrap().success());
+    let before = contents(&ws.out().join("tiny"));
+    assert_eq!(before.len(), 13, "{:?}", before.keys());
+    // requests.csv (about 5 kB) is the file that does not fit.
+    let mut cmd = run_tiny(&ws, &["--seed", "99", "--no-charts", "--requests"]);
+    limit_file_size(&mut cmd, 4096, false);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("herdsim: error: cannot write out/tiny/"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert_eq!(contents(&ws.out().join("tiny")), before);
+    assert_eq!(names(&ws.out()), ["tiny"], "no staging folder is left");
+}
+
+/// Killed in the middle of writing (SIGXFSZ, like a SIGKILL: no handler runs), a run used
+/// to leave a mixed folder and a half-written hidden temporary file in it. Now the folder is
+/// the previous run's, and the next run removes the killed run's staging folder.
+#[test]
+fn a_run_killed_while_writing_leaves_the_previous_output_whole() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    assert!(run_tiny(&ws, &["--no-charts"]).status().unwrap().success());
+    let before = contents(&ws.out().join("tiny"));
+    let mut cmd = run_tiny(&ws, &["--seed", "99", "--requests", "--no-charts"]);
+    limit_file_size(&mut cmd, 4096, true);
+    let status = cmd.status().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGXFSZ), "{status:?}");
+    assert_eq!(contents(&ws.out().join("tiny")), before);
+    assert!(
+        run_tiny(&ws, &["--seed", "5", "--no-charts"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(
+        names(&ws.out()),
+        ["tiny"],
+        "the leftover staging folder is gone"
+    );
+    assert_eq!(
+        names(&ws.out().join("tiny")),
+        [
+            "paired.csv",
+            "populations.csv",
+            "services.csv",
+            "summary.csv",
+            "timeseries.csv"
+        ]
+    );
+}
+
+/// SIGTERM while the files are being written: the staging folder is removed before the
+/// process exits (130), and the previous output is untouched.
+#[test]
+fn sigterm_while_writing_removes_the_staging_folder() {
+    let ws = Workspace::new();
+    // Two million buckets: formatting timeseries.csv takes long enough to be caught.
+    ws.file(
+        "tiny.toml",
+        &common::tiny_with("replications = 2", "replications = 1\ntime_limit = \"2s\"")
+            .replace("[retry]", "[metrics]\nbucket = \"1us\"\n[retry]"),
+    );
+    std::fs::create_dir_all(ws.out().join("tiny")).unwrap();
+    std::fs::write(ws.out().join("tiny/old.txt"), "old").unwrap();
+    let mut child = run_tiny(&ws, &["--no-charts"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the staging folder appears (or the run ends, which fails the test).
+    let staged = loop {
+        if let Some(name) = names(&ws.out())
+            .into_iter()
+            .find(|n| n.starts_with(".tiny."))
+        {
+            break name;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before writing"
+        );
+        std::thread::yield_now();
+    };
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?} (staging {staged})");
+    assert_eq!(names(&ws.out()), ["tiny"]);
+    assert_eq!(names(&ws.out().join("tiny")), ["old.txt"]);
+}
+
+/// Two runs writing the same `--out` take turns: the second waits, says so, and the folder
+/// ends up entirely one run's.
+#[test]
+fn a_second_run_waits_for_the_lock_on_the_output_folder() {
+    use std::io::{BufRead, BufReader};
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    std::fs::create_dir_all(ws.out()).unwrap();
+    let lock = std::fs::File::open(ws.out()).unwrap();
+    lock.lock().unwrap();
+    let mut child = run_tiny(&ws, &["--no-charts"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(
+        line.contains("out is being written by another herdsim run; waiting for it to finish"),
+        "{line}"
+    );
+    assert!(!ws.out().join("tiny").exists());
+    lock.unlock().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        names(&ws.out().join("tiny")),
+        [
+            "paired.csv",
+            "populations.csv",
+            "services.csv",
+            "summary.csv",
+            "timeseries.csv"
+        ]
+    );
+}
+
+// ---- messages -----------------------------------------------------------------------------
+
+/// Control characters, ANSI escapes and bidi overrides in a scenario or a file name are
+/// shown escaped, never sent to the terminal.
+#[test]
+fn control_characters_in_input_are_escaped_in_messages() {
+    let ws = Workspace::new();
+    let name = "evil\u{1b}[2J\u{202e}.toml";
+    ws.file(
+        name,
+        &common::tiny_with("name = \"tiny\"", "name = \"t\\u001b[31m\\u0000\\u202Ex\""),
+    );
+    let stderr = refused(&ws, &["check", name]);
+    assert!(
+        stderr.contains(
+            "evil\\u{1b}[2J\\u{202e}.toml:2:8: name: expected 1 to 64 characters from a-z, 0-9, '_' and '-' (it names files), found \"t\\u{1b}[31m\\u{0}\\u{202e}x\""
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\0') && !stderr.contains('\u{202e}'));
+    let stderr = refused(&ws, &["check", "missing\u{7}.toml"]);
+    assert!(
+        stderr.contains("missing\\u{7}.toml: cannot read"),
+        "{stderr}"
+    );
+    // clap's own usage errors quote the argument too.
+    let stderr = refused(&ws, &["run", "--seed", "\u{1b}[31mx\u{202e}"]);
+    assert!(
+        stderr.contains("invalid value 'x\\u{202e}' for '--seed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\u{202e}'));
+}
+
+/// serde's internals (`internally tagged enum RawDist`, `i64`, `as i128`) never reach the
+/// user; huge numbers are written short.
+#[test]
+fn messages_use_the_users_words_and_short_numbers() {
+    let ws = Workspace::new();
+    for (from, to, expected) in [
+        (
+            "latency = { dist = \"constant\", value = \"10ms\" }",
+            "latency = \"10ms\"",
+            "network.latency: expected a distribution table such as { dist = \"constant\", value = \"10ms\" }, found a string \"10ms\"",
+        ),
+        (
+            "count = 50",
+            "count = 99999999999999999999",
+            "clients.count: expected an integer, found the integer 99999999999999999999 (too large)",
+        ),
+        (
+            "[retry]",
+            "[server.rate_limit]\nrate = -1e300\n[retry]",
+            "server.rate_limit.rate: expected a rate > 0 (tokens per second), found -1e300",
+        ),
+    ] {
+        ws.file("bad.toml", &common::tiny_with(from, to));
+        let stderr = refused(&ws, &["check", "bad.toml"]);
+        assert!(stderr.contains(expected), "{stderr}");
+        for internal in ["RawDist", "i64", "i128", "internally tagged"] {
+            assert!(!stderr.contains(internal), "{stderr}");
+        }
+    }
+}
+
+/// A dangling symbolic link as `--out` says what it is (it failed with "File exists").
+#[test]
+fn a_dangling_out_link_says_what_it_is() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    std::os::unix::fs::symlink(ws.path().join("nowhere"), ws.path().join("link")).unwrap();
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "tiny.toml", "--out", "link", "--no-charts"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--out: link is a symbolic link to ")
+            && stderr.contains("nowhere, which does not exist (a dangling link)"),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("nowhere").exists());
+}
+
+/// report.html names the scenario by its file name: the same scenario run by two different
+/// paths gives byte-identical reports.
+#[test]
+fn the_report_is_the_same_whichever_path_ran_the_scenario() {
+    let a = Workspace::new();
+    let b = Workspace::new();
+    let reports: Vec<Vec<u8>> = [&a, &b]
+        .iter()
+        .map(|ws| {
+            let file = ws.file("tiny.toml", common::TINY);
+            herdsim()
+                .arg("run")
+                .arg(&file)
+                .args(["--quiet", "--format", "svg", "--out"])
+                .arg(ws.out())
+                .assert()
+                .success();
+            std::fs::read(ws.out().join("tiny/report.html")).unwrap()
+        })
+        .collect();
+    let html = String::from_utf8_lossy(&reports[0]);
+    assert!(
+        html.contains("<td>tiny.toml</td>") || html.contains(">tiny.toml<"),
+        "file name shown"
+    );
+    assert!(!html.contains(&a.path().display().to_string()));
+    assert!(reports[0] == reports[1], "the reports differ");
+}
