@@ -600,7 +600,9 @@ fn check_accepts_every_shipped_scenario() {
     let text = stdout(&out);
     for f in &files {
         assert_eq!(
-            text.lines().filter(|l| l.starts_with(&format!("{f}: ok ("))).count(),
+            text.lines()
+                .filter(|l| l.starts_with(&format!("{f}: ok (")))
+                .count(),
             1,
             "{f}:\n{text}"
         );

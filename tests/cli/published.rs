@@ -269,7 +269,10 @@ fn brooker_2022_open_loop_scenario_reproduces_the_post() {
             assert_eq!(breaker.breaker_open_s, 0.0);
             assert_eq!(fleet.breaker_open_s, 0.0);
         } else if x < 0.5 {
-            assert!(breaker.breaker_open_s > 0.0, "x={x}: per-client never opened");
+            assert!(
+                breaker.breaker_open_s > 0.0,
+                "x={x}: per-client never opened"
+            );
             assert!(breaker.gave_up_for(GiveUpReason::BreakerOpen) > 0.0);
             assert_eq!(fleet.breaker_open_s, 0.0, "x={x}: fleet-wide opened");
             assert!(success(breaker) < success(three));
