@@ -576,6 +576,39 @@ fn check_counts_sweep_points() {
     );
 }
 
+/// Every scenario shipped in `scenarios/` validates, from the repository's root (trace files
+/// resolve from each scenario's folder), and `check` names each one once.
+#[test]
+fn check_accepts_every_shipped_scenario() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<String> = fs::read_dir(root.join("scenarios"))
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .map(|n| format!("scenarios/{n}"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    let mut args = vec!["check".to_string()];
+    args.extend(files.iter().cloned());
+    let out = herdsim()
+        .current_dir(root)
+        .args(&args)
+        .output()
+        .expect("run herdsim");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for f in &files {
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with(&format!("{f}: ok (")))
+                .count(),
+            1,
+            "{f}:\n{text}"
+        );
+    }
+}
+
 // ---- schedule ---------------------------------------------------------------------------
 
 /// The rows of the table `herdsim schedule` prints, by column name.

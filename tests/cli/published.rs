@@ -11,6 +11,7 @@
 //! probability x^(N+1) and costs sum_{i=0..N} x^i attempts.
 
 use herdsim::metrics::summary::StrategySummary;
+use herdsim::model::outcome::GiveUpReason;
 use herdsim::scenario::sweep::load_str;
 
 /// POLICIES.md 9a: mean completion ms / mean write calls, for N = 10, 20, 50, 100 and the
@@ -186,5 +187,100 @@ fn brooker_2022_closed_forms_for_independent_failures() {
             (attempts / want_attempts - 1.0).abs() < 0.02,
             "x={x} N={retries}: {attempts} vs {want_attempts}"
         );
+    }
+}
+
+/// `scenarios/brooker-2022.toml`, shortened to 10 s of arrivals (10 000 requests per run)
+/// and three failure rates: the post's open-loop model against its closed forms and
+/// findings. Tolerances are about 6 sigma of the sampling error.
+#[test]
+fn brooker_2022_open_loop_scenario_reproduces_the_post() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/brooker-2022.toml"
+    ))
+    .unwrap();
+    let sweep = "\"server.outages.0.error_rate\" = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75]";
+    let end = "end = \"30s\"";
+    assert!(text.contains(sweep) && text.contains(end));
+    let text = text
+        .replace(sweep, "\"server.outages.0.error_rate\" = [0.05, 0.3, 0.5]")
+        .replace(end, "end = \"10s\"")
+        .replace("replications = 2", "replications = 1");
+    let file = load_str("brooker-2022.toml", &text).unwrap();
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+    for (x, point) in [0.05f64, 0.3, 0.5].into_iter().zip(&result.points) {
+        let get = |name: &str| {
+            &point
+                .strategies
+                .iter()
+                .find(|s| s.summary.strategy == name)
+                .unwrap()
+                .summary
+        };
+        let success = |s: &StrategySummary| s.succeeded / s.requests;
+        let (none, three, adaptive, breaker, fleet) = (
+            get("none"),
+            get("three-retries"),
+            get("adaptive"),
+            get("breaker"),
+            get("breaker-fleet"),
+        );
+        let n = none.requests;
+        assert!(n > 9_500.0 && n < 10_500.0, "{n} requests");
+        let within = |got: f64, want: f64| {
+            let sd = (want * (1.0 - want) / n).sqrt();
+            (got - want).abs() < 6.0 * sd + 1e-9
+        };
+
+        // No retries: one call per request, success 1 - x.
+        assert_eq!(none.amplification, 1.0);
+        assert!(within(success(none), 1.0 - x), "x={x}: {}", success(none));
+        // Three retries: fails with probability x^4, costs 1 + x + x^2 + x^3 calls.
+        let want_calls: f64 = (0..4).map(|i| x.powi(i)).sum();
+        assert!(
+            within(success(three), 1.0 - x.powi(4)),
+            "x={x}: {}",
+            success(three)
+        );
+        assert!(
+            (three.amplification / want_calls - 1.0).abs() < 0.02,
+            "x={x}: {} vs {want_calls}",
+            three.amplification
+        );
+
+        // The adaptive bucket: three retries while they cost less than its 0.1 token per
+        // request; about 0.1 retries per request once they would cost more (plus the 4
+        // usable tokens each of the 100 clients starts with: 0.04 per request here).
+        if x < 0.1 {
+            assert!((adaptive.amplification / three.amplification - 1.0).abs() < 0.005);
+        } else {
+            assert!(
+                adaptive.amplification > 1.09 && adaptive.amplification < 1.16,
+                "x={x}: {}",
+                adaptive.amplification
+            );
+            assert!(success(none) < success(adaptive) && success(adaptive) < success(three));
+        }
+
+        // Breakers (50% threshold): per client they trip below the threshold, because each
+        // client judges from its own few calls; fleet-wide they do not.
+        if x < 0.1 {
+            assert_eq!(breaker.breaker_open_s, 0.0);
+            assert_eq!(fleet.breaker_open_s, 0.0);
+        } else if x < 0.5 {
+            assert!(
+                breaker.breaker_open_s > 0.0,
+                "x={x}: per-client never opened"
+            );
+            assert!(breaker.gave_up_for(GiveUpReason::BreakerOpen) > 0.0);
+            assert_eq!(fleet.breaker_open_s, 0.0, "x={x}: fleet-wide opened");
+            assert!(success(breaker) < success(three));
+        } else {
+            // At the threshold both are open most of the time; herdsim's breaker fails first
+            // attempts too, so success falls below no retries.
+            assert!(breaker.breaker_open_s > 0.3 * 100.0 * 10.0);
+            assert!(success(breaker) < success(none));
+        }
     }
 }
