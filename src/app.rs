@@ -193,6 +193,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
                 file,
                 RunOptions {
                     record_requests: args.requests,
+                    ..Default::default()
                 },
                 &|| progress.inc(1),
             )

@@ -121,10 +121,29 @@ pub struct ScenarioResult {
 }
 
 /// Options that change what is recorded, not what is simulated.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunOptions {
+#[derive(Clone, Copy, Default)]
+pub struct RunOptions<'a> {
     /// Keep a record per client request (`requests.csv`).
     pub record_requests: bool,
+    /// Record every attempt of a sample of client requests (`attempts.csv`, the raster
+    /// chart): in every replication, or (`false`) only in the first.
+    pub sample_attempts: Option<AllReplications>,
+    /// Called from worker threads with the number of events simulated since the last call
+    /// (every few hundred thousand events), for progress inside long runs.
+    pub on_events: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+/// Whether the attempt sample is taken in every replication (`true`) or the first only.
+pub type AllReplications = bool;
+
+impl std::fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("record_requests", &self.record_requests)
+            .field("sample_attempts", &self.sample_attempts)
+            .field("on_events", &self.on_events.is_some())
+            .finish()
+    }
 }
 
 /// Every job of a scenario file, point-major, replication innermost.
@@ -147,13 +166,22 @@ pub fn plan(file: &ScenarioFile) -> Vec<Job> {
 /// Runs one job.
 pub fn run_job(file: &ScenarioFile, job: Job, options: RunOptions) -> RunMetrics {
     let scenario = &file.points[job.point].scenario;
-    Simulation::new(
+    let mut sim = Simulation::new(
         scenario,
         job.strategy,
         job.seed(file),
         options.record_requests,
-    )
-    .run()
+    );
+    if options
+        .sample_attempts
+        .is_some_and(|all| all || job.replication == 0)
+    {
+        sim = sim.sample_attempts();
+    }
+    match options.on_events {
+        Some(f) => sim.run_with_progress(f),
+        None => sim.run(),
+    }
 }
 
 /// The error for a run stopped because simulated time stopped advancing: a scenario

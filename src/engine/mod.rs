@@ -33,8 +33,8 @@ pub mod streams;
 use rand::RngExt;
 
 use crate::metrics::{
-    Outcome, PopulationBucket, PopulationMetrics, RequestRecord, RunMetrics, ServiceMetrics,
-    Timeline, class_index,
+    AttemptOutcome, AttemptRecord, Outcome, PopulationBucket, PopulationMetrics, RequestRecord,
+    RunMetrics, ServiceMetrics, Timeline, class_index,
 };
 use crate::model::dist::Sampler;
 use crate::model::outcome::{GiveUpReason, Status};
@@ -131,7 +131,18 @@ pub struct Simulation<'a> {
     instant: SimTime,
     instant_events: u64,
     instant_limit: u64,
+    /// Per population, every how many clients (closed) or arrivals (open, trace) is in the
+    /// attempt sample; empty when attempts are not recorded.
+    sample_every: Vec<u64>,
+    /// When the current attempt of each sampled request was sent, by request key.
+    sent_at: Vec<SimTime>,
 }
+
+/// Events between two progress reports of [`Simulation::run_with_progress`].
+pub const PROGRESS_EVERY: u64 = 1 << 18;
+
+/// Most client requests (closed: clients) whose attempts are recorded per run.
+pub const ATTEMPT_SAMPLE: u64 = 2_000;
 
 impl<'a> Simulation<'a> {
     /// Prepares a run of `scenario.strategies[strategy]` with the streams of `seed`, and
@@ -296,6 +307,8 @@ impl<'a> Simulation<'a> {
             instant: SimTime::ZERO,
             instant_events: 0,
             instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * total_clients as u64,
+            sample_every: Vec::new(),
+            sent_at: Vec::new(),
         };
         sim.schedule_sources();
         sim.schedule_servers();
@@ -362,6 +375,30 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// Records every attempt of a deterministic sample of at most [`ATTEMPT_SAMPLE`] client
+    /// requests (split evenly among populations): every k-th client of a closed population
+    /// (all its requests), every k-th arrival of an open or trace population.
+    pub fn sample_attempts(mut self) -> Self {
+        let scenario = self.scenario;
+        let share = (ATTEMPT_SAMPLE / scenario.populations.len() as u64).max(1);
+        self.sample_every = scenario
+            .populations
+            .iter()
+            .map(|p| {
+                let units = match &p.source {
+                    Source::Closed(c) => c.count as u64,
+                    Source::Open(o) => o
+                        .rate
+                        .cumulative(o.start, o.end.min(self.time_limit))
+                        .ceil() as u64,
+                    Source::Trace(t) => t.times.len() as u64,
+                };
+                units.div_ceil(share).max(1)
+            })
+            .collect();
+        self
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.now
@@ -412,8 +449,19 @@ impl<'a> Simulation<'a> {
 
     /// Runs to the end and returns what was measured. Requests still open when the run stops
     /// end as `time_limit` at `time_limit`.
-    pub fn run(mut self) -> RunMetrics {
-        while self.step().is_some() {}
+    pub fn run(self) -> RunMetrics {
+        self.run_with_progress(&|_| {})
+    }
+
+    /// [`Simulation::run`], calling `progress(n)` after every [`PROGRESS_EVERY`] events
+    /// (n = the events since the last call) and once at the end with the rest.
+    pub fn run_with_progress(mut self, progress: &dyn Fn(u64)) -> RunMetrics {
+        while self.step().is_some() {
+            if self.metrics.events.is_multiple_of(PROGRESS_EVERY) {
+                progress(PROGRESS_EVERY);
+            }
+        }
+        progress(self.metrics.events % PROGRESS_EVERY);
         self.finish()
     }
 
@@ -531,6 +579,15 @@ impl<'a> Simulation<'a> {
             prev_delay: policy.strategy.backoff.base,
             ..Request::new()
         };
+        if policy.client && !self.sample_every.is_empty() {
+            let p = r.population as usize;
+            let unit = if self.requests.reserved() > key {
+                (r.client - self.client_offsets[p]) as u64
+            } else {
+                r.number as u64
+            };
+            self.requests[key].sampled = unit.is_multiple_of(self.sample_every[p]);
+        }
         let target = r.target as usize;
         self.metrics.services[target].requests += 1;
         if policy.client {
@@ -588,7 +645,15 @@ impl<'a> Simulation<'a> {
         let r = &mut self.requests[key];
         r.serial = r.serial.wrapping_add(1);
         r.awaiting = true;
+        r.shed = false;
         r.sent += 1;
+        if r.sampled {
+            let i = key as usize;
+            if self.sent_at.len() <= i {
+                self.sent_at.resize(i + 1, SimTime::ZERO);
+            }
+            self.sent_at[i] = now;
+        }
         let (serial, first, on_fallback, target) = (r.serial, r.sent == 1, r.on_fallback, r.target);
         let (client, population, last_status) = (r.client, r.population, r.last_status);
         let timeout = if on_fallback {
@@ -993,6 +1058,9 @@ impl<'a> Simulation<'a> {
                 self.timelines[svc as usize].at(now).shed += 1;
             }
             let hint = self.services[svc as usize].overload_hint();
+            if self.is_live(q.request, q.serial, svc) {
+                self.requests[q.request].shed = true;
+            }
             self.respond(q.request, q.serial, svc, Status::Unavailable, hint);
         }
         self.arm_queue_timer(svc);
@@ -1072,6 +1140,9 @@ impl<'a> Simulation<'a> {
             r.last_hint_us = hint_to_us(hint);
         }
         let r = *r;
+        if r.sampled {
+            self.record_attempt(key, &r, status);
+        }
         if matches!(status, Status::Timeout | Status::Unreachable) && !r.on_fallback {
             self.metrics.services[r.target as usize].timeouts += 1;
             self.timelines[r.target as usize].at(now).timeouts += 1;
@@ -1294,6 +1365,26 @@ impl<'a> Simulation<'a> {
                 latency,
             });
         }
+    }
+
+    /// Records the attempt of sampled request `r` (in `key`) that just ended with `status`.
+    #[cold]
+    fn record_attempt(&mut self, key: u32, r: &Request, status: Status) {
+        let outcome = match status {
+            Status::Ok => AttemptOutcome::Served,
+            Status::Timeout | Status::Unreachable => AttemptOutcome::TimedOut,
+            Status::Unavailable if r.shed => AttemptOutcome::Shed,
+            _ => AttemptOutcome::Rejected,
+        };
+        let p = r.population as usize;
+        self.metrics.attempts.push(AttemptRecord {
+            population: r.population,
+            client: r.client - self.client_offsets[p],
+            request: r.number,
+            attempt: r.sent,
+            sent: self.sent_at[key as usize],
+            outcome,
+        });
     }
 
     /// A closed client's request the time limit prevented from starting: counted, never sent.

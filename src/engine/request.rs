@@ -64,6 +64,10 @@ pub struct Request {
     pub timer_armed: bool,
     /// The current attempt's response is scheduled at exactly its timeout instant.
     pub response_at_timeout: bool,
+    /// The request is in the attempt sample (its attempts are recorded).
+    pub sampled: bool,
+    /// The current attempt was dropped from a queue (its 503 is a shed, not a refusal).
+    pub shed: bool,
     /// How the breaker admitted the current attempt (0, or a half-open round's probe).
     pub probe: Probe,
     /// Last status received.
@@ -105,6 +109,8 @@ impl Request {
             bad_request: false,
             timer_armed: false,
             response_at_timeout: false,
+            sampled: false,
+            shed: false,
             probe: 0,
             last_status: None,
             fallback_reason: GiveUpReason::Attempts,

@@ -215,6 +215,48 @@ pub struct RequestRecord {
     pub latency: SimDuration,
 }
 
+/// What became of one attempt, as the raster chart colours it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// Answered 200.
+    Served,
+    /// Refused or failed: 400, 409, 429, 500 or 503 (not a queue-timeout drop).
+    Rejected,
+    /// Dropped from the server's queue after `queue_timeout` (answered 503).
+    Shed,
+    /// No answer in time: the caller's timeout or connect timeout, or an unreachable server.
+    TimedOut,
+}
+
+impl AttemptOutcome {
+    /// The spelling in `attempts.csv`.
+    pub fn label(self) -> &'static str {
+        match self {
+            AttemptOutcome::Served => "served",
+            AttemptOutcome::Rejected => "rejected",
+            AttemptOutcome::Shed => "shed",
+            AttemptOutcome::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// One attempt of a sampled client request (`attempts.csv`, the raster chart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptRecord {
+    /// The population it came from (index in the scenario).
+    pub population: u16,
+    /// Client id within its population.
+    pub client: u32,
+    /// The client's request number (closed) or the arrival number (open, trace).
+    pub request: u32,
+    /// Attempt number within the request (1-based, every ladder counted).
+    pub attempt: u32,
+    /// When it was sent.
+    pub sent: SimTime,
+    /// What became of it.
+    pub outcome: AttemptOutcome,
+}
+
 /// What one service saw in a run: the calls it received, and the logical requests made to
 /// it (by clients for the entry service, by upstream services for the others).
 #[derive(Debug, Clone, Default)]
@@ -339,6 +381,9 @@ pub struct RunMetrics {
     pub backlog_open: bool,
     /// Per-request records of client requests, when requested.
     pub requests: Vec<RequestRecord>,
+    /// Every attempt of the sampled client requests, when requested, in the order their
+    /// outcomes became known.
+    pub attempts: Vec<AttemptRecord>,
 }
 
 impl RunMetrics {

@@ -15,7 +15,7 @@
 
 use super::recovery::{Recovery, recovery};
 use super::{
-    BUCKET_FIELDS, Bucket, Latencies, PopulationBucket, RequestRecord, RunMetrics,
+    AttemptRecord, BUCKET_FIELDS, Bucket, Latencies, PopulationBucket, RequestRecord, RunMetrics,
     latency::SortedLatencies,
 };
 use crate::model::Scenario;
@@ -124,6 +124,7 @@ pub struct StrategyAccumulator {
     cut_short: u32,
     peak_requests: u32,
     requests: Vec<Vec<RequestRecord>>,
+    attempts: Vec<Vec<AttemptRecord>>,
 }
 
 impl StrategyAccumulator {
@@ -142,6 +143,7 @@ impl StrategyAccumulator {
             cut_short: 0,
             peak_requests: 0,
             requests: vec![Vec::new(); replications as usize],
+            attempts: vec![Vec::new(); replications as usize],
         }
     }
 
@@ -212,6 +214,7 @@ impl StrategyAccumulator {
         self.cut_short += run.cut_short as u32;
         self.peak_requests = self.peak_requests.max(run.peak_requests);
         self.requests[replication as usize] = std::mem::take(&mut run.requests);
+        self.attempts[replication as usize] = std::mem::take(&mut run.attempts);
     }
 
     /// The results of strategy `index` of `scenario`, once every replication is in.
@@ -355,6 +358,7 @@ impl StrategyAccumulator {
             timelines,
             replicates,
             requests: self.requests,
+            attempts: self.attempts,
         }
     }
 }
@@ -605,6 +609,8 @@ pub struct StrategyResult {
     pub replicates: Vec<Replicate>,
     /// Per-request records by replication (empty unless requested).
     pub requests: Vec<Vec<RequestRecord>>,
+    /// The attempts of the sampled client requests by replication (empty unless requested).
+    pub attempts: Vec<Vec<AttemptRecord>>,
 }
 
 impl StrategyResult {

@@ -399,3 +399,28 @@ fn mmcc_blocking_matches_erlang_b() {
         "blocked {blocked} vs Erlang B {erlang_b}"
     );
 }
+
+/// In the attempt sample a queue-timeout drop is `shed`, not `rejected`.
+#[test]
+fn a_dropped_attempt_is_recorded_as_shed() {
+    let s = scenario(&herd(
+        5,
+        &format!("{ONE_SLOT}\nqueue_timeout = \"250ms\""),
+        "max_attempts = 1",
+    ));
+    let seed = herdsim::engine::RunSeed {
+        seed: s.seed,
+        replication: 0,
+        point: 0,
+    };
+    let m = herdsim::engine::Simulation::new(&s, 0, seed, false)
+        .sample_attempts()
+        .run();
+    use herdsim::metrics::AttemptOutcome::{Served, Shed};
+    let mut outcomes: Vec<_> = m.attempts.iter().map(|a| (a.client, a.outcome)).collect();
+    outcomes.sort_by_key(|(c, _)| *c);
+    assert_eq!(
+        outcomes,
+        [(0, Served), (1, Served), (2, Served), (3, Shed), (4, Shed)]
+    );
+}

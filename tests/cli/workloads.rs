@@ -466,3 +466,60 @@ fn open_work_holds_only_the_requests_in_flight() {
     assert!(m.entry().requests > 55_000);
     assert!(m.peak_requests < 200, "{}", m.peak_requests);
 }
+
+/// The attempt sample: every attempt of at most 2 000 client requests, the same clients for
+/// every strategy, each with its send time and outcome.
+#[test]
+fn the_attempt_sample_records_every_attempt_of_a_fixed_set_of_clients() {
+    let text = crate::common::tiny_with("count = 50", "count = 5000");
+    let s = scenario(&text);
+    let seed = herdsim::engine::RunSeed {
+        seed: s.seed,
+        replication: 0,
+        point: 0,
+    };
+    let sample = |strategy| {
+        herdsim::engine::Simulation::new(&s, strategy, seed, true)
+            .sample_attempts()
+            .run()
+    };
+    let (a, b) = (sample(0), sample(1));
+    let clients = |m: &herdsim::metrics::RunMetrics| {
+        let mut c: Vec<u32> = m.attempts.iter().map(|r| r.client).collect();
+        c.sort();
+        c.dedup();
+        c
+    };
+    // 5 000 clients, a budget of 2 000: every third client.
+    assert_eq!(clients(&a), (0..5000).step_by(3).collect::<Vec<_>>());
+    assert_eq!(clients(&a), clients(&b));
+    // Each sampled request's attempts are numbered 1..=n, and n is its record's attempts.
+    for r in a.requests.iter().filter(|r| r.client % 3 == 0) {
+        let mut n: Vec<u32> = a
+            .attempts
+            .iter()
+            .filter(|x| x.client == r.client)
+            .map(|x| x.attempt)
+            .collect();
+        n.sort();
+        assert_eq!(
+            n,
+            (1..=r.attempts).collect::<Vec<_>>(),
+            "client {}",
+            r.client
+        );
+    }
+    // The outage [0, 1 s) refuses every attempt sent before it ends (10 ms latency).
+    use herdsim::metrics::AttemptOutcome;
+    assert!(
+        a.attempts
+            .iter()
+            .filter(|x| x.sent.0 < 990_000_000)
+            .all(|x| x.outcome == AttemptOutcome::Rejected)
+    );
+    assert!(
+        a.attempts
+            .iter()
+            .any(|x| x.outcome == AttemptOutcome::Served)
+    );
+}
