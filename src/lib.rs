@@ -19,7 +19,7 @@
 //! ```
 //!
 //! Determinism: simulated time is integer nanoseconds ([`time::SimTime`]), the event queue
-//! breaks ties by insertion order, each run draws from its own ChaCha8 stream seeded by
+//! breaks ties by insertion order, each run draws from xoshiro256++ streams seeded by
 //! [`runner::derive_seed`], and results are reduced in job order, so the same scenario and
 //! seed give byte-identical files whatever the thread count.
 

@@ -45,7 +45,7 @@ fn splitmix64(z: u64) -> u64 {
     crate::engine::streams::splitmix64(z)
 }
 
-/// A 32-byte ChaCha8 seed from (seed, a, b, c), by the fixed SplitMix64 derivation of v1.
+/// A 32-byte stream seed from (seed, a, b, c), by the fixed SplitMix64 derivation of v1.
 /// `herdsim schedule` seeds each sample client's stream with it.
 pub fn derive_seed(seed: u64, strategy: usize, replication: u32, point: usize) -> [u8; 32] {
     let mut state = splitmix64(seed);

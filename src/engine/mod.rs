@@ -98,6 +98,8 @@ pub struct Simulation<'a> {
     scenario: &'a Scenario,
     seed: RunSeed,
     policies: Vec<RunPolicy<'a>>,
+    /// Per policy, `expo(1), expo(2), ...` up to the cap (later retries wait the cap).
+    ladders: Vec<Vec<SimDuration>>,
     /// `edge_policy[service]`: (callee, policy index) of each downstream callee.
     edge_policies: Vec<Vec<(u16, u16)>>,
     queue: EventQueue,
@@ -269,10 +271,15 @@ impl<'a> Simulation<'a> {
             });
         }
 
+        let ladders = policies
+            .iter()
+            .map(|p| p.strategy.backoff.ladder(p.strategy.retry.max_attempts))
+            .collect();
         let mut sim = Simulation {
             scenario,
             seed,
             policies,
+            ladders,
             edge_policies,
             queue: EventQueue::with_capacity(reserved as usize),
             background: 0,
@@ -625,13 +632,14 @@ impl<'a> Simulation<'a> {
     /// Sends the request's next attempt now (first, retry or fallback call).
     fn send(&mut self, key: u32) {
         let now = self.now;
-        let r = self.requests[key];
+        let r = &self.requests[key];
         let policy = self.policies[r.policy as usize];
         if !r.on_fallback
             && let Some(g) = policy.breaker
         {
+            let client = r.client;
             let group = &mut self.breakers[g as usize].breakers;
-            match group.admit(group.index(r.client)) {
+            match group.admit(group.index(client)) {
                 Some(probe) => self.requests[key].probe = probe,
                 None => {
                     // The attempt fails fast with class `breaker_open`: it is what the
@@ -784,9 +792,9 @@ impl<'a> Simulation<'a> {
     /// An attempt (for an OCC server: its write, carrying `read_version`) reaches `svc`.
     fn arrive(&mut self, key: u32, serial: u32, svc: u16, read_version: u32) {
         let now = self.now;
-        let r = self.requests[key];
+        let r = &self.requests[key];
         let on_fallback = svc == self.fallback;
-        let bad_request = r.bad_request && !on_fallback;
+        let (bad_request, population) = (r.bad_request && !on_fallback, r.population);
         let entry = Queued {
             request: key,
             serial,
@@ -818,8 +826,8 @@ impl<'a> Simulation<'a> {
                 bucket.accepted += 1;
                 m.accepted += 1;
             }
-            if svc == 0 && r.population != u16::MAX {
-                self.metrics.populations[r.population as usize].calls += 1;
+            if svc == 0 && population != u16::MAX {
+                self.metrics.populations[population as usize].calls += 1;
             }
         }
         match admission {
@@ -1139,30 +1147,39 @@ impl<'a> Simulation<'a> {
         if hint.is_some() {
             r.last_hint_us = hint_to_us(hint);
         }
-        let r = *r;
-        if r.sampled {
+        let (sampled, on_fallback, target, policy, client, probe) = (
+            r.sampled,
+            r.on_fallback,
+            r.target,
+            r.policy,
+            r.client,
+            r.probe,
+        );
+        if sampled {
+            let r = *r;
             self.record_attempt(key, &r, status);
         }
-        if matches!(status, Status::Timeout | Status::Unreachable) && !r.on_fallback {
-            self.metrics.services[r.target as usize].timeouts += 1;
-            self.timelines[r.target as usize].at(now).timeouts += 1;
+        if matches!(status, Status::Timeout | Status::Unreachable) && !on_fallback {
+            self.metrics.services[target as usize].timeouts += 1;
+            self.timelines[target as usize].at(now).timeouts += 1;
         }
-        if r.on_fallback {
+        if on_fallback {
             return if status == Status::Ok {
                 self.metrics.fallback_succeeded += 1;
                 self.end(key, Outcome::Succeeded)
             } else {
-                self.end(key, Outcome::GaveUp(r.fallback_reason))
+                let reason = self.requests[key].fallback_reason;
+                self.end(key, Outcome::GaveUp(reason))
             };
         }
-        let policy = self.policies[r.policy as usize];
+        let policy = self.policies[policy as usize];
         if status != Status::BadRequest
             && let Some(g) = policy.breaker
         {
             let group = &mut self.breakers[g as usize];
-            let index = group.breakers.index(r.client);
+            let index = group.breakers.index(client);
             let failed = status != Status::Ok;
-            if group.breakers.record(index, now, failed, r.probe) == Transition::Opened {
+            if group.breakers.record(index, now, failed, probe) == Transition::Opened {
                 let at = now + group.breakers.open_for();
                 let target = group.target;
                 self.record_breakers(target);
@@ -1211,7 +1228,10 @@ impl<'a> Simulation<'a> {
                         } else {
                             0.0
                         };
-                        let d = backoff.delay(r.attempt as u32, r.prev_delay, u);
+                        let ladder = &self.ladders[r.policy as usize];
+                        let last = *ladder.last().expect("a ladder has a first step");
+                        let expo = ladder.get(r.attempt as usize - 1).copied().unwrap_or(last);
+                        let d = backoff.delay_from(expo, r.prev_delay, u);
                         r.prev_delay = d;
                         d
                     }

@@ -1,18 +1,16 @@
-//! The event queue: a monotone radix heap on time (base 64), FIFO among equal times.
+//! The event queue: hierarchical timing wheels on integer time, FIFO among equal times.
 //!
 //! Events at equal times pop in insertion order, so the order of a run is total and
 //! reproducible (the contract's "ties broken by insertion order"). Events are small `Copy`
 //! values stored by value: no allocation per event.
 //!
-//! Why a radix heap and not `BinaryHeap<(time, seq)>`: a simulation never schedules into the
-//! past, so every pushed time is at least the last popped one. A radix heap exploits that.
-//! Times are read as 11 base-64 digits; an event sits in the bucket named by the highest digit
-//! in which its time differs from the last popped time, and by its value there. Push is O(1);
-//! an event scheduled `d` ahead moves to a lower bucket at most `log64(d)` times (3 for 10 ms
-//! in nanoseconds) before it pops. Buckets are append-only vectors redistributed in order, so
-//! events of equal time keep their insertion order without a sequence number (the proof is in
-//! `EventQueue::refill`). On the herd scenario its operations cost about half the instructions
-//! per event of a binary heap keyed by `(time, seq)` (measured with callgrind).
+//! Why wheels: a simulation never schedules into the past, and a herd's events crowd into
+//! the next few hundred milliseconds (network and service times) with a tail of backoff
+//! delays and timeouts seconds ahead. A push is then an index and an append, and a pop takes
+//! the next event of a small bucket sorted once; a heap or radix heap pays a logarithmic or
+//! per-digit cost on every event instead. Measured with callgrind on the quickstart herd,
+//! the wheels cost about a third of the instructions per event of the radix heap they
+//! replaced (see the README's performance section).
 
 use crate::model::outcome::Status;
 use crate::time::SimTime;
@@ -123,31 +121,153 @@ impl Event {
     }
 }
 
-/// Bits per digit: 64 buckets per level.
-const DIGIT: u32 = 6;
-/// Levels needed to cover 64-bit times.
-const LEVELS: usize = 11;
-/// Largest bucket allocation (in events) kept after the bucket empties.
+/// Consumed events at one instant beyond which `current` drops its consumed prefix.
 const KEEP_CAPACITY: usize = 4096;
 
+/// log2 of a fine bucket's width in nanoseconds (65.5 µs).
+const FINE_SHIFT: u32 = 16;
+/// Fine buckets per coarse slot: a coarse slot is `2^28` ns (268 ms).
+const FINE_BITS: u32 = 10;
+/// Coarse slots per epoch: an epoch is `2^42` ns (73 minutes).
+const COARSE_BITS: u32 = 14;
+const COARSE_SHIFT: u32 = FINE_SHIFT + FINE_BITS;
+const EPOCH_SHIFT: u32 = COARSE_SHIFT + COARSE_BITS;
+const FINE_MASK: u64 = (1 << FINE_BITS) - 1;
+const COARSE_MASK: u64 = (1 << COARSE_BITS) - 1;
+
+/// A ring of unsorted buckets with a bitmap of the non-empty ones, and a few spare
+/// allocations: a bucket that empties gives its buffer back, one that starts filling takes
+/// one, so the waves of a herd reuse the same large buffers instead of regrowing them.
+#[derive(Debug)]
+struct Wheel {
+    buckets: Vec<Vec<Event>>,
+    occupied: Vec<u64>,
+    spares: Vec<Vec<Event>>,
+}
+
+/// Spare large buffers a wheel keeps (bounded memory: a few herd waves' worth).
+const SPARES: usize = 16;
+/// Largest buffer (in events) a bucket keeps for itself once emptied.
+const KEEP_BUCKET: usize = 256;
+
+impl Wheel {
+    fn new(bits: u32) -> Self {
+        Wheel {
+            buckets: (0..1usize << bits).map(|_| Vec::new()).collect(),
+            occupied: vec![0; (1usize << bits) / 64],
+            spares: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, i: usize, event: Event) {
+        let bucket = &mut self.buckets[i];
+        if bucket.capacity() == 0
+            && let Some(spare) = self.spares.pop()
+        {
+            *bucket = spare;
+        }
+        bucket.push(event);
+        self.occupied[i >> 6] |= 1 << (i & 63);
+    }
+
+    /// The first non-empty bucket at or after `from`, if any.
+    fn next(&self, from: usize) -> Option<usize> {
+        let mut w = from >> 6;
+        if w >= self.occupied.len() {
+            return None;
+        }
+        let mut bits = self.occupied[w] & (!0u64 << (from & 63));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == self.occupied.len() {
+                return None;
+            }
+            bits = self.occupied[w];
+        }
+    }
+
+    /// Empties bucket `i` into `out` (appending, in insertion order). A small buffer stays
+    /// with its bucket; a large one becomes a spare (or is freed when there are enough), so
+    /// the buckets of a herd's waves do not each keep their largest size.
+    fn take(&mut self, i: usize, out: &mut Vec<Event>) {
+        self.occupied[i >> 6] &= !(1 << (i & 63));
+        let bucket = &mut self.buckets[i];
+        if out.is_empty() && bucket.capacity() <= out.capacity().max(KEEP_BUCKET) {
+            // Trade buffers instead of copying: the bucket keeps `out`'s (empty) one.
+            std::mem::swap(out, bucket);
+            return;
+        }
+        out.extend_from_slice(bucket);
+        if bucket.capacity() <= KEEP_BUCKET {
+            bucket.clear();
+        } else {
+            let mut big = std::mem::take(bucket);
+            if self.spares.len() < SPARES {
+                big.clear();
+                self.spares.push(big);
+            }
+        }
+    }
+}
+
 /// Min-priority queue of events by time; FIFO among equal times.
+///
+/// Hierarchical timing wheels (R. Brown's calendar queue, with Varghese and Lauck's
+/// hierarchy): the 268 ms *coarse slot* being simulated is split into 4 096 *fine buckets* of
+/// 65.5 µs; the 73-minute *epoch* around it into 16 384 coarse slots; events beyond the
+/// epoch wait in a binary heap. A push is an index and an append. A fine bucket is sorted by
+/// time, stably, when the simulation reaches it (a few events each in a herd); a coarse slot
+/// is spread over the fine buckets when the simulation reaches it, an epoch's events are
+/// pulled from the heap when it begins. Every move keeps insertion order, and a bucket that
+/// receives moved events is still empty then (before its range was reached, its events
+/// went to the level above), so events of equal time pop in insertion order. Bitmaps find
+/// the next non-empty bucket or slot, so empty stretches of time cost nothing.
 ///
 /// Invariant: every pushed event is no earlier than the last popped one (the engine only
 /// schedules at `now + d`). Pushing into the past is a caller bug; it panics in debug builds.
 #[derive(Debug)]
 pub struct EventQueue {
-    /// Events whose time equals `last`, in insertion order; `head` is the next to pop.
+    /// The sorted events of the fine bucket being consumed; `head` is the next to pop.
     current: Vec<Event>,
     head: usize,
-    /// `buckets[level * 64 + digit]`: events whose highest base-64 digit differing from
-    /// `last` is at `level`, where their digit is `digit`.
-    buckets: Vec<Vec<Event>>,
-    /// Per level, bit `digit` set when that bucket is non-empty.
-    occupied: [u64; LEVELS],
-    /// Bit `level` set when `occupied[level] != 0`.
-    levels: u16,
-    last: u64,
+    /// Absolute number (`time >> FINE_SHIFT`) of the fine bucket being consumed.
+    fine_at: u64,
+    /// Fine buckets of the coarse slot being consumed.
+    fine: Wheel,
+    /// Coarse slots of the epoch being consumed.
+    coarse: Wheel,
+    /// Events beyond the epoch, by (time, insertion number).
+    far: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, FarEvent)>>,
+    far_seq: u64,
+    /// A buffer for spreading a coarse slot.
+    spill: Vec<Event>,
     len: usize,
+    last: u64,
+}
+
+/// An event in the far heap (ordered by the key beside it, never by itself).
+#[derive(Debug, Clone, Copy)]
+struct FarEvent(Event);
+
+impl PartialEq for FarEvent {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for FarEvent {}
+impl PartialOrd for FarEvent {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for FarEvent {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
 }
 
 impl Default for EventQueue {
@@ -162,38 +282,20 @@ impl EventQueue {
         EventQueue {
             current: Vec::with_capacity(capacity),
             head: 0,
-            buckets: (0..LEVELS * 64).map(|_| Vec::new()).collect(),
-            occupied: [0; LEVELS],
-            levels: 0,
-            last: 0,
+            fine_at: 0,
+            fine: Wheel::new(FINE_BITS),
+            coarse: Wheel::new(COARSE_BITS),
+            far: std::collections::BinaryHeap::new(),
+            far_seq: 0,
+            spill: Vec::new(),
             len: 0,
-        }
-    }
-
-    #[inline]
-    fn place(&mut self, event: Event) {
-        let time = event.time.0;
-        let diff = time ^ self.last;
-        if diff == 0 {
-            // Events pushed at the instant being consumed (a zero-delay cascade) would grow
-            // `current` without bound while its consumed prefix is dead: drop that prefix
-            // once it is most of the vector (amortised O(1), and only at one instant).
-            if self.head > KEEP_CAPACITY && self.head * 2 >= self.current.len() {
-                self.current.drain(..self.head);
-                self.head = 0;
-            }
-            self.current.push(event);
-        } else {
-            let level = ((63 - diff.leading_zeros()) / DIGIT) as usize;
-            let digit = ((time >> (level as u32 * DIGIT)) & 63) as usize;
-            self.occupied[level] |= 1 << digit;
-            self.levels |= 1 << level;
-            self.buckets[level * 64 + digit].push(event);
+            last: 0,
         }
     }
 
     /// Schedules `event`; it pops after every event with a smaller time, and after every
-    /// event with the same time pushed before it. O(1).
+    /// event with the same time pushed before it. O(1), except into the bucket being
+    /// consumed (a sorted insert) and beyond the epoch (a heap push).
     #[inline]
     pub fn push(&mut self, event: Event) {
         debug_assert!(
@@ -201,119 +303,130 @@ impl EventQueue {
             "an event was scheduled in the past"
         );
         self.len += 1;
-        self.place(event);
+        let t = event.time.0;
+        let fine = t >> FINE_SHIFT;
+        if fine == self.fine_at {
+            self.push_current(event);
+        } else if t >> COARSE_SHIFT == self.fine_at >> FINE_BITS {
+            self.fine.push((fine & FINE_MASK) as usize, event);
+        } else if t >> EPOCH_SHIFT == self.fine_at >> (FINE_BITS + COARSE_BITS) {
+            self.coarse
+                .push(((t >> COARSE_SHIFT) & COARSE_MASK) as usize, event);
+        } else {
+            self.far_seq += 1;
+            self.far
+                .push(std::cmp::Reverse((t, self.far_seq, FarEvent(event))));
+        }
     }
 
-    /// Removes and returns the earliest event. Amortised O(log64 of how far ahead it was
-    /// scheduled).
+    /// Into the bucket being consumed: after every pending event of no later time.
+    #[inline]
+    fn push_current(&mut self, event: Event) {
+        if self.head > KEEP_CAPACITY && self.head * 2 >= self.current.len() {
+            // A cascade at one instant (zero-delay work) keeps appending here while the
+            // consumed prefix is dead: drop it (amortised O(1)).
+            self.current.drain(..self.head);
+            self.head = 0;
+        }
+        match self.current.last() {
+            Some(e) if e.time > event.time => {
+                let pending = &self.current[self.head..];
+                let at = self.head + pending.partition_point(|e| e.time <= event.time);
+                self.current.insert(at, event);
+            }
+            _ => self.current.push(event),
+        }
+    }
+
+    /// Removes and returns the earliest event. Amortised O(1) plus the sort of small
+    /// buckets.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        if self.head == self.current.len() {
-            if self.levels == 0 {
-                return None;
-            }
-            self.refill();
+        if self.head == self.current.len() && !self.advance() {
+            return None;
         }
         let e = self.current[self.head];
         self.head += 1;
         self.len -= 1;
+        self.last = e.time.0;
         Some(e)
     }
 
-    /// Redistributes the lowest non-empty bucket around its earliest time, whose events
-    /// become `current`.
-    ///
-    /// Why FIFO survives: two events of equal time always sit in the same bucket (a bucket is
-    /// a function of the time and `last`, and `last` only moves to the minimum of the lowest
-    /// bucket, which agrees with the old `last` on every digit above that bucket's level, so
-    /// every other event keeps its bucket). Buckets are append-only, and this loop moves
-    /// events in vector order into buckets that are empty (every lower level and `current`
-    /// are empty when the lowest bucket is refilled), so insertion order among equal times is
-    /// preserved all the way to `current`.
+    /// Makes the next non-empty fine bucket `current`. Returns false when no event is left.
     #[cold]
     #[inline(never)]
-    fn refill(&mut self) {
-        if self.current.capacity() > KEEP_CAPACITY {
-            self.current = Vec::new();
-        }
+    fn advance(&mut self) -> bool {
         self.current.clear();
         self.head = 0;
-        let level = self.levels.trailing_zeros() as usize;
-        let digit = self.occupied[level].trailing_zeros() as usize;
-        self.occupied[level] &= !(1 << digit);
-        if self.occupied[level] == 0 {
-            self.levels &= !(1 << level);
-        }
-        let index = level * 64 + digit;
-        if level == 0 {
-            // A level-0 bucket holds a single time (`last` with its lowest digit replaced):
-            // it becomes `current` as it is, already in insertion order. Copied, not swapped,
-            // so a large allocation never migrates into a bucket and lingers there.
-            let bucket = &mut self.buckets[index];
-            self.current.extend_from_slice(bucket);
-            bucket.clear();
-            self.last = self.current[0].time.0;
-            return;
-        }
-        let mut events = std::mem::take(&mut self.buckets[index]);
-        if events.len() == 1 {
-            // The common case with nanosecond times: a lone event pops straight away.
-            let e = events[0];
-            events.clear();
-            self.last = e.time.0;
-            self.current.push(e);
-        } else {
-            self.last = events
-                .iter()
-                .map(|e| e.time.0)
-                .min()
-                .expect("occupied bucket is not empty");
-            for &e in &events {
-                self.place(e);
+        loop {
+            let slot = self.fine_at >> FINE_BITS;
+            let from = (self.fine_at & FINE_MASK) as usize + 1;
+            if let Some(i) = self.fine.next(from) {
+                self.fine_at = (slot << FINE_BITS) | i as u64;
+                self.fine.take(i, &mut self.current);
+                sort_by_time(&mut self.current);
+                return true;
             }
-            events.clear();
-        }
-        // Keep a small allocation (this bucket fills again soon), but give back a large one:
-        // a herd of a million events passes through many buckets, and buckets that each kept
-        // their largest size would hold many times the events actually in the queue.
-        if events.capacity() <= KEEP_CAPACITY {
-            self.buckets[index] = events;
+            // The coarse slot is done: spread the next non-empty one over the fine buckets.
+            let epoch = slot >> COARSE_BITS;
+            let from = ((slot & COARSE_MASK) + 1) as usize;
+            if let Some(j) = self.coarse.next(from) {
+                let slot = (epoch << COARSE_BITS) | j as u64;
+                self.spread(j);
+                self.fine_at = slot << FINE_BITS;
+                if let Some(i) = self.fine.next(0).filter(|&i| i == 0) {
+                    self.fine.take(i, &mut self.current);
+                    sort_by_time(&mut self.current);
+                    return true;
+                }
+                continue;
+            }
+            // The epoch is done: pull the next one's events from the heap.
+            let Some(std::cmp::Reverse((t, _, _))) = self.far.peek() else {
+                return false;
+            };
+            let epoch = t >> EPOCH_SHIFT;
+            while let Some(std::cmp::Reverse((t, _, _))) = self.far.peek() {
+                if t >> EPOCH_SHIFT != epoch {
+                    break;
+                }
+                let std::cmp::Reverse((t, _, FarEvent(e))) = self.far.pop().expect("peeked");
+                self.coarse
+                    .push(((t >> COARSE_SHIFT) & COARSE_MASK) as usize, e);
+            }
+            let first = self.coarse.next(0).expect("an event was moved in") as u64;
+            let slot = (epoch << COARSE_BITS) | first;
+            self.spread(first as usize);
+            self.fine_at = slot << FINE_BITS;
+            if let Some(0) = self.fine.next(0) {
+                self.fine.take(0, &mut self.current);
+                sort_by_time(&mut self.current);
+                return true;
+            }
         }
     }
 
-    /// The id of one of the next events, likely a request key: the next event of the
-    /// current time, else the oldest event of the lowest bucket. Cheap and only a guess, for
-    /// prefetching request state before it is needed.
+    /// Spreads coarse slot `j`'s events over the fine buckets, in insertion order, through a
+    /// buffer kept from slot to slot (no allocation once warm).
+    fn spread(&mut self, j: usize) {
+        let mut spill = std::mem::take(&mut self.spill);
+        self.coarse.take(j, &mut spill);
+        for e in spill.drain(..) {
+            let i = ((e.time.0 >> FINE_SHIFT) & FINE_MASK) as usize;
+            self.fine.push(i, e);
+        }
+        self.spill = spill;
+    }
+
+    /// The id of the next event, likely a request key, when it is already known (cheap and
+    /// only a guess, for prefetching request state before it is needed).
     #[inline]
     pub fn upcoming_id(&self) -> Option<u32> {
-        if let Some(e) = self.current.get(self.head) {
-            return Some(e.id);
-        }
-        let level = self.levels.trailing_zeros() as usize;
-        if level >= LEVELS {
-            return None;
-        }
-        let digit = self.occupied[level].trailing_zeros() as usize;
-        self.buckets[level * 64 + digit].first().map(|e| e.id)
-    }
-
-    /// The time of the earliest event, without removing it. O(size of the lowest bucket).
-    pub fn peek_time(&self) -> Option<SimTime> {
-        if let Some(e) = self.current.get(self.head) {
-            return Some(e.time);
-        }
-        if self.levels == 0 {
-            return None;
-        }
-        let level = self.levels.trailing_zeros() as usize;
-        let digit = self.occupied[level].trailing_zeros() as usize;
-        self.buckets[level * 64 + digit]
-            .iter()
-            .map(|e| e.time)
-            .min()
+        self.current.get(self.head).map(|e| e.id)
     }
 
     /// Number of scheduled events.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -321,6 +434,55 @@ impl EventQueue {
     /// Whether nothing is scheduled.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// Sorts the events of one fine bucket by time, keeping insertion order among equal times:
+/// insertion sort for the few events of a spread-out herd; for a crowded bucket, a stable
+/// two-pass counting sort on the 16 low bits (all its times share the bits above, and
+/// `FINE_SHIFT` is 16), which costs a few operations per event whatever their order.
+fn sort_by_time(events: &mut Vec<Event>) {
+    const _: () = assert!(
+        FINE_SHIFT == 16,
+        "the radix passes cover exactly the bucket's bits"
+    );
+    let n = events.len();
+    if n <= 48 {
+        for i in 1..n {
+            let e = events[i];
+            let mut j = i;
+            while j > 0 && events[j - 1].time > e.time {
+                events[j] = events[j - 1];
+                j -= 1;
+            }
+            events[j] = e;
+        }
+        return;
+    }
+    if events.windows(2).all(|w| w[0].time <= w[1].time) {
+        return;
+    }
+    let mut tmp = Vec::with_capacity(n);
+    for shift in [0u32, 8] {
+        let digit = |e: &Event| ((e.time.0 >> shift) & 0xFF) as usize;
+        let mut counts = [0usize; 256];
+        for e in events.iter() {
+            counts[digit(e)] += 1;
+        }
+        let mut start = 0;
+        for c in counts.iter_mut() {
+            let k = *c;
+            *c = start;
+            start += k;
+        }
+        tmp.clear();
+        tmp.resize(n, events[0]);
+        for e in events.iter() {
+            let d = digit(e);
+            tmp[counts[d]] = *e;
+            counts[d] += 1;
+        }
+        std::mem::swap(events, &mut tmp);
     }
 }
 
@@ -375,6 +537,37 @@ mod tests {
             expected.sort();
             let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time.0, e.id)).collect();
             proptest::prop_assert_eq!(got, expected);
+        }
+
+        /// Delays from nanoseconds to minutes: events cross the far level, the window moves
+        /// and jumps, and still come out in (time, insertion) order.
+        #[test]
+        fn far_events_keep_time_and_insertion_order(ops in proptest::collection::vec((0u64..4, 0u64..1_000, proptest::bool::ANY), 1..600)) {
+            let mut q = EventQueue::default();
+            let mut now = 0u64;
+            let mut reference: Vec<(u64, u64)> = Vec::new();
+            let mut seq = 0u64;
+            for (scale, delay, pop) in ops {
+                if pop {
+                    let got = q.pop().map(|e| (e.time.0, e.id as u64));
+                    reference.sort();
+                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
+                    proptest::prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    // 0 .. 1 µs, 1 ms, 1 s, 1000 s ahead (some land on equal times).
+                    let t = now + delay * [1, 1_000, 1_000_000, 1_000_000_000][scale as usize];
+                    q.push(Event::new(EventKind::Send, SimTime(t), seq as u32, 0));
+                    reference.push((t, seq));
+                    seq += 1;
+                }
+                proptest::prop_assert_eq!(q.len(), reference.len());
+            }
+            reference.sort();
+            let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time.0, e.id as u64)).collect();
+            proptest::prop_assert_eq!(rest, reference);
         }
 
         /// Interleaved pushes (never into the past) and pops still come out in order.

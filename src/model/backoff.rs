@@ -76,12 +76,19 @@ impl Backoff {
     /// The delay before retry `n` (n >= 1). `prev` is the previous delay of this request
     /// (only decorrelated jitter reads it; start it at `base`). `u` is a draw in `[0, 1)`.
     pub fn delay(&self, n: u32, prev: SimDuration, u: f64) -> SimDuration {
+        self.delay_from(self.expo(n), prev, u)
+    }
+
+    /// [`Backoff::delay`] given `expo = self.expo(n)` (so a caller can keep the ladder in a
+    /// table instead of raising the multiplier to a power at every retry).
+    #[inline]
+    pub fn delay_from(&self, expo: SimDuration, prev: SimDuration, u: f64) -> SimDuration {
         let scaled = |lo: f64, width: f64| SimDuration((lo + u * width).max(0.0) as u64);
         match self.jitter {
-            Jitter::None => self.expo(n),
-            Jitter::Full => scaled(0.0, self.expo(n).as_nanos() as f64),
+            Jitter::None => expo,
+            Jitter::Full => scaled(0.0, expo.as_nanos() as f64),
             Jitter::Equal => {
-                let half = self.expo(n).as_nanos() as f64 / 2.0;
+                let half = expo.as_nanos() as f64 / 2.0;
                 scaled(half, half)
             }
             Jitter::Decorrelated => {
@@ -90,14 +97,31 @@ impl Backoff {
                 scaled(lo, (hi - lo).max(0.0)).min(self.cap)
             }
             Jitter::Proportional(f) => {
-                let e = self.expo(n).as_nanos() as f64;
+                let e = expo.as_nanos() as f64;
                 SimDuration((e * (1.0 + f * (2.0 * u - 1.0))).max(0.0) as u64)
             }
             Jitter::Fraction(j) => {
-                let e = self.expo(n).as_nanos() as f64;
+                let e = expo.as_nanos() as f64;
                 SimDuration((e * (1.0 - j * u)).max(0.0) as u64)
             }
         }
+    }
+
+    /// `expo(1), expo(2), ...` (at most `max` values) until they stop changing (the cap is
+    /// reached, or the multiplier is 1): every later retry has the last value's `expo`.
+    pub fn ladder(&self, max: u32) -> Vec<SimDuration> {
+        let mut out: Vec<SimDuration> = Vec::new();
+        for n in 1..=max.max(1) {
+            let e = self.expo(n);
+            if out.last() == Some(&e) {
+                break;
+            }
+            out.push(e);
+            if e >= self.cap {
+                break;
+            }
+        }
+        out
     }
 
     /// The closed range every delay for retry `n` lies in (for property tests and
@@ -132,6 +156,29 @@ mod tests {
             cap: SimDuration::from_millis(cap_ms),
             multiplier: 2.0,
             jitter,
+        }
+    }
+
+    #[test]
+    fn the_ladder_table_gives_expo_for_every_retry() {
+        for b in [
+            ladder(100, 1000, Jitter::None),
+            Backoff {
+                multiplier: 1.0,
+                ..ladder(100, 1000, Jitter::Full)
+            },
+            Backoff {
+                multiplier: 1.5,
+                ..ladder(7, 10_000, Jitter::Equal)
+            },
+        ] {
+            let table = b.ladder(65_535);
+            assert!(table.len() < 40, "{}", table.len());
+            let last = *table.last().unwrap();
+            for n in 1..200u32 {
+                let e = table.get(n as usize - 1).copied().unwrap_or(last);
+                assert_eq!(e, b.expo(n), "retry {n}");
+            }
         }
     }
 
