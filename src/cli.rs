@@ -25,6 +25,27 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the retry delays a backoff policy produces for a few clients.
     Schedule(ScheduleArgs),
+    /// Merge the shards of a sharded run (`run --shard`) into the files of the whole run.
+    Merge(MergeArgs),
+}
+
+/// `herdsim merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The scenario's output folder holding the `shard-i-of-n` folders (`<out>/<name>`).
+    pub dir: PathBuf,
+    /// Write `<out>/<name>/` here instead of into DIR itself.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print nothing on stdout.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Chart formats, comma-separated: png, svg.
+    #[arg(long, value_delimiter = ',', default_value = "png,svg")]
+    pub format: Vec<ChartFormat>,
+    /// Skip charts and report.html.
+    #[arg(long)]
+    pub no_charts: bool,
 }
 
 /// `herdsim run`.
@@ -60,6 +81,15 @@ pub struct RunArgs {
     /// Skip charts and report.html.
     #[arg(long)]
     pub no_charts: bool,
+    /// Run only shard I of N of the jobs (sweep point x strategy x replication, round
+    /// robin) and write partial results to `<out>/<name>/shard-I-of-N/` for `herdsim
+    /// merge`; `auto` reads the shard from a Slurm, Kubernetes Indexed Job or AWS Batch array.
+    #[arg(long, value_name = "I/N|auto", value_parser = crate::shard::parse_shard)]
+    pub shard: Option<crate::shard::ShardArg>,
+    /// With `--shard auto` in a Kubernetes Indexed Job: the Job's completions (the shard
+    /// count, which the Job does not put in the environment).
+    #[arg(long, value_name = "N")]
+    pub shard_count: Option<u32>,
 }
 
 /// A chart file format.

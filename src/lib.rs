@@ -35,6 +35,7 @@ pub mod model;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod shard;
 pub mod text;
 pub mod time;
 

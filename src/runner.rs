@@ -227,21 +227,114 @@ pub fn run_scenario(
     on_run_done: &(dyn Fn() + Sync),
 ) -> Result<ScenarioResult> {
     let jobs = plan(file);
-    // One slot per (point, strategy), in plan order: an accumulator while runs come in,
-    // reduced to its (small) result as soon as its last replication is folded in, so only
-    // the groups being worked on hold latency samples and series sums.
-    let mut slots = Vec::new();
+    let all: Vec<usize> = (0..jobs.len()).collect();
+    let slots = fold(file, &jobs, &all, options, on_run_done, true)?;
+    Ok(assemble(
+        file,
+        slots.into_iter().map(|slot| match slot {
+            Slot::Done(result) => *result,
+            Slot::Running { .. } => unreachable!("every replication of every strategy has run"),
+        }),
+    ))
+}
+
+/// One shard's share of a scenario file: the jobs whose index in plan order is
+/// `index mod count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: u32,
+    /// How many shards the jobs are split into (>= 1).
+    pub count: u32,
+}
+
+impl Shard {
+    /// The indices (in plan order) of this shard's jobs among `jobs` jobs.
+    pub fn jobs(&self, jobs: usize) -> Vec<usize> {
+        (self.index as usize..jobs)
+            .step_by(self.count as usize)
+            .collect()
+    }
+}
+
+/// What one shard ran: its jobs, and per (point, strategy) group the accumulator its runs
+/// were folded into (`None` for a group it had no job of). Merging the partials of every
+/// shard gives exactly the state one unsharded run reaches.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Partial {
+    /// Indices (in plan order) of the jobs run.
+    pub jobs: Vec<usize>,
+    /// One per (point, strategy), in plan order.
+    pub groups: Vec<Option<StrategyAccumulator>>,
+}
+
+/// Runs the jobs of `shard` and keeps them unreduced, for [`merge`].
+pub fn run_shard(
+    file: &ScenarioFile,
+    shard: Shard,
+    options: RunOptions,
+    on_run_done: &(dyn Fn() + Sync),
+) -> Result<Partial> {
+    let jobs = plan(file);
+    let mine = shard.jobs(jobs.len());
+    let slots = fold(file, &jobs, &mine, options, on_run_done, false)?;
+    let groups = slots
+        .into_iter()
+        .map(|slot| match slot {
+            Slot::Running {
+                accumulator,
+                remaining: _,
+            } => (accumulator.folded() > 0).then_some(*accumulator),
+            Slot::Done(_) => unreachable!("a shard does not reduce its groups"),
+        })
+        .collect();
+    Ok(Partial { jobs: mine, groups })
+}
+
+/// Merges the partials of every shard of `file` (checked beforehand: every job exactly
+/// once) and reduces them: the same results, bit for bit, as [`run_scenario`].
+pub fn merge(file: &ScenarioFile, partials: Vec<Partial>) -> ScenarioResult {
+    let mut groups: Vec<Option<StrategyAccumulator>> = Vec::new();
     for p in &file.points {
         for _ in &p.scenario.strategies {
-            slots.push(Mutex::new(Slot::Running {
-                accumulator: Box::new(StrategyAccumulator::new(
-                    &p.scenario,
-                    p.scenario.replications,
-                )),
-                remaining: p.scenario.replications,
-            }));
+            groups.push(None);
         }
     }
+    for partial in partials {
+        for (sum, part) in groups.iter_mut().zip(partial.groups) {
+            match (sum.as_mut(), part) {
+                (_, None) => {}
+                (None, Some(part)) => *sum = Some(part),
+                (Some(sum), Some(part)) => sum.merge(part),
+            }
+        }
+    }
+    let mut groups = groups.into_iter();
+    let mut results = Vec::new();
+    for p in &file.points {
+        for s in 0..p.scenario.strategies.len() {
+            let acc = groups
+                .next()
+                .expect("one group per strategy")
+                .expect("every job was run by some shard");
+            results.push(acc.finish(&p.scenario, s));
+        }
+    }
+    assemble(file, results.into_iter())
+}
+
+/// Runs `chosen` (indices into `jobs`) on the current rayon pool, folding each run into its
+/// (point, strategy) slot as it ends; with `reduce`, a slot is reduced to its result as soon
+/// as its last replication is in, so only the groups being worked on hold latency samples
+/// and series sums.
+fn fold(
+    file: &ScenarioFile,
+    jobs: &[Job],
+    chosen: &[usize],
+    options: RunOptions,
+    on_run_done: &(dyn Fn() + Sync),
+    reduce: bool,
+) -> Result<Vec<Slot>> {
     let first_slot: Vec<usize> = file
         .points
         .iter()
@@ -251,42 +344,68 @@ pub fn run_scenario(
             Some(first)
         })
         .collect();
-    jobs.par_iter().try_for_each(|job| {
-        let scenario = &file.points[job.point].scenario;
-        let metrics = run_job(file, *job, options);
-        if let Some(at) = metrics.stalled_at {
-            return Err(stalled_error(file, *job, at));
+    let slot_of = |job: &Job| first_slot[job.point] + job.strategy;
+    let groups: usize = file
+        .points
+        .iter()
+        .map(|p| p.scenario.strategies.len())
+        .sum();
+    let mut remaining = vec![0u32; groups];
+    for &i in chosen {
+        remaining[slot_of(&jobs[i])] += 1;
+    }
+    let mut slots = Vec::new();
+    for p in &file.points {
+        for _ in &p.scenario.strategies {
+            let left = remaining[slots.len()];
+            slots.push(Mutex::new(Slot::Running {
+                accumulator: Box::new(StrategyAccumulator::new(
+                    &p.scenario,
+                    p.scenario.replications,
+                )),
+                // Without reduction the count never reaches 0.
+                remaining: if reduce { left } else { u32::MAX },
+            }));
         }
-        slots[first_slot[job.point] + job.strategy]
+    }
+    chosen.par_iter().try_for_each(|&i| {
+        let job = jobs[i];
+        let scenario = &file.points[job.point].scenario;
+        let metrics = run_job(file, job, options);
+        if let Some(at) = metrics.stalled_at {
+            return Err(stalled_error(file, job, at));
+        }
+        slots[slot_of(&job)]
             .lock()
             .expect("no run panics while holding an accumulator")
             .add(scenario, job.strategy, job.replication, metrics);
         on_run_done();
         Ok(())
     })?;
-    let mut slots = slots.into_iter();
+    Ok(slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .expect("no run panics while holding an accumulator")
+        })
+        .collect())
+}
+
+/// Groups per-strategy results (in plan order) into points, with their paired comparisons.
+fn assemble(file: &ScenarioFile, results: impl Iterator<Item = StrategyResult>) -> ScenarioResult {
+    let mut results = results;
     let mut events = 0;
     let mut cut_short = 0;
     let points = file
         .points
         .iter()
         .map(|p| {
-            let strategies: Vec<StrategyResult> = (0..p.scenario.strategies.len())
-                .map(|_| {
-                    let slot = slots
-                        .next()
-                        .expect("one slot per strategy")
-                        .into_inner()
-                        .expect("no run panics while holding an accumulator");
-                    let Slot::Done(result) = slot else {
-                        unreachable!("every replication of every strategy has run")
-                    };
-                    let result = *result;
-                    events += result.summary.events;
-                    cut_short += result.summary.cut_short;
-                    result
-                })
-                .collect();
+            let strategies: Vec<StrategyResult> =
+                results.by_ref().take(p.scenario.strategies.len()).collect();
+            for s in &strategies {
+                events += s.summary.events;
+                cut_short += s.summary.cut_short;
+            }
             PointResult {
                 labels: p.labels.clone(),
                 paired: paired(&strategies),
@@ -294,11 +413,11 @@ pub fn run_scenario(
             }
         })
         .collect();
-    Ok(ScenarioResult {
+    ScenarioResult {
         points,
         events,
         cut_short,
-    })
+    }
 }
 
 #[cfg(test)]

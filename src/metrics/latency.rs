@@ -23,7 +23,7 @@ const LINEAR: u64 = 1 << (SUB_BITS + 1);
 const BUCKETS: usize = LINEAR as usize + (64 - SUB_BITS as usize - 1) * (1 << SUB_BITS);
 
 /// A mergeable multiset of latency samples in nanoseconds.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Latencies {
     /// Every sample while the count is at most [`EXACT_LIMIT`] (unsorted).
     exact: Vec<u64>,

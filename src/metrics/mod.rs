@@ -13,6 +13,8 @@ pub mod paired;
 pub mod recovery;
 pub mod summary;
 
+use serde::{Deserialize, Serialize};
+
 use crate::model::outcome::{GiveUpReason, Status};
 use crate::time::{SimDuration, SimTime};
 pub use latency::Latencies;
@@ -173,7 +175,7 @@ pub fn class_index(s: Status) -> usize {
 }
 
 /// How one logical request ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {
     /// Succeeded (possibly on the fallback server).
     Succeeded,
@@ -192,7 +194,7 @@ impl Outcome {
 }
 
 /// One row of `requests.csv`: the `retries_exhausted` record of a client request.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     /// The population it came from (index in the scenario).
     pub population: u16,
@@ -216,7 +218,7 @@ pub struct RequestRecord {
 }
 
 /// What became of one attempt, as the raster chart colours it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AttemptOutcome {
     /// Answered 200.
     Served,
@@ -241,7 +243,7 @@ impl AttemptOutcome {
 }
 
 /// One attempt of a sampled client request (`attempts.csv`, the raster chart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AttemptRecord {
     /// The population it came from (index in the scenario).
     pub population: u16,

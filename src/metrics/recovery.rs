@@ -35,7 +35,7 @@ pub const WINDOW: usize = 10;
 pub const GOODPUT_SHARE: f64 = 0.9;
 
 /// Whether and when a run got back to normal after its trigger.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Recovery {
     /// The scenario has no trigger.
     NoTrigger,

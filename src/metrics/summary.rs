@@ -13,6 +13,8 @@
 //! the nearest-rank definition (`sorted[⌈p·n⌉ - 1]`), exact up to a million samples (see
 //! [`super::latency`]).
 
+use serde::{Deserialize, Serialize};
+
 use super::recovery::{Recovery, recovery};
 use super::{
     AttemptRecord, BUCKET_FIELDS, Bucket, Latencies, PopulationBucket, RequestRecord, RunMetrics,
@@ -55,7 +57,7 @@ pub const CDF_POINTS: usize = 200;
 
 /// One replication's headline numbers: what confidence intervals and paired comparisons
 /// are computed from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Replicate {
     /// Client attempts that reached the entry service.
     pub calls: f64,
@@ -78,7 +80,7 @@ pub struct Replicate {
 }
 
 /// Integer sums of one service's counters over the runs folded so far.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ServiceTotals {
     calls: u64,
     accepted: u64,
@@ -99,7 +101,7 @@ struct ServiceTotals {
 }
 
 /// Sums over the runs folded so far for one population.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct PopulationTotals {
     requests: u64,
     calls: u64,
@@ -109,8 +111,10 @@ struct PopulationTotals {
     timeline: Vec<[u64; 3]>,
 }
 
-/// The runs of one strategy (at one sweep point), folded as they end.
-#[derive(Debug, Clone)]
+/// The runs of one strategy (at one sweep point), folded as they end. It serialises, so
+/// shards of a sweep run on different machines can be merged into exactly the state one
+/// machine would have reached ([`StrategyAccumulator::merge`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StrategyAccumulator {
     replicates: Vec<Option<Replicate>>,
     services: Vec<ServiceTotals>,
@@ -215,6 +219,77 @@ impl StrategyAccumulator {
         self.peak_requests = self.peak_requests.max(run.peak_requests);
         self.requests[replication as usize] = std::mem::take(&mut run.requests);
         self.attempts[replication as usize] = std::mem::take(&mut run.attempts);
+    }
+
+    /// Adds everything `other` folded (its replications must be others than this one's):
+    /// the state is then what folding both sets of runs into one accumulator gives.
+    ///
+    /// Panics if a replication was folded into both (a caller bug: shards are checked
+    /// before merging).
+    pub fn merge(&mut self, other: StrategyAccumulator) {
+        for (mine, theirs) in self.replicates.iter_mut().zip(other.replicates) {
+            if let Some(r) = theirs {
+                assert!(
+                    mine.is_none(),
+                    "a replication was folded into both accumulators"
+                );
+                *mine = Some(r);
+            }
+        }
+        for (t, o) in self.services.iter_mut().zip(other.services) {
+            t.calls += o.calls;
+            t.accepted += o.accepted;
+            t.rejected += o.rejected;
+            t.shed += o.shed;
+            t.wasted += o.wasted;
+            t.lost += o.lost;
+            t.requests += o.requests;
+            t.succeeded += o.succeeded;
+            add_arrays(&mut t.gave_up, &o.gave_up);
+            t.success_attempts += o.success_attempts;
+            add_arrays(&mut t.retries, &o.retries);
+            t.timeouts += o.timeouts;
+            t.budget_allowed += o.budget_allowed;
+            t.budget_refused += o.budget_refused;
+            t.breaker_open_ns += o.breaker_open_ns;
+            merge_series(&mut t.timeline, &o.timeline);
+        }
+        for (t, o) in self.populations.iter_mut().zip(other.populations) {
+            t.requests += o.requests;
+            t.calls += o.calls;
+            t.succeeded += o.succeeded;
+            t.gave_up += o.gave_up;
+            t.latencies.merge(&o.latencies);
+            merge_series(&mut t.timeline, &o.timeline);
+        }
+        self.latencies.merge(&other.latencies);
+        self.success_latencies.merge(&other.success_latencies);
+        self.fallback_calls += other.fallback_calls;
+        self.fallback_succeeded += other.fallback_succeeded;
+        self.breaker_open_ns += other.breaker_open_ns;
+        self.events += other.events;
+        self.cut_short += other.cut_short;
+        self.peak_requests = self.peak_requests.max(other.peak_requests);
+        for (mine, theirs) in self.requests.iter_mut().zip(other.requests) {
+            if !theirs.is_empty() {
+                *mine = theirs;
+            }
+        }
+        for (mine, theirs) in self.attempts.iter_mut().zip(other.attempts) {
+            if !theirs.is_empty() {
+                *mine = theirs;
+            }
+        }
+    }
+
+    /// Events simulated by the runs folded in so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Replications folded in so far.
+    pub fn folded(&self) -> usize {
+        self.replicates.iter().filter(|r| r.is_some()).count()
     }
 
     /// The results of strategy `index` of `scenario`, once every replication is in.
@@ -371,6 +446,15 @@ pub fn summarize(scenario: &Scenario, index: usize, runs: &[RunMetrics]) -> Stra
         acc.add(scenario, r as u32, run.clone());
     }
     acc.finish(scenario, index).summary
+}
+
+fn merge_series<const N: usize>(sum: &mut Vec<[u64; N]>, add: &[[u64; N]]) {
+    if sum.len() < add.len() {
+        sum.resize(add.len(), [0; N]);
+    }
+    for (s, a) in sum.iter_mut().zip(add) {
+        s.iter_mut().zip(a).for_each(|(x, y)| *x += y);
+    }
 }
 
 fn add_arrays<const N: usize>(sum: &mut [u64; N], add: &[u64; N]) {

@@ -4,7 +4,9 @@
 //! (`requests.csv`, summary columns), so each has one spelling, defined here.
 
 /// The result of one attempt, as the client sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[repr(u8)]
 pub enum Status {
     /// 200: served.
@@ -105,7 +107,9 @@ impl FromIterator<Status> for StatusSet {
 }
 
 /// Why a logical request ended without success.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[repr(u8)]
 pub enum GiveUpReason {
     /// `max_attempts` reached.

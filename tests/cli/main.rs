@@ -15,4 +15,5 @@ mod report;
 mod scenarios_v2;
 mod seeds;
 mod servers;
+mod shards;
 mod workloads;

@@ -1,0 +1,424 @@
+//! Scale-out over a batch engine: run a scenario file's jobs as `n` shards on different
+//! machines (a Slurm array, a Kubernetes Indexed Job, an AWS Batch array), then merge.
+//!
+//! `herdsim run FILE --shard i/n` runs only the jobs (sweep point, strategy, replication)
+//! whose index in plan order is `i mod n`, and writes `<out>/<name>/shard-i-of-n/`:
+//! `partial.json` (the unreduced accumulators of its jobs, see
+//! [`crate::runner::Partial`]), `scenario.toml` (the scenario text it ran) and
+//! `manifest.json` (herdsim version, scenario hash, seed, replications, shard, job indices,
+//! the options that change outputs, and the SHA-256 of `partial.json`). A re-run shard
+//! replaces its own folder (idempotent). `herdsim merge <out>/<name>` checks that the shards
+//! are of one scenario (one hash, one count, one version), that every job is present exactly
+//! once and that no data file was altered, then reduces them: the accumulators' folds are
+//! integer sums, mergeable latency sets and per-replication values, so the merged files are
+//! byte for byte those of the unsharded run.
+//!
+//! `--shard auto` reads the shard from the batch engine's environment: Slurm's
+//! `SLURM_ARRAY_TASK_ID` and `SLURM_ARRAY_TASK_COUNT` (the index made 0-based with
+//! `SLURM_ARRAY_TASK_MIN`), Kubernetes' `JOB_COMPLETION_INDEX` with `--shard-count`, or AWS
+//! Batch's `AWS_BATCH_JOB_ARRAY_INDEX` and `AWS_BATCH_JOB_ARRAY_SIZE`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::runner::{Partial, Shard};
+
+/// What the shard flag asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardArg {
+    /// `i/n`.
+    Fixed(Shard),
+    /// `auto`: from the batch engine's environment.
+    Auto,
+}
+
+/// Parses `--shard`: `i/n` with `0 <= i < n`, or `auto`.
+pub fn parse_shard(text: &str) -> std::result::Result<ShardArg, String> {
+    if text == "auto" {
+        return Ok(ShardArg::Auto);
+    }
+    let parse = |s: &str| s.trim().parse::<u32>().ok();
+    match text.split_once('/').map(|(i, n)| (parse(i), parse(n))) {
+        Some((Some(index), Some(count))) if count >= 1 && index < count => {
+            Ok(ShardArg::Fixed(Shard { index, count }))
+        }
+        Some((Some(i), Some(n))) => Err(format!(
+            "expected a shard index below the shard count (0..{n}), found {i}/{n}"
+        )),
+        _ => Err(format!(
+            "expected i/n (e.g. 0/4, the shard index from 0 and the shard count) or auto, found \"{text}\""
+        )),
+    }
+}
+
+/// The shard `--shard auto` means in an environment read through `var` (Slurm, Kubernetes
+/// Indexed Job with `shard_count`, AWS Batch array), in that order of precedence.
+pub fn shard_from_env(
+    var: impl Fn(&str) -> Option<String>,
+    shard_count: Option<u32>,
+) -> Result<Shard> {
+    let number = |name: &str| -> Result<Option<u32>> {
+        match var(name) {
+            None => Ok(None),
+            Some(v) => v.trim().parse::<u32>().map(Some).map_err(|_| {
+                Error::Usage(format!(
+                    "--shard auto: {name} must be a whole number, found \"{}\"",
+                    crate::text::escape(&v)
+                ))
+            }),
+        }
+    };
+    let checked = |index: u32, count: u32, from: &str| -> Result<Shard> {
+        if count == 0 || index >= count {
+            return Err(Error::Usage(format!(
+                "--shard auto: {from} gives shard {index} of {count}, expected an index below the count"
+            )));
+        }
+        Ok(Shard { index, count })
+    };
+    if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
+        let count = number("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
+            Error::Usage(
+                "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not".into(),
+            )
+        })?;
+        let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+        return checked(
+            id.saturating_sub(min),
+            count,
+            "Slurm (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN)",
+        );
+    }
+    if let Some(index) = number("JOB_COMPLETION_INDEX")? {
+        let count = shard_count.ok_or_else(|| {
+            Error::Usage(
+                "--shard auto: JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) needs --shard-count, the Job's completions".into(),
+            )
+        })?;
+        return checked(index, count, "JOB_COMPLETION_INDEX with --shard-count");
+    }
+    if let Some(index) = number("AWS_BATCH_JOB_ARRAY_INDEX")? {
+        let count = number("AWS_BATCH_JOB_ARRAY_SIZE")?.ok_or_else(|| {
+            Error::Usage("--shard auto: AWS_BATCH_JOB_ARRAY_INDEX is set but AWS_BATCH_JOB_ARRAY_SIZE is not".into())
+        })?;
+        return checked(index, count, "AWS Batch (AWS_BATCH_JOB_ARRAY_INDEX)");
+    }
+    Err(Error::Usage(
+        "--shard auto: no batch array found in the environment (SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX); use --shard i/n".into(),
+    ))
+}
+
+/// `shard-i-of-n`, the folder of one shard inside the scenario's output folder.
+pub fn folder_name(shard: Shard) -> String {
+    format!("shard-{}-of-{}", shard.index, shard.count)
+}
+
+/// `manifest.json` of a shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The herdsim version that ran it (merging across versions is refused: results may
+    /// differ).
+    pub herdsim: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario file as named on the command line.
+    pub file: String,
+    /// SHA-256 of what decides every result: the scenario text, seed and replications.
+    pub scenario_hash: String,
+    /// The seed run (after `--seed`).
+    pub seed: u64,
+    /// The replications run (after `--replications`).
+    pub replications: u32,
+    /// This shard.
+    pub shard: u32,
+    /// The shard count.
+    pub shards: u32,
+    /// Jobs in the whole plan.
+    pub total_jobs: usize,
+    /// Indices of this shard's jobs in plan order.
+    pub jobs: Vec<usize>,
+    /// Whether per-request records were kept (`--requests`).
+    pub requests: bool,
+    /// Whether the attempt sample was taken in every replication (`--attempts`).
+    pub attempts: bool,
+    /// SHA-256 of `partial.json`.
+    pub partial_sha256: String,
+}
+
+/// SHA-256 of `bytes`, in lower-case hex.
+pub fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The hash that identifies a run's results: the scenario text, its seed and replications.
+pub fn run_hash(source: &str, seed: u64, replications: u32) -> String {
+    sha256(format!("{source}\0seed={seed}\0replications={replications}").as_bytes())
+}
+
+/// The three files of a shard folder, as bytes.
+pub fn shard_files(
+    manifest: &mut Manifest,
+    source: &str,
+    partial: &Partial,
+) -> Result<Vec<(&'static str, Vec<u8>)>> {
+    let data = serde_json::to_vec(partial)
+        .map_err(|e| Error::io("cannot format", "partial.json", std::io::Error::other(e)))?;
+    manifest.partial_sha256 = sha256(&data);
+    let mut head = serde_json::to_vec_pretty(manifest)
+        .map_err(|e| Error::io("cannot format", "manifest.json", std::io::Error::other(e)))?;
+    head.push(b'\n');
+    Ok(vec![
+        ("manifest.json", head),
+        ("scenario.toml", source.as_bytes().to_vec()),
+        ("partial.json", data),
+    ])
+}
+
+/// One shard read back from its folder.
+#[derive(Debug)]
+pub struct ShardData {
+    /// Its folder.
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// The scenario text it ran.
+    pub source: String,
+    /// Its accumulators.
+    pub partial: Partial,
+}
+
+/// Reads and checks every `shard-*-of-*` folder of `dir` (a scenario's output folder):
+/// one scenario hash, one shard count, one herdsim version, every shard and every job
+/// exactly once, data files intact. Refusals are [`Error::Usage`] (exit 2).
+pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
+    let shown = crate::text::escape(&dir.display().to_string()).to_string();
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io("cannot read folder", dir, e))?;
+    let mut folders: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("shard-") && name.contains("-of-") && e.path().is_dir()
+        })
+        .map(|e| e.path())
+        .collect();
+    folders.sort();
+    if folders.is_empty() {
+        return Err(Error::Usage(format!(
+            "merge: {shown} holds no shard-i-of-n folder (run `herdsim run FILE --shard i/n --out ...` first)"
+        )));
+    }
+    let mut shards = Vec::new();
+    for folder in folders {
+        let read = |name: &str| {
+            let path = folder.join(name);
+            std::fs::read(&path).map_err(|e| Error::io("cannot read", path, e))
+        };
+        let bad = |what: String| {
+            Error::Usage(format!(
+                "merge: {}: {what}",
+                crate::text::escape(&folder.display().to_string())
+            ))
+        };
+        let manifest: Manifest = serde_json::from_slice(&read("manifest.json")?).map_err(|e| {
+            bad(format!(
+                "manifest.json is not a herdsim shard manifest ({e})"
+            ))
+        })?;
+        let expected = folder_name(Shard {
+            index: manifest.shard,
+            count: manifest.shards,
+        });
+        if folder
+            .file_name()
+            .is_none_or(|n| n.to_string_lossy() != expected)
+        {
+            return Err(bad(format!(
+                "its manifest is that of {expected}: a shard folder was renamed or copied"
+            )));
+        }
+        let data = read("partial.json")?;
+        if sha256(&data) != manifest.partial_sha256 {
+            return Err(bad(
+                "partial.json does not match its checksum in manifest.json (altered or truncated); run this shard again".into(),
+            ));
+        }
+        let partial: Partial = serde_json::from_slice(&data)
+            .map_err(|e| bad(format!("partial.json cannot be read ({e})")))?;
+        let source = String::from_utf8(read("scenario.toml")?)
+            .map_err(|_| bad("scenario.toml is not UTF-8".into()))?;
+        if run_hash(&source, manifest.seed, manifest.replications) != manifest.scenario_hash {
+            return Err(bad(
+                "scenario.toml does not match the scenario hash in manifest.json".into(),
+            ));
+        }
+        shards.push(ShardData {
+            dir: folder,
+            manifest,
+            source,
+            partial,
+        });
+    }
+    let first = &shards[0].manifest;
+    for s in &shards[1..] {
+        let m = &s.manifest;
+        let foreign = |what: &str, a: &str, b: &str| {
+            Error::Usage(format!(
+                "merge: {} is a shard of another run than {} ({what}: {b} vs {a}); keep one run's shards in {shown}",
+                crate::text::escape(&s.dir.display().to_string()),
+                crate::text::escape(&shards[0].dir.display().to_string()),
+            ))
+        };
+        if m.scenario_hash != first.scenario_hash {
+            return Err(foreign(
+                "scenario hash",
+                &first.scenario_hash,
+                &m.scenario_hash,
+            ));
+        }
+        if m.shards != first.shards {
+            return Err(foreign(
+                "shard count",
+                &first.shards.to_string(),
+                &m.shards.to_string(),
+            ));
+        }
+        if m.herdsim != first.herdsim {
+            return Err(foreign("herdsim version", &first.herdsim, &m.herdsim));
+        }
+        if (m.requests, m.attempts) != (first.requests, first.attempts) {
+            return Err(foreign(
+                "--requests/--attempts",
+                &format!("{}/{}", first.requests, first.attempts),
+                &format!("{}/{}", m.requests, m.attempts),
+            ));
+        }
+    }
+    let missing: Vec<String> = (0..first.shards)
+        .filter(|i| !shards.iter().any(|s| s.manifest.shard == *i))
+        .map(|i| {
+            folder_name(Shard {
+                index: i,
+                count: first.shards,
+            })
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "merge: {shown} lacks {} of {} shards: {} (run them, then merge again)",
+            missing.len(),
+            first.shards,
+            missing.join(", ")
+        )));
+    }
+    let mut seen = vec![0u32; first.total_jobs];
+    for s in &shards {
+        if s.manifest.jobs != s.partial.jobs {
+            return Err(Error::Usage(format!(
+                "merge: {}: the jobs in manifest.json and partial.json differ",
+                crate::text::escape(&s.dir.display().to_string())
+            )));
+        }
+        for &j in &s.manifest.jobs {
+            if j >= seen.len() {
+                return Err(Error::Usage(format!(
+                    "merge: {}: job {j} is beyond the plan's {} jobs",
+                    crate::text::escape(&s.dir.display().to_string()),
+                    first.total_jobs
+                )));
+            }
+            seen[j] += 1;
+        }
+    }
+    if let Some(j) = seen.iter().position(|&c| c != 1) {
+        return Err(Error::Usage(format!(
+            "merge: job {j} is present {} times across the shards of {shown}, expected exactly once",
+            seen[j]
+        )));
+    }
+    Ok(shards)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_arguments_parse_and_refuse_nonsense() {
+        assert_eq!(
+            parse_shard("2/7"),
+            Ok(ShardArg::Fixed(Shard { index: 2, count: 7 }))
+        );
+        assert_eq!(parse_shard("auto"), Ok(ShardArg::Auto));
+        assert!(
+            parse_shard("7/7")
+                .unwrap_err()
+                .contains("below the shard count")
+        );
+        assert!(parse_shard("1/0").is_err());
+        assert!(parse_shard("x").unwrap_err().contains("expected i/n"));
+    }
+
+    #[test]
+    fn auto_reads_slurm_kubernetes_and_aws_batch() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ]);
+        assert_eq!(
+            shard_from_env(slurm, None).unwrap(),
+            Shard { index: 4, count: 8 }
+        );
+        let k8s = env(&[("JOB_COMPLETION_INDEX", "3")]);
+        assert_eq!(
+            shard_from_env(k8s, Some(4)).unwrap(),
+            Shard { index: 3, count: 4 }
+        );
+        assert!(
+            shard_from_env(env(&[("JOB_COMPLETION_INDEX", "3")]), None)
+                .unwrap_err()
+                .to_string()
+                .contains("--shard-count")
+        );
+        let aws = env(&[
+            ("AWS_BATCH_JOB_ARRAY_INDEX", "0"),
+            ("AWS_BATCH_JOB_ARRAY_SIZE", "2"),
+        ]);
+        assert_eq!(
+            shard_from_env(aws, None).unwrap(),
+            Shard { index: 0, count: 2 }
+        );
+        assert!(shard_from_env(env(&[]), None).is_err());
+        assert!(
+            shard_from_env(
+                env(&[
+                    ("SLURM_ARRAY_TASK_ID", "9"),
+                    ("SLURM_ARRAY_TASK_COUNT", "8")
+                ]),
+                None
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn shards_split_jobs_round_robin() {
+        let s = Shard { index: 1, count: 3 };
+        assert_eq!(s.jobs(8), vec![1, 4, 7]);
+        assert_eq!(Shard { index: 0, count: 1 }.jobs(3), vec![0, 1, 2]);
+    }
+}

@@ -1,0 +1,241 @@
+//! Sharded runs: any shard count and thread count, merged, give byte for byte the files of
+//! the unsharded run; missing, foreign, renamed or altered shards are refused.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use crate::common::{Workspace, herdsim, tiny_with};
+
+/// A small sweep: 2 points x 2 strategies x 3 replications = 12 jobs, an open and a closed
+/// population (so common random numbers, paired.csv and populations.csv are exercised).
+fn sweep() -> String {
+    tiny_with("replications = 2", "replications = 3")
+        .replace(
+            "[clients]\ncount = 50",
+            "[[clients]]\nname = \"herd\"\ncount = 50\n[[clients]]\nname = \"web\"\nrate = 40\nend = \"2s\"",
+        )
+        + "\n[sweep]\n\"server.concurrency\" = [2, 5]\n"
+}
+
+/// Every file under `dir` except the shard folders, by relative path.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().is_file() {
+            out.insert(name, fs::read(entry.path()).unwrap());
+        }
+    }
+    out
+}
+
+fn run(ws: &Workspace, out: &str, extra: &[&str]) {
+    let status = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "sweep.toml", "--quiet", "--out", out])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+fn merge(ws: &Workspace, dir: &str, extra: &[&str]) -> std::process::Output {
+    herdsim()
+        .current_dir(ws.path())
+        .args(["merge", dir, "--quiet"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn merged_shards_equal_the_unsharded_run_for_any_shard_and_thread_count() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "whole", &["--no-charts", "--requests"]);
+    let whole = files(&ws.path().join("whole/tiny"));
+    assert!(whole.contains_key("paired.csv") && whole.contains_key("requests.csv"));
+    for n in [1u32, 2, 3, 7] {
+        let out = format!("sharded{n}");
+        for i in 0..n {
+            let threads = if i % 2 == 0 { "1" } else { "2" };
+            run(
+                &ws,
+                &out,
+                &[
+                    "--no-charts",
+                    "--requests",
+                    "--threads",
+                    threads,
+                    "--shard",
+                    &format!("{i}/{n}"),
+                ],
+            );
+        }
+        let dir = format!("{out}/tiny");
+        let merged = merge(&ws, &dir, &["--no-charts"]);
+        assert!(
+            merged.status.success(),
+            "{}",
+            String::from_utf8_lossy(&merged.stderr)
+        );
+        assert_eq!(files(&ws.path().join(&dir)), whole, "{n} shards");
+        // Merging again (the shards were kept) gives the same files.
+        assert!(merge(&ws, &dir, &["--no-charts"]).status.success());
+        assert_eq!(
+            files(&ws.path().join(&dir)),
+            whole,
+            "{n} shards, merged twice"
+        );
+    }
+}
+
+#[test]
+fn merged_charts_and_report_equal_the_unsharded_ones() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "whole", &["--format", "svg"]);
+    for i in 0..2 {
+        run(&ws, "parts", &["--shard", &format!("{i}/2")]);
+    }
+    let merged = merge(&ws, "parts/tiny", &["--format", "svg", "--out", "merged"]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert_eq!(
+        files(&ws.path().join("merged/tiny")),
+        files(&ws.path().join("whole/tiny"))
+    );
+}
+
+#[test]
+fn a_missing_shard_is_refused_by_name() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/3"]);
+    run(&ws, "out", &["--no-charts", "--shard", "2/3"]);
+    let m = merge(&ws, "out/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        stderr.contains("lacks 1 of 3 shards: shard-1-of-3"),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("out/tiny/summary.csv").exists());
+}
+
+#[test]
+fn shards_of_another_run_are_refused() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    run(
+        &ws,
+        "out",
+        &["--no-charts", "--shard", "1/2", "--seed", "8"],
+    );
+    let m = merge(&ws, "out/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(stderr.contains("is a shard of another run"), "{stderr}");
+    assert!(stderr.contains("scenario hash"), "{stderr}");
+    // A different shard count.
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    run(&ws, "out", &["--no-charts", "--shard", "1/3"]);
+    let stderr = String::from_utf8_lossy(&merge(&ws, "out/tiny", &[]).stderr).into_owned();
+    assert!(stderr.contains("shard count"), "{stderr}");
+}
+
+#[test]
+fn a_copied_or_altered_shard_is_refused() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    run(&ws, "out", &["--no-charts", "--shard", "1/2"]);
+    let dir = ws.path().join("out/tiny");
+    // A duplicate under another name.
+    fs::create_dir(dir.join("shard-2-of-2")).unwrap();
+    for f in ["manifest.json", "scenario.toml", "partial.json"] {
+        fs::copy(
+            dir.join("shard-1-of-2").join(f),
+            dir.join("shard-2-of-2").join(f),
+        )
+        .unwrap();
+    }
+    let stderr = String::from_utf8_lossy(&merge(&ws, "out/tiny", &[]).stderr).into_owned();
+    assert!(stderr.contains("renamed or copied"), "{stderr}");
+    fs::remove_dir_all(dir.join("shard-2-of-2")).unwrap();
+    // A data file changed after the run.
+    let data = dir.join("shard-0-of-2/partial.json");
+    let mut bytes = fs::read(&data).unwrap();
+    let last = bytes.len() - 2;
+    bytes[last] = if bytes[last] == b']' { b'}' } else { b']' };
+    fs::write(&data, bytes).unwrap();
+    let m = merge(&ws, "out/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(stderr.contains("does not match its checksum"), "{stderr}");
+}
+
+#[test]
+fn shard_auto_reads_the_batch_engines_environment() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    for (id, vars) in [
+        (
+            0,
+            vec![
+                ("SLURM_ARRAY_TASK_ID", "1"),
+                ("SLURM_ARRAY_TASK_MIN", "1"),
+                ("SLURM_ARRAY_TASK_COUNT", "2"),
+            ],
+        ),
+        (1, vec![("JOB_COMPLETION_INDEX", "1")]),
+    ] {
+        let mut cmd = herdsim();
+        cmd.current_dir(ws.path())
+            .args([
+                "run",
+                "sweep.toml",
+                "--quiet",
+                "--no-charts",
+                "--out",
+                "auto",
+            ])
+            .args(["--shard", "auto", "--shard-count", "2"]);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            ws.path()
+                .join(format!("auto/tiny/shard-{id}-of-2/manifest.json"))
+                .exists()
+        );
+    }
+    assert!(merge(&ws, "auto/tiny", &["--no-charts"]).status.success());
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "sweep.toml", "--shard", "auto", "--out", "x"])
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("AWS_BATCH_JOB_ARRAY_INDEX")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no batch array found"));
+}
