@@ -22,7 +22,7 @@ use crate::model::policy::{Beyond, RetryAfterPolicy, next_delay, parse_retry_aft
 use crate::report::output_dir::{self, Staging};
 use crate::report::{self, OutputLayout, console};
 use crate::runner::{self, RunOptions, ScenarioResult};
-use crate::scenario::sweep::{ScenarioFile, load_in, load_str};
+use crate::scenario::sweep::{ScenarioFile, Setting, load_with_settings};
 use crate::scenario::{QUICKSTART, QUICKSTART_NAME};
 use crate::time::SimDuration;
 
@@ -35,12 +35,13 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Reads, validates and expands scenario files; the built-in quickstart when `paths` is
-/// empty. Problems of every file are reported together.
-pub fn load_files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>> {
+/// Reads, validates and expands scenario files, after writing `settings` (`--set`) into
+/// each; the built-in quickstart when `paths` is empty. Problems of every file are reported
+/// together.
+pub fn load_files(paths: &[PathBuf], settings: &[Setting]) -> Result<Vec<ScenarioFile>> {
     if paths.is_empty() {
         // Built in: its trace paths (it has none today) would start from here.
-        return load_in(QUICKSTART_NAME, QUICKSTART, Path::new(""))
+        return load_with_settings(QUICKSTART_NAME, QUICKSTART, Path::new(""), settings)
             .map(|f| vec![f])
             .map_err(Error::Scenario);
     }
@@ -56,7 +57,12 @@ pub fn load_files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>> {
                 key: String::new(),
                 msg: format!("cannot read the scenario file: {e}"),
             }),
-            Ok(src) => match load_str(&name, &src) {
+            Ok(src) => match load_with_settings(
+                &name,
+                &src,
+                path.parent().unwrap_or(Path::new("")),
+                settings,
+            ) {
                 Ok(f) => files.push(f),
                 Err(ScenarioErrors(mut e)) => errors.append(&mut e),
             },
@@ -86,7 +92,7 @@ pub fn load_files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>> {
 }
 
 fn check_command(args: &CheckArgs) -> Result<()> {
-    let files = load_files(&args.scenarios)?;
+    let files = load_files(&args.scenarios, &args.set)?;
     let mut out = String::new();
     for f in &files {
         let s = f.first();
@@ -157,7 +163,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
             "--replications: expected a number from 1 to {MAX_REPLICATIONS}, found {r}"
         )));
     }
-    let mut files = load_files(&args.scenarios)?;
+    let mut files = load_files(&args.scenarios, &args.set)?;
     for f in &mut files {
         for p in &mut f.points {
             if let Some(seed) = args.seed {

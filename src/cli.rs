@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::model::backoff::Jitter;
+use crate::scenario::sweep::Setting;
 use crate::time::{SimDuration, parse_duration};
 
 /// herdsim: a deterministic discrete-event simulator of the thundering herd.
@@ -54,6 +55,10 @@ pub struct RunArgs {
     /// Also write requests.csv, one row per logical request.
     #[arg(long)]
     pub requests: bool,
+    /// Set a scenario key before validation, as [sweep] paths name it, e.g.
+    /// clients.count=1000 or server.outages.0.end=5s (repeatable; applies to every file).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]
+    pub set: Vec<Setting>,
     /// Chart formats, comma-separated: png, svg.
     #[arg(long, value_delimiter = ',', default_value = "png,svg")]
     pub format: Vec<ChartFormat>,
@@ -77,6 +82,9 @@ pub struct CheckArgs {
     /// Scenario files to validate.
     #[arg(required = true)]
     pub scenarios: Vec<PathBuf>,
+    /// Set a scenario key before validation, as with `run` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]
+    pub set: Vec<Setting>,
 }
 
 /// `herdsim schedule`.
@@ -123,6 +131,10 @@ pub struct ScheduleArgs {
     /// Largest usable Retry-After hint.
     #[arg(long, default_value = "60s", value_parser = duration_arg)]
     pub retry_after_max: SimDuration,
+}
+
+fn setting_arg(s: &str) -> Result<Setting, String> {
+    Setting::parse(s)
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {

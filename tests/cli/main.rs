@@ -3,6 +3,7 @@
 
 mod commands;
 mod common;
+mod conveniences;
 mod engine_cases;
 mod errors;
 mod errors_v2;

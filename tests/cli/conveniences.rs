@@ -1,0 +1,272 @@
+//! The command-line conveniences of issue 11: `--set`, `summary.json`, `compare`, `init`,
+//! `completions`, `man`, `--attempts` (attempts.csv) and the progress bar, as a user runs
+//! them. Every run uses TINY (50 clients), so the module takes a few seconds.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::{TINY, Workspace, herdsim, tiny_with};
+use crate::errors::{problems, refused_in};
+
+fn run_in(ws: &Workspace, args: &[&str]) -> Output {
+    herdsim()
+        .current_dir(ws.path())
+        .args(args)
+        .output()
+        .expect("run herdsim")
+}
+
+/// Runs `herdsim <args>` in `ws`, asserting exit status 0.
+fn ok(ws: &Workspace, args: &[&str]) -> Output {
+    let out = run_in(ws, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "herdsim {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs `herdsim <args>` in `ws`, asserting `code`; returns stderr.
+fn fails(ws: &Workspace, args: &[&str], code: i32) -> String {
+    let out = run_in(ws, args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "herdsim {args:?}:\n{stderr}");
+    stderr
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("UTF-8")
+}
+
+fn tiny_workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", TINY);
+    ws
+}
+
+/// Runs tiny.toml into `out` with `extra` flags; returns the scenario's output folder.
+fn run_tiny(ws: &Workspace, out: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["run", "tiny.toml", "--out", out, "--no-charts", "--quiet"];
+    args.extend_from_slice(extra);
+    ok(ws, &args);
+    ws.path().join(out).join("tiny")
+}
+
+/// A CSV file as (header, rows).
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let header = reader
+        .headers()
+        .expect("a header row")
+        .iter()
+        .map(String::from)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| r.expect("a row").iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
+// ---- --set ------------------------------------------------------------------------------
+
+/// `--set` gives exactly what editing the file gives: the same summary.csv, byte for byte.
+#[test]
+fn set_writes_values_into_the_scenario_like_an_edit() {
+    let ws = tiny_workspace();
+    let edited = TINY
+        .replace("count = 50", "count = 20")
+        .replace("end = \"1s\"", "end = \"2s\"")
+        .replace("queue = 5\n", "queue = 5\nqueue_timeout = \"500ms\"\n");
+    ws.file("edited.toml", &edited);
+    let set = run_tiny(
+        &ws,
+        "set",
+        &[
+            "--set",
+            "clients.count=20",
+            "--set",
+            "server.outages.0.end=2s",
+            "--set",
+            "server.queue_timeout=500ms",
+        ],
+    );
+    ok(
+        &ws,
+        &[
+            "run",
+            "edited.toml",
+            "--out",
+            "edited",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    let a = fs::read(set.join("summary.csv")).unwrap();
+    let b = fs::read(ws.path().join("edited/tiny/summary.csv")).unwrap();
+    assert_eq!(text(&a), text(&b));
+    let (header, rows) = read_csv(&set.join("summary.csv"));
+    assert_eq!(rows[0][column(&header, "clients")], "20");
+    // Without --set the file's values hold.
+    let plain = run_tiny(&ws, "plain", &[]);
+    let (header, rows) = read_csv(&plain.join("summary.csv"));
+    assert_eq!(rows[0][column(&header, "clients")], "50");
+}
+
+#[test]
+fn set_applies_to_check_and_to_the_built_in_quickstart() {
+    let ws = tiny_workspace();
+    let out = ok(&ws, &["check", "tiny.toml", "--set", "clients.count=7"]);
+    assert!(
+        text(&out.stdout).contains("7 clients"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = ok(
+        &ws,
+        &["check", "tiny.toml", "--set", "strategy.1.jitter=equal"],
+    );
+    assert!(text(&out.stdout).contains("ok"));
+    let out = ok(
+        &ws,
+        &[
+            "run",
+            "--set",
+            "clients.count=300",
+            "--replications",
+            "1",
+            "--out",
+            "q",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    assert!(out.stdout.is_empty());
+    let (header, rows) = read_csv(&ws.path().join("q/quickstart/summary.csv"));
+    assert_eq!(rows[0][column(&header, "clients")], "300");
+}
+
+#[test]
+fn set_refuses_a_path_with_no_table_naming_the_flag() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(&ws, &["run", "tiny.toml", "--set", "nosuch.count=1"]);
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: tiny.toml: --set nosuch.count=1: no table `nosuch` in the scenario to set"
+        ]
+    );
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy.5.base=1s"]);
+    assert!(
+        stderr.contains("--set strategy.5.base=1s: `strategy` has 2 entries, found index 5"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn set_refuses_a_value_of_the_wrong_type_or_range_naming_the_flag() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--set",
+            "server.concurrency=many",
+            "--set",
+            "clients.count=0",
+            "--set",
+            "clients.cuont=5",
+        ],
+    );
+    let p = problems(&stderr);
+    assert_eq!(p.len(), 3, "{stderr}");
+    assert!(
+        stderr.contains(
+            "tiny.toml: server.concurrency: expected an integer, found a string \"many\" (from --set server.concurrency=many)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "tiny.toml: clients.count: expected an integer from 1 to 50000000, found 0 (from --set clients.count=0)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("clients.cuont: unknown key `cuont` in clients")
+            && stderr.contains("(from --set clients.cuont=5)"),
+        "{stderr}"
+    );
+    // A set value has no place in the file: no line number is claimed for it.
+    assert!(
+        !stderr
+            .match_indices("tiny.toml:")
+            .any(|(i, m)| stderr[i + m.len()..].starts_with(|c: char| c.is_ascii_digit())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn set_refuses_an_argument_without_a_value() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(&ws, &["run", "tiny.toml", "--set", "clients.count"]);
+    assert!(
+        stderr.contains("--set") && stderr.contains("expected dotted.key=value"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn set_refuses_a_swept_key() {
+    let ws = Workspace::new();
+    ws.file(
+        "tiny.toml",
+        &format!("{TINY}\n[sweep]\n\"clients.count\" = [10, 20]\n"),
+    );
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "clients.count=5"]);
+    assert!(
+        stderr.contains("--set clients.count=5: `clients.count` is swept by [sweep]"),
+        "{stderr}"
+    );
+}
+
+/// Problems elsewhere in the file keep their line although a set key added a line above.
+#[test]
+fn other_problems_keep_the_files_line_numbers_under_set() {
+    let bad = tiny_with("jitter = \"full\"", "jitter = \"fulll\"");
+    let line = bad
+        .lines()
+        .position(|l| l.contains("fulll"))
+        .expect("the typo")
+        + 1;
+    let ws = Workspace::new();
+    ws.file("tiny.toml", &bad);
+    let plain = refused_in(&ws, &["check", "tiny.toml"]);
+    assert!(plain.contains(&format!("tiny.toml:{line}:")), "{plain}");
+    // Adds `think` under [clients] and `queue_timeout` under [server], both above the typo.
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "clients.think={ dist = \"constant\", value = \"1s\" }",
+            "--set",
+            "server.queue_timeout=2s",
+        ],
+    );
+    assert_eq!(problems(&stderr), problems(&plain), "{stderr}");
+}
+
