@@ -266,6 +266,10 @@ fn write_outputs(
         &report::csv::summary_csv(&file.axes, result, seed)?,
     )?;
     report::write_atomic(
+        &layout.summary_json(),
+        &report::json::summary_json(file, result, seed, &args.set)?,
+    )?;
+    report::write_atomic(
         &layout.timeseries_csv(),
         &report::csv::timeseries_csv(file, result)?,
     )?;

@@ -20,7 +20,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run scenarios and write summary.csv, timeseries.csv, charts and report.html.
+    /// Run scenarios and write summary.csv, summary.json, timeseries.csv, charts and
+    /// report.html.
     Run(RunArgs),
     /// Validate scenarios without running them.
     Check(CheckArgs),

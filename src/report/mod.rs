@@ -12,6 +12,7 @@ pub mod chart;
 pub mod console;
 pub mod csv;
 pub mod html;
+pub mod json;
 pub mod output_dir;
 
 use std::fs;
@@ -52,6 +53,11 @@ impl OutputLayout {
     /// `summary.csv`.
     pub fn summary_csv(&self) -> PathBuf {
         self.dir.join("summary.csv")
+    }
+
+    /// `summary.json`.
+    pub fn summary_json(&self) -> PathBuf {
+        self.dir.join("summary.json")
     }
 
     /// `timeseries.csv`.

@@ -25,6 +25,15 @@ pub const QUICKSTART: &str = include_str!("../../scenarios/quickstart.toml");
 /// The display name used for the built-in quickstart in messages.
 pub const QUICKSTART_NAME: &str = "scenarios/quickstart.toml";
 
+/// The scenario hash of outputs and manifests: the SHA-256 of the scenario text (after any
+/// `--set`), as 64 lowercase hex digits. For a file run without `--set` it equals
+/// `sha256sum FILE`; it does not depend on the machine, the version or the file's name.
+pub fn scenario_hash(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Converts a byte offset in `src` to a 1-based (line, column), counting columns in chars.
 pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(src.len());
@@ -510,6 +519,18 @@ fn strip_type_names(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scenario_hash_is_sha256_in_hex() {
+        assert_eq!(
+            scenario_hash(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            scenario_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 
     #[test]
     fn line_col_counts_from_one() {

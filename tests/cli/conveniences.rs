@@ -270,3 +270,106 @@ fn other_problems_keep_the_files_line_numbers_under_set() {
     assert_eq!(problems(&stderr), problems(&plain), "{stderr}");
 }
 
+// ---- summary.json -----------------------------------------------------------------------
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn summary_json_has_the_csv_rows_and_what_produced_them() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(&ws, "out", &[]);
+    let json = read_json(&dir.join("summary.json"));
+    assert_eq!(json["herdsim_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(json["scenario"], "tiny");
+    assert_eq!(json["file"], "tiny.toml");
+    assert_eq!(json["seed"], 7);
+    assert_eq!(json["replications"], 2);
+    assert_eq!(json["set"], serde_json::json!([]));
+    let hash = json["scenario_hash"].as_str().expect("a hash");
+    assert_eq!(hash, herdsim::scenario::scenario_hash(TINY));
+    assert_eq!(hash.len(), 64);
+    assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()));
+
+    let (header, rows) = read_csv(&dir.join("summary.csv"));
+    let columns: Vec<&str> = json["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(columns, header);
+    let json_rows = json["rows"].as_array().expect("rows");
+    assert_eq!(json_rows.len(), rows.len());
+    for (row, object) in rows.iter().zip(json_rows) {
+        let object = object.as_object().expect("a row object");
+        let keys: Vec<&String> = object.keys().collect();
+        assert_eq!(keys.len(), header.len());
+        for (name, cell) in header.iter().zip(row) {
+            let value = &object[name];
+            match value {
+                serde_json::Value::String(s) => assert_eq!(s, cell, "{name}"),
+                serde_json::Value::Null => assert_eq!(cell, "", "{name}"),
+                serde_json::Value::Number(n) => {
+                    let x: f64 = cell.parse().unwrap();
+                    assert!((n.as_f64().unwrap() - x).abs() <= 1e-12 * x.abs(), "{name}");
+                }
+                other => panic!("{name}: unexpected {other}"),
+            }
+        }
+        assert!(object["strategy"].is_string());
+        assert!(object["calls"].is_number());
+    }
+}
+
+#[test]
+fn summary_json_records_set_values_and_seed_and_hashes_the_text_after_set() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(
+        &ws,
+        "out",
+        &[
+            "--set",
+            "clients.count=20",
+            "--seed",
+            "9",
+            "--replications",
+            "1",
+        ],
+    );
+    let json = read_json(&dir.join("summary.json"));
+    assert_eq!(json["set"], serde_json::json!(["clients.count=20"]));
+    assert_eq!(json["seed"], 9);
+    assert_eq!(json["rows"][0]["seed"], 9);
+    assert_eq!(json["rows"][0]["clients"], 20);
+    let hash = json["scenario_hash"].as_str().unwrap();
+    assert_ne!(hash, herdsim::scenario::scenario_hash(TINY));
+    let again = run_tiny(&ws, "again", &["--set", "clients.count=20"]);
+    assert_eq!(
+        read_json(&again.join("summary.json"))["scenario_hash"],
+        hash
+    );
+}
+
+#[test]
+fn summary_json_keeps_swept_values_as_written() {
+    let ws = Workspace::new();
+    ws.file(
+        "tiny.toml",
+        &format!("{TINY}\n[sweep]\n\"server.outages.0.end\" = [\"1s\", \"2s\"]\n"),
+    );
+    let dir = run_tiny(&ws, "out", &["--replications", "1"]);
+    let json = read_json(&dir.join("summary.json"));
+    assert_eq!(json["sweep"], serde_json::json!(["server.outages.0.end"]));
+    assert_eq!(json["columns"][0], "server.outages.0.end");
+    let points: Vec<&str> = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["server.outages.0.end"].as_str().unwrap())
+        .collect();
+    assert_eq!(points, ["1s", "1s", "2s", "2s"]);
+}
+
