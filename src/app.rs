@@ -177,8 +177,9 @@ fn run_command(args: &RunArgs) -> Result<()> {
     // Every file is checked against the limits before anything runs or is written.
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let memory = MemoryLimit::new(args.max_memory);
+    let sample_attempts = sample_attempts(args);
     for f in &files {
-        check_limits(f, threads, args.requests, memory)?;
+        check_limits(f, threads, args.requests, sample_attempts, memory)?;
     }
     output_dir::check_out(&args.out)?;
     output_dir::install_signal_cleanup();
@@ -199,6 +200,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
                 file,
                 RunOptions {
                     record_requests: args.requests,
+                    sample_attempts,
                     ..Default::default()
                 },
                 &|| progress.inc(1),
@@ -226,9 +228,10 @@ fn check_limits(
     file: &ScenarioFile,
     threads: usize,
     requests: bool,
+    attempts: Option<bool>,
     memory: MemoryLimit,
 ) -> Result<()> {
-    let estimate = limits::estimate(file, threads, requests);
+    let estimate = limits::estimate(file, threads, requests, attempts);
     let s = file.first();
     if estimate.runs > limits::MAX_RUNS {
         return Err(Error::Limit(format!(
@@ -245,7 +248,12 @@ fn check_limits(
         return Err(Error::Limit(format!(
             "{}: this run needs an estimated {estimate} of memory, more than the limit of {memory}. Lower clients.count, clients.requests, replications or the sweep, raise metrics.bucket or lower time_limit{}; or change the limit with --max-memory",
             file.file,
-            if requests { ", drop --requests" } else { "" }
+            match (requests, attempts == Some(true)) {
+                (true, true) => ", drop --requests or --attempts",
+                (true, false) => ", drop --requests",
+                (false, true) => ", drop --attempts",
+                (false, false) => "",
+            }
         )));
     }
     Ok(())
@@ -291,10 +299,22 @@ fn write_outputs(
             &report::csv::requests_csv(file, result)?,
         )?;
     }
+    if args.attempts {
+        report::write_atomic(
+            &layout.csv("attempts"),
+            &report::csv::attempts_csv(file, result)?,
+        )?;
+    }
     if !args.no_charts {
         report::write_charts_and_report(layout, file, result, &args.format)?;
     }
     Ok(())
+}
+
+/// Whether runs record the attempt sample: in every replication with `--attempts`, else
+/// not at all.
+fn sample_attempts(args: &RunArgs) -> Option<bool> {
+    args.attempts.then_some(true)
 }
 
 fn progress_bar(total: u64, quiet: bool, name: &str) -> ProgressBar {

@@ -56,6 +56,10 @@ pub struct RunArgs {
     /// Also write requests.csv, one row per logical request.
     #[arg(long)]
     pub requests: bool,
+    /// Also write attempts.csv: every attempt of a sample of at most 2000 client requests,
+    /// in every replication.
+    #[arg(long)]
+    pub attempts: bool,
     /// Set a scenario key before validation, as [sweep] paths name it, e.g.
     /// clients.count=1000 or server.outages.0.end=5s (repeatable; applies to every file).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]

@@ -65,7 +65,8 @@ impl OutputLayout {
         self.dir.join("timeseries.csv")
     }
 
-    /// A CSV file of the scenario by its stem (`services`, `populations`, `paired`).
+    /// A CSV file of the scenario by its stem (`services`, `populations`, `paired`,
+    /// `attempts`).
     pub fn csv(&self, stem: &str) -> PathBuf {
         self.dir.join(format!("{stem}.csv"))
     }

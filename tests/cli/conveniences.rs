@@ -373,3 +373,70 @@ fn summary_json_keeps_swept_values_as_written() {
     assert_eq!(points, ["1s", "1s", "2s", "2s"]);
 }
 
+// ---- --attempts -------------------------------------------------------------------------
+
+#[test]
+fn attempts_csv_holds_every_attempt_of_the_sample_consistent_with_requests_csv() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(&ws, "out", &["--attempts", "--requests"]);
+    let (header, rows) = read_csv(&dir.join("attempts.csv"));
+    assert_eq!(
+        header.join(","),
+        "strategy,replication,client,request,attempt,sent_s,outcome,population"
+    );
+    let (rheader, requests) = read_csv(&dir.join("requests.csv"));
+    // (strategy, replication, population, client, request) -> attempt numbers, send times
+    type Key = (String, String, String, String, String);
+    let mut sampled: std::collections::BTreeMap<Key, Vec<(u32, f64)>> = Default::default();
+    for r in &rows {
+        assert!(
+            ["served", "rejected", "shed", "timed_out"].contains(&r[6].as_str()),
+            "{r:?}"
+        );
+        sampled
+            .entry((
+                r[0].clone(),
+                r[1].clone(),
+                r[7].clone(),
+                r[2].clone(),
+                r[3].clone(),
+            ))
+            .or_default()
+            .push((r[4].parse().unwrap(), r[5].parse().unwrap()));
+    }
+    // TINY has 50 clients, under the sample size: every request of every replication.
+    assert_eq!(sampled.len(), requests.len());
+    let replications: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(replications.into_iter().collect::<Vec<_>>(), ["0", "1"]);
+    let c = |n: &str| column(&rheader, n);
+    for q in &requests {
+        let key = (
+            q[c("strategy")].clone(),
+            q[c("replication")].clone(),
+            q[c("population")].clone(),
+            q[c("client")].clone(),
+            q[c("request")].clone(),
+        );
+        let mut attempts = sampled
+            .remove(&key)
+            .unwrap_or_else(|| panic!("no attempts for {key:?}"));
+        attempts.sort_by_key(|a| a.0);
+        let n: u32 = q[c("attempts")].parse().unwrap();
+        let numbers: Vec<u32> = attempts.iter().map(|a| a.0).collect();
+        assert_eq!(numbers, (1..=n).collect::<Vec<_>>(), "{key:?}");
+        assert!(
+            attempts.windows(2).all(|w| w[0].1 <= w[1].1),
+            "send times in attempt order: {attempts:?}"
+        );
+    }
+}
+
+#[test]
+fn no_attempts_csv_without_the_flag() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(&ws, "out", &[]);
+    assert!(!dir.join("attempts.csv").exists());
+    assert!(dir.join("summary.json").is_file());
+}
+
