@@ -1,4 +1,4 @@
-//! The commands behind the CLI: `run`, `check` and `schedule`.
+//! The commands behind the CLI: `run`, `check`, `schedule` and `compare`.
 //!
 //! Order of work, as in hyperfine's `main`: load and validate *every* scenario first (a
 //! refused scenario writes nothing), then run each one on a rayon pool of `--threads`
@@ -12,7 +12,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::{RngExt, SeedableRng};
 
-use crate::cli::{CheckArgs, Cli, Command, RunArgs, ScheduleArgs};
+use crate::cli::{CheckArgs, Cli, Command, CompareArgs, RunArgs, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
 use crate::limits::{self, MAX_REPLICATIONS, MAX_THREADS, MemoryLimit};
@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Run(args) => run_command(&args),
         Command::Check(args) => check_command(&args),
         Command::Schedule(args) => schedule_command(&args),
+        Command::Compare(args) => compare_command(&args),
     }
 }
 
@@ -484,5 +485,12 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
 
 fn schedule_command(args: &ScheduleArgs) -> Result<()> {
     let table = schedule_table(args)?;
+    print_stdout(&table)
+}
+
+fn compare_command(args: &CompareArgs) -> Result<()> {
+    let a = crate::compare::read_summary(&args.a)?;
+    let b = crate::compare::read_summary(&args.b)?;
+    let table = crate::compare::compare(&a, &b, &args.metrics)?;
     print_stdout(&table)
 }

@@ -27,6 +27,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the retry delays a backoff policy produces for a few clients.
     Schedule(ScheduleArgs),
+    /// Compare two output folders' summaries: per strategy and metric, A, B, B/A, and
+    /// whether the 95% confidence intervals overlap.
+    Compare(CompareArgs),
 }
 
 /// `herdsim run`.
@@ -90,6 +93,19 @@ pub struct CheckArgs {
     /// Set a scenario key before validation, as with `run` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]
     pub set: Vec<Setting>,
+}
+
+/// `herdsim compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The first output folder (e.g. output/quickstart): the baseline A.
+    pub a: PathBuf,
+    /// The second output folder: B, compared against A.
+    pub b: PathBuf,
+    /// Metrics to compare, any numeric summary.csv column (repeatable; default: calls,
+    /// completion_s, peak_rps, recovery_peak_rps, succeeded, gave_up, latency_p99_s).
+    #[arg(long = "metric", value_name = "COLUMN")]
+    pub metrics: Vec<String>,
 }
 
 /// `herdsim schedule`.

@@ -373,6 +373,134 @@ fn summary_json_keeps_swept_values_as_written() {
     assert_eq!(points, ["1s", "1s", "2s", "2s"]);
 }
 
+// ---- compare ----------------------------------------------------------------------------
+
+/// The lines of a compare table for `strategy` and `metric`, split on runs of two spaces.
+fn compare_row<'a>(table: &'a str, strategy: &str, metric: &str) -> Vec<&'a str> {
+    table
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .find(|cells| cells.len() >= 2 && cells[0] == strategy && cells[1] == metric)
+        .unwrap_or_else(|| panic!("no row {strategy} {metric} in\n{table}"))
+}
+
+#[test]
+fn compare_shows_a_b_ratio_and_whether_the_cis_overlap() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    run_tiny(&ws, "b", &["--set", "clients.count=100"]);
+    let out = ok(&ws, &["compare", "a/tiny", "b/tiny"]);
+    let table = text(&out.stdout);
+    assert!(
+        table.starts_with("A: a/tiny/summary.json (tiny, seed 7, scenario hash "),
+        "{table}"
+    );
+    assert!(
+        table.contains("B/A") && table.contains("95% CIs"),
+        "{table}"
+    );
+    for strategy in ["none", "full"] {
+        for metric in herdsim::compare::DEFAULT_METRICS {
+            compare_row(&table, strategy, metric);
+        }
+    }
+    // Twice the clients: about twice the calls, far outside both intervals.
+    let calls = compare_row(&table, "full", "calls");
+    let ratio: f64 = calls[4].parse().unwrap();
+    assert!((1.5..2.5).contains(&ratio), "{calls:?}");
+    assert!(
+        calls[5].starts_with("apart: B ") && calls[5].ends_with("x higher"),
+        "{calls:?}"
+    );
+    let a: f64 = calls[2].split(" ± ").next().unwrap().parse().unwrap();
+    let b: f64 = calls[3].split(" ± ").next().unwrap().parse().unwrap();
+    assert!((b / a - ratio).abs() < 0.01, "{calls:?}");
+    let succeeded = compare_row(&table, "none", "succeeded");
+    assert_eq!(succeeded[5], "no CI", "{succeeded:?}");
+    assert!(table.contains("note: the two runs used different scenario texts"));
+
+    // A folder against itself: ratios of 1 and overlapping intervals.
+    let out = ok(&ws, &["compare", "a/tiny", "a/tiny", "--metric", "calls"]);
+    let table = text(&out.stdout);
+    let calls = compare_row(&table, "none", "calls");
+    assert_eq!(&calls[4..], ["1.000", "overlap"], "{table}");
+    assert!(!table.contains("completion_s"), "{table}");
+    assert!(!table.contains("note:"), "{table}");
+}
+
+#[test]
+fn compare_reads_summary_csv_when_there_is_no_summary_json() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    run_tiny(&ws, "b", &["--seed", "8"]);
+    fs::remove_file(ws.path().join("a/tiny/summary.json")).unwrap();
+    let out = ok(&ws, &["compare", "a/tiny", "b/tiny"]);
+    let table = text(&out.stdout);
+    assert!(table.starts_with("A: a/tiny/summary.csv\n"), "{table}");
+    assert!(
+        table.contains("B: b/tiny/summary.json (tiny, seed 8, "),
+        "{table}"
+    );
+    compare_row(&table, "full", "completion_s");
+}
+
+#[test]
+fn compare_refuses_folders_that_are_not_outputs() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    let stderr = fails(&ws, &["compare", "a/tiny", "nosuch"], 2);
+    assert!(
+        stderr.contains("compare: nosuch: no such folder"),
+        "{stderr}"
+    );
+    fs::create_dir(ws.path().join("empty")).unwrap();
+    let stderr = fails(&ws, &["compare", "empty", "a/tiny"], 2);
+    assert!(
+        stderr.contains("compare: empty: no summary.json or summary.csv in this folder"),
+        "{stderr}"
+    );
+    let stderr = fails(&ws, &["compare", "a/tiny", "tiny.toml"], 2);
+    assert!(stderr.contains("expected an output folder"), "{stderr}");
+    fs::create_dir(ws.path().join("junk")).unwrap();
+    ws.file("junk/summary.csv", "a,b\n1,2\n");
+    let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+    assert!(
+        stderr.contains("junk/summary.csv: not a herdsim summary: no `strategy` column"),
+        "{stderr}"
+    );
+    ws.file("junk/summary.json", "{ not json");
+    let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+    assert!(
+        stderr.contains("junk/summary.json: not a JSON file"),
+        "{stderr}"
+    );
+    // Nothing in common.
+    fs::remove_file(ws.path().join("junk/summary.json")).unwrap();
+    ws.file("junk/summary.csv", "strategy,calls\nother,5\n");
+    let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+    assert!(stderr.contains("have no strategy"), "{stderr}");
+    let stderr = fails(&ws, &["compare", "a/tiny", "a/tiny", "--metric", "nope"], 2);
+    assert!(
+        stderr.contains("--metric nope: expected a numeric column of both summaries"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn compare_fails_with_exit_1_when_a_summary_cannot_be_read() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    // A folder where the file should be: it exists and cannot be read as a file.
+    fs::create_dir_all(ws.path().join("odd/summary.json")).unwrap();
+    let stderr = fails(&ws, &["compare", "a/tiny", "odd"], 1);
+    assert!(stderr.contains("cannot read odd/summary.json"), "{stderr}");
+}
+
 // ---- --attempts -------------------------------------------------------------------------
 
 #[test]
