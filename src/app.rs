@@ -1,4 +1,4 @@
-//! The commands behind the CLI: `run`, `check`, `schedule` and `compare`.
+//! The commands behind the CLI: `run`, `check`, `schedule`, `compare` and `init`.
 //!
 //! Order of work, as in hyperfine's `main`: load and validate *every* scenario first (a
 //! refused scenario writes nothing), then run each one on a rayon pool of `--threads`
@@ -12,7 +12,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::{RngExt, SeedableRng};
 
-use crate::cli::{CheckArgs, Cli, Command, CompareArgs, RunArgs, ScheduleArgs};
+use crate::cli::{CheckArgs, Cli, Command, CompareArgs, InitArgs, RunArgs, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
 use crate::limits::{self, MAX_REPLICATIONS, MAX_THREADS, MemoryLimit};
@@ -33,6 +33,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Check(args) => check_command(&args),
         Command::Schedule(args) => schedule_command(&args),
         Command::Compare(args) => compare_command(&args),
+        Command::Init(args) => init_command(&args),
     }
 }
 
@@ -493,4 +494,37 @@ fn compare_command(args: &CompareArgs) -> Result<()> {
     let b = crate::compare::read_summary(&args.b)?;
     let table = crate::compare::compare(&a, &b, &args.metrics)?;
     print_stdout(&table)
+}
+
+/// Writes the starter scenario to a new file (never over an existing one: exit 2), or to
+/// stdout for `-`.
+fn init_command(args: &InitArgs) -> Result<()> {
+    let text = crate::scenario::starter(&args.file);
+    if args.file.as_os_str() == "-" {
+        return print_stdout(&text);
+    }
+    let shown = crate::text::escape(&args.file.display().to_string()).to_string();
+    // Created exclusively: an existing file, or a link planted at the name, is never
+    // written through.
+    let mut f = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&args.file)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Error::Usage(format!(
+                "init: {shown} already exists; herdsim init never overwrites a file: name another file (herdsim init my-scenario.toml) or remove this one"
+            )));
+        }
+        Err(e) => return Err(Error::io("cannot create", &args.file, e)),
+    };
+    if let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()) {
+        drop(f);
+        let _ = std::fs::remove_file(&args.file);
+        return Err(Error::io("cannot write", &args.file, e));
+    }
+    print_stdout(&format!(
+        "wrote {shown}: a commented scenario to edit; then `herdsim check {shown}` and `herdsim run {shown}`\n"
+    ))
 }

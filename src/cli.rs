@@ -30,6 +30,8 @@ pub enum Command {
     /// Compare two output folders' summaries: per strategy and metric, A, B, B/A, and
     /// whether the 95% confidence intervals overlap.
     Compare(CompareArgs),
+    /// Write a commented starter scenario that `check` accepts.
+    Init(InitArgs),
 }
 
 /// `herdsim run`.
@@ -106,6 +108,14 @@ pub struct CompareArgs {
     /// completion_s, peak_rps, recovery_peak_rps, succeeded, gave_up, latency_p99_s).
     #[arg(long = "metric", value_name = "COLUMN")]
     pub metrics: Vec<String>,
+}
+
+/// `herdsim init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The file to write (never overwritten); `-` prints the scenario instead.
+    #[arg(default_value = "scenario.toml")]
+    pub file: PathBuf,
 }
 
 /// `herdsim schedule`.

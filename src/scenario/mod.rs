@@ -25,6 +25,41 @@ pub const QUICKSTART: &str = include_str!("../../scenarios/quickstart.toml");
 /// The display name used for the built-in quickstart in messages.
 pub const QUICKSTART_NAME: &str = "scenarios/quickstart.toml";
 
+/// The commented scenario `herdsim init` writes, with `NAME` and `FILE` to fill in.
+const STARTER: &str = include_str!("starter.toml");
+
+/// The starter scenario for `file`: its `name` is made from the file's stem (lowercased,
+/// characters outside `[a-z0-9_-]` replaced by `-`, at most 64), or `scenario`.
+pub fn starter(file: &std::path::Path) -> String {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let mut name: String = stem
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' | '_' | '-' => c,
+            _ => '-',
+        })
+        .take(64)
+        .collect();
+    if name.trim_matches('-').is_empty() {
+        name = "scenario".to_string();
+    }
+    let shown = file.display().to_string();
+    let plain = !shown.is_empty()
+        && shown != "-"
+        && shown
+            .chars()
+            .all(|c| !c.is_control() && c != '"' && c != '\\' && c != ' ');
+    let text = STARTER.replace("NAME", &name);
+    if plain {
+        text.replace("FILE", &shown)
+    } else {
+        text.replace("FILE", "scenario.toml")
+    }
+}
+
 /// The scenario hash of outputs and manifests: the SHA-256 of the scenario text (after any
 /// `--set`), as 64 lowercase hex digits. For a file run without `--set` it equals
 /// `sha256sum FILE`; it does not depend on the machine, the version or the file's name.

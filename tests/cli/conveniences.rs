@@ -501,6 +501,83 @@ fn compare_fails_with_exit_1_when_a_summary_cannot_be_read() {
     assert!(stderr.contains("cannot read odd/summary.json"), "{stderr}");
 }
 
+// ---- init -------------------------------------------------------------------------------
+
+#[test]
+fn init_writes_a_commented_scenario_that_check_and_run_accept() {
+    let ws = Workspace::new();
+    let out = ok(&ws, &["init"]);
+    assert!(text(&out.stdout).contains("wrote scenario.toml"));
+    let written = fs::read_to_string(ws.path().join("scenario.toml")).unwrap();
+    assert!(written.starts_with("# A herdsim scenario"), "{written}");
+    assert!(
+        written
+            .lines()
+            .filter(|l| l.trim_start().starts_with('#'))
+            .count()
+            > 20
+    );
+    assert!(written.contains("name = \"scenario\""));
+    let out = ok(&ws, &["check", "scenario.toml"]);
+    assert!(
+        text(&out.stdout).starts_with("scenario.toml: ok (scenario: 2000 clients, 3 strategies"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Its name comes from the file's name; it runs.
+    ok(&ws, &["init", "Checkout API.toml"]);
+    let written = fs::read_to_string(ws.path().join("Checkout API.toml")).unwrap();
+    assert!(written.contains("name = \"checkout-api\""), "{written}");
+    ok(
+        &ws,
+        &[
+            "run",
+            "Checkout API.toml",
+            "--replications",
+            "1",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    assert!(ws.path().join("out/checkout-api/summary.json").is_file());
+}
+
+#[test]
+fn init_never_overwrites_a_file() {
+    let ws = Workspace::new();
+    ws.file("mine.toml", "precious");
+    let stderr = fails(&ws, &["init", "mine.toml"], 2);
+    assert!(
+        stderr.contains("init: mine.toml already exists; herdsim init never overwrites a file"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_to_string(ws.path().join("mine.toml")).unwrap(),
+        "precious"
+    );
+    ok(&ws, &["init"]);
+    let stderr = fails(&ws, &["init"], 2);
+    assert!(stderr.contains("scenario.toml already exists"), "{stderr}");
+    // A folder that does not exist: an I/O failure.
+    let stderr = fails(&ws, &["init", "no/such/dir.toml"], 1);
+    assert!(
+        stderr.contains("cannot create no/such/dir.toml"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn init_dash_prints_the_scenario() {
+    let ws = Workspace::new();
+    let out = ok(&ws, &["init", "-"]);
+    let printed = text(&out.stdout);
+    assert!(printed.contains("name = \"scenario\""));
+    herdsim::scenario::sweep::load_str("starter.toml", &printed).expect("valid");
+    assert_eq!(fs::read_dir(ws.path()).unwrap().count(), 0);
+}
+
 // ---- --attempts -------------------------------------------------------------------------
 
 #[test]
