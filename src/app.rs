@@ -1,4 +1,5 @@
-//! The commands behind the CLI: `run`, `check`, `schedule`, `compare` and `init`.
+//! The commands behind the CLI: `run`, `check`, `schedule`, `compare`, `init`,
+//! `completions` and `man`.
 //!
 //! Order of work, as in hyperfine's `main`: load and validate *every* scenario first (a
 //! refused scenario writes nothing), then run each one on a rayon pool of `--threads`
@@ -12,7 +13,9 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::{RngExt, SeedableRng};
 
-use crate::cli::{CheckArgs, Cli, Command, CompareArgs, InitArgs, RunArgs, ScheduleArgs};
+use crate::cli::{
+    CheckArgs, Cli, Command, CompareArgs, CompletionsArgs, InitArgs, ManArgs, RunArgs, ScheduleArgs,
+};
 use crate::engine::SimRng;
 use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
 use crate::limits::{self, MAX_REPLICATIONS, MAX_THREADS, MemoryLimit};
@@ -34,6 +37,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Schedule(args) => schedule_command(&args),
         Command::Compare(args) => compare_command(&args),
         Command::Init(args) => init_command(&args),
+        Command::Completions(args) => completions_command(&args),
+        Command::Man(args) => man_command(&args),
     }
 }
 
@@ -527,4 +532,53 @@ fn init_command(args: &InitArgs) -> Result<()> {
     print_stdout(&format!(
         "wrote {shown}: a commented scenario to edit; then `herdsim check {shown}` and `herdsim run {shown}`\n"
     ))
+}
+
+fn completions_command(args: &CompletionsArgs) -> Result<()> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let mut bytes = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "herdsim", &mut bytes);
+    print_stdout(&String::from_utf8_lossy(&bytes))
+}
+
+/// The roff manual page of herdsim, or of one of its commands (`herdsim-run(1)`).
+pub fn man_page(command: Option<&str>) -> Result<String> {
+    use clap::CommandFactory;
+    let mut root = Cli::command();
+    root.build();
+    let page = match command {
+        None => root,
+        Some(name) => {
+            let names: Vec<String> = root
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .filter(|n| n != "help")
+                .collect();
+            let sub = root
+                .find_subcommand(name)
+                .filter(|_| name != "help")
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "man: expected one of {}, found \"{name}\"",
+                        names.join(", ")
+                    ))
+                })?
+                .clone();
+            // clap names commands with static strings; one page per process, so leaked once.
+            let full: &'static str = Box::leak(format!("herdsim-{name}").into_boxed_str());
+            sub.name(full)
+                .bin_name(full)
+                .version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    let mut bytes = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut bytes)
+        .map_err(|e| Error::io("cannot format", "<manual page>", e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn man_command(args: &ManArgs) -> Result<()> {
+    print_stdout(&man_page(args.command.as_deref())?)
 }

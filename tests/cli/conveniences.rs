@@ -578,6 +578,42 @@ fn init_dash_prints_the_scenario() {
     assert_eq!(fs::read_dir(ws.path()).unwrap().count(), 0);
 }
 
+// ---- completions and man ----------------------------------------------------------------
+
+#[test]
+fn completions_for_every_shell_name_the_commands() {
+    let ws = Workspace::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = ok(&ws, &["completions", shell]);
+        let script = text(&out.stdout);
+        assert!(script.len() > 1000, "{shell}: {script}");
+        for word in ["herdsim", "compare", "set", "attempts", "log-y"] {
+            assert!(script.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let stderr = fails(&ws, &["completions", "tcsh"], 2);
+    assert!(stderr.contains("tcsh"), "{stderr}");
+}
+
+#[test]
+fn man_prints_roff_pages() {
+    let ws = Workspace::new();
+    let page = text(&ok(&ws, &["man"]).stdout);
+    assert!(page.contains(".TH herdsim 1"), "{page}");
+    assert!(
+        page.contains(".SH SUBCOMMANDS") || page.contains("compare"),
+        "{page}"
+    );
+    let page = text(&ok(&ws, &["man", "run"]).stdout);
+    assert!(page.contains(".TH herdsim-run 1"), "{page}");
+    assert!(page.contains("\\-\\-set"), "{page}");
+    let stderr = fails(&ws, &["man", "nosuch"], 2);
+    assert!(
+        stderr.contains("man: expected one of run, check"),
+        "{stderr}"
+    );
+}
+
 // ---- --attempts -------------------------------------------------------------------------
 
 #[test]
