@@ -681,3 +681,43 @@ fn no_attempts_csv_without_the_flag() {
     assert!(dir.join("summary.json").is_file());
 }
 
+// ---- progress ---------------------------------------------------------------------------
+
+/// On a terminal the bar shows runs and events; `script` gives the run a terminal.
+#[test]
+fn the_progress_bar_counts_runs_and_events_on_a_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no `script` command to give herdsim a terminal");
+        return;
+    }
+    let ws = tiny_workspace();
+    let bin = assert_cmd::cargo::cargo_bin!("herdsim");
+    let command = format!(
+        "{} run tiny.toml --out out --no-charts --threads 1 --replications 1 --set clients.count=100000",
+        bin.display()
+    );
+    let out = std::process::Command::new("script")
+        .current_dir(ws.path())
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("run script");
+    let screen = text(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("tiny ["), "no bar on a terminal:\n{screen}");
+    assert!(screen.contains("/2 runs, "), "{screen}");
+    assert!(
+        screen.contains(" k events") || screen.contains(" M events"),
+        "{screen}"
+    );
+    // Not on a pipe, nor with --quiet.
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out2", "--no-charts"]);
+    assert!(
+        !text(&out.stderr).contains("/4 runs"),
+        "{}",
+        text(&out.stderr)
+    );
+}
