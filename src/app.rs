@@ -314,6 +314,7 @@ fn write_outputs(
         )?;
     }
     if !args.no_charts {
+        // MERGE(issue-11-charts): pass `report::ChartOptions { log_y: args.log_y }` here.
         report::write_charts_and_report(layout, file, result, &args.format)?;
     }
     Ok(())

@@ -87,6 +87,10 @@ pub struct RunArgs {
     /// clients.count=1000 or server.outages.0.end=5s (repeatable; applies to every file).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]
     pub set: Vec<Setting>,
+    /// Draw every chart's y axis on a log scale (by default only where the data span more
+    /// than 100x).
+    #[arg(long)]
+    pub log_y: bool,
     /// Chart formats, comma-separated: png, svg.
     #[arg(long, value_delimiter = ',', default_value = "png,svg")]
     pub format: Vec<ChartFormat>,
