@@ -1,4 +1,5 @@
-//! The commands behind the CLI: `run`, `check` and `schedule`.
+//! The commands behind the CLI: `run`, `check`, `schedule`, `compare`, `init`,
+//! `completions` and `man`.
 //!
 //! Order of work, as in hyperfine's `main`: load and validate *every* scenario first (a
 //! refused scenario writes nothing), then run each one on a rayon pool of `--threads`
@@ -7,12 +8,15 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::{RngExt, SeedableRng};
 
-use crate::cli::{CheckArgs, Cli, Command, RunArgs, ScheduleArgs};
+use crate::cli::{
+    CheckArgs, Cli, Command, CompareArgs, CompletionsArgs, InitArgs, ManArgs, RunArgs, ScheduleArgs,
+};
 use crate::engine::SimRng;
 use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
 use crate::limits::{self, MAX_REPLICATIONS, MAX_THREADS, MemoryLimit};
@@ -22,7 +26,7 @@ use crate::model::policy::{Beyond, RetryAfterPolicy, next_delay, parse_retry_aft
 use crate::report::output_dir::{self, Staging};
 use crate::report::{self, OutputLayout, console};
 use crate::runner::{self, RunOptions, ScenarioResult};
-use crate::scenario::sweep::{ScenarioFile, load_in, load_str};
+use crate::scenario::sweep::{ScenarioFile, Setting, load_with_settings};
 use crate::scenario::{QUICKSTART, QUICKSTART_NAME};
 use crate::time::SimDuration;
 
@@ -33,15 +37,20 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Check(args) => check_command(&args),
         Command::Schedule(args) => schedule_command(&args),
         Command::Merge(args) => merge_command(&args),
+        Command::Compare(args) => compare_command(&args),
+        Command::Init(args) => init_command(&args),
+        Command::Completions(args) => completions_command(&args),
+        Command::Man(args) => man_command(&args),
     }
 }
 
-/// Reads, validates and expands scenario files; the built-in quickstart when `paths` is
-/// empty. Problems of every file are reported together.
-pub fn load_files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>> {
+/// Reads, validates and expands scenario files, after writing `settings` (`--set`) into
+/// each; the built-in quickstart when `paths` is empty. Problems of every file are reported
+/// together.
+pub fn load_files(paths: &[PathBuf], settings: &[Setting]) -> Result<Vec<ScenarioFile>> {
     if paths.is_empty() {
         // Built in: its trace paths (it has none today) would start from here.
-        return load_in(QUICKSTART_NAME, QUICKSTART, Path::new(""))
+        return load_with_settings(QUICKSTART_NAME, QUICKSTART, Path::new(""), settings)
             .map(|f| vec![f])
             .map_err(Error::Scenario);
     }
@@ -57,7 +66,12 @@ pub fn load_files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>> {
                 key: String::new(),
                 msg: format!("cannot read the scenario file: {e}"),
             }),
-            Ok(src) => match load_str(&name, &src) {
+            Ok(src) => match load_with_settings(
+                &name,
+                &src,
+                path.parent().unwrap_or(Path::new("")),
+                settings,
+            ) {
                 Ok(f) => files.push(f),
                 Err(ScenarioErrors(mut e)) => errors.append(&mut e),
             },
@@ -87,7 +101,7 @@ pub fn load_files(paths: &[PathBuf]) -> Result<Vec<ScenarioFile>> {
 }
 
 fn check_command(args: &CheckArgs) -> Result<()> {
-    let files = load_files(&args.scenarios)?;
+    let files = load_files(&args.scenarios, &args.set)?;
     let mut out = String::new();
     for f in &files {
         let s = f.first();
@@ -158,7 +172,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
             "--replications: expected a number from 1 to {MAX_REPLICATIONS}, found {r}"
         )));
     }
-    let mut files = load_files(&args.scenarios)?;
+    let mut files = load_files(&args.scenarios, &args.set)?;
     for f in &mut files {
         for p in &mut f.points {
             if let Some(seed) = args.seed {
@@ -172,8 +186,9 @@ fn run_command(args: &RunArgs) -> Result<()> {
     // Every file is checked against the limits before anything runs or is written.
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let memory = MemoryLimit::new(args.max_memory);
+    let sample_attempts = sample_attempts(args);
     for f in &files {
-        check_limits(f, threads, args.requests, memory)?;
+        check_limits(f, threads, args.requests, sample_attempts, memory)?;
     }
     output_dir::check_out(&args.out)?;
     output_dir::install_signal_cleanup();
@@ -190,26 +205,29 @@ fn run_command(args: &RunArgs) -> Result<()> {
     }
     for file in &files {
         let total: u64 = runner::plan(file).len() as u64;
-        let progress = progress_bar(total, args.quiet, &file.first().name);
+        let progress = Progress::new(file, total, threads, args.quiet);
         let started = Instant::now();
         let result = pool.install(|| {
             runner::run_scenario(
                 file,
                 RunOptions {
                     record_requests: args.requests,
-                    ..Default::default()
+                    sample_attempts,
+                    on_events: Some(&|n| progress.events(n)),
                 },
-                &|| progress.inc(1),
+                &|| progress.run_done(),
             )
         });
         let wall = started.elapsed().as_secs_f64();
-        progress.finish_and_clear();
+        progress.finish();
         let result = result?;
         // Written into a fresh folder that replaces <out>/<name> whole once complete.
         let staging = Staging::begin(&args.out, &file.first().name)?;
         let layout = OutputLayout::at(staging.path());
         let outputs = Outputs {
             requests: args.requests,
+            attempts: args.attempts,
+            set: args.set.clone(),
             charts: (!args.no_charts).then(|| args.format.clone()),
         };
         write_outputs(&layout, file, &result, &outputs).map_err(|e| staging.name_target(e))?;
@@ -228,9 +246,10 @@ fn check_limits(
     file: &ScenarioFile,
     threads: usize,
     requests: bool,
+    attempts: Option<bool>,
     memory: MemoryLimit,
 ) -> Result<()> {
-    let estimate = limits::estimate(file, threads, requests);
+    let estimate = limits::estimate(file, threads, requests, attempts);
     let s = file.first();
     if estimate.runs > limits::MAX_RUNS {
         return Err(Error::Limit(format!(
@@ -247,7 +266,12 @@ fn check_limits(
         return Err(Error::Limit(format!(
             "{}: this run needs an estimated {estimate} of memory, more than the limit of {memory}. Lower clients.count, clients.requests, replications or the sweep, raise metrics.bucket or lower time_limit{}; or change the limit with --max-memory",
             file.file,
-            if requests { ", drop --requests" } else { "" }
+            match (requests, attempts == Some(true)) {
+                (true, true) => ", drop --requests or --attempts",
+                (true, false) => ", drop --requests",
+                (false, true) => ", drop --attempts",
+                (false, false) => "",
+            }
         )));
     }
     Ok(())
@@ -259,6 +283,10 @@ fn check_limits(
 struct Outputs {
     /// `requests.csv`.
     requests: bool,
+    /// `attempts.csv`.
+    attempts: bool,
+    /// The `--set` settings, reported in `summary.json`.
+    set: Vec<crate::scenario::sweep::Setting>,
     /// Charts in these formats and report.html.
     charts: Option<Vec<crate::cli::ChartFormat>>,
 }
@@ -282,15 +310,17 @@ fn run_shards(
         let first = file.first();
         let total = runner::plan(file).len();
         let mine = shard.jobs(total).len() as u64;
-        let progress = progress_bar(mine, args.quiet, &first.name);
+        let progress = Progress::new(file, mine, pool.current_num_threads(), args.quiet);
         let started = Instant::now();
         let options = RunOptions {
             record_requests: args.requests,
-            ..Default::default()
+            sample_attempts: sample_attempts(args),
+            on_events: Some(&|n| progress.events(n)),
         };
-        let partial = pool.install(|| runner::run_shard(file, shard, options, &|| progress.inc(1)));
+        let partial =
+            pool.install(|| runner::run_shard(file, shard, options, &|| progress.run_done()));
         let wall = started.elapsed().as_secs_f64();
-        progress.finish_and_clear();
+        progress.finish();
         let partial = partial?;
         let mut manifest = Manifest {
             herdsim: env!("CARGO_PKG_VERSION").to_string(),
@@ -304,7 +334,12 @@ fn run_shards(
             total_jobs: total,
             jobs: partial.jobs.clone(),
             requests: args.requests,
-            attempts: false,
+            attempts: args.attempts,
+            set: args
+                .set
+                .iter()
+                .map(|s| format!("{}={}", s.path, s.text))
+                .collect(),
             partial_sha256: String::new(),
         };
         let files_bytes = shard_files(&mut manifest, &file.source, &partial)?;
@@ -342,7 +377,9 @@ fn run_shards(
 fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
     let shards = crate::shard::read_shards(&args.dir)?;
     let m = shards[0].manifest.clone();
-    let mut file = load_str(&m.file, &shards[0].source).map_err(Error::Scenario)?;
+    // The stored text already has the run's `--set` settings written in.
+    let mut file =
+        crate::scenario::sweep::load_str(&m.file, &shards[0].source).map_err(Error::Scenario)?;
     for p in &mut file.points {
         p.scenario.seed = m.seed;
         p.scenario.replications = m.replications;
@@ -358,6 +395,13 @@ fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
     let result = runner::merge(&file, partials);
     let outputs = Outputs {
         requests: m.requests,
+        attempts: m.attempts,
+        set: m
+            .set
+            .iter()
+            .map(|s| crate::scenario::sweep::Setting::parse(s))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::Usage(format!("merge: a manifest's --set settings: {e}")))?,
         charts: (!args.no_charts).then(|| args.format.clone()),
     };
     let name = file.first().name.clone();
@@ -421,6 +465,10 @@ fn write_outputs(
         &report::csv::summary_csv(&file.axes, result, seed)?,
     )?;
     report::write_atomic(
+        &layout.summary_json(),
+        &report::json::summary_json(file, result, seed, &args.set)?,
+    )?;
+    report::write_atomic(
         &layout.timeseries_csv(),
         &report::csv::timeseries_csv(file, result)?,
     )?;
@@ -442,25 +490,141 @@ fn write_outputs(
             &report::csv::requests_csv(file, result)?,
         )?;
     }
+    if args.attempts {
+        report::write_atomic(
+            &layout.csv("attempts"),
+            &report::csv::attempts_csv(file, result)?,
+        )?;
+    }
     if let Some(format) = &args.charts {
+        // MERGE(issue-11-charts): pass `report::ChartOptions { log_y: args.log_y }` here.
         report::write_charts_and_report(layout, file, result, format)?;
     }
     Ok(())
 }
 
-fn progress_bar(total: u64, quiet: bool, name: &str) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// Whether runs record the attempt sample: in every replication with `--attempts`, else
+/// not at all.
+fn sample_attempts(args: &RunArgs) -> Option<bool> {
+    args.attempts.then_some(true)
+}
+
+/// Events a run is assumed to simulate per client request before any run of the file has
+/// finished: the quickstart herd's 26 (the outage herd retries several times). A steadier
+/// workload needs fewer, so the bar jumps ahead when the first run ends rather than
+/// stalling near its end.
+const EVENTS_PER_REQUEST: u64 = 26;
+
+/// The progress bar of one scenario file on stderr: runs done, events simulated, and a bar
+/// over the estimated events of the whole file, so it moves inside long runs. Hidden with
+/// `--quiet` or when stderr is not a terminal.
+struct Progress {
+    bar: ProgressBar,
+    runs: u64,
+    threads: u64,
+    prior: u64,
+    events: AtomicU64,
+    done: AtomicU64,
+}
+
+impl Progress {
+    fn new(file: &ScenarioFile, runs: u64, threads: usize, quiet: bool) -> Progress {
+        let prior = file
+            .points
+            .iter()
+            .map(|p| {
+                let s = &p.scenario;
+                limits::requests_per_run(s)
+                    .saturating_mul(EVENTS_PER_REQUEST)
+                    .saturating_mul(s.strategies.len() as u64 * s.replications as u64)
+            })
+            .fold(0, u64::saturating_add)
+            .max(1);
+        let bar = if quiet || !std::io::stderr().is_terminal() {
+            ProgressBar::hidden()
+        } else {
+            let bar = ProgressBar::with_draw_target(Some(prior), ProgressDrawTarget::stderr());
+            bar.set_message(progress_message(0, runs, 0));
+            let style = ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {msg}, {elapsed} elapsed, ETA {eta}",
+            )
+            .expect("static template is valid")
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar.set_prefix(file.first().name.clone());
+            bar
+        };
+        let progress = Progress {
+            bar,
+            runs,
+            threads: threads.max(1) as u64,
+            prior,
+            events: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+        };
+        progress.update();
+        progress
     }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template(
-        "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",
-    )
-    .expect("static template is valid")
-    .progress_chars("=> ");
-    bar.set_style(style);
-    bar.set_prefix(name.to_string());
-    bar
+
+    /// Called from worker threads with the events simulated since the last call.
+    fn events(&self, n: u64) {
+        self.events.fetch_add(n, Ordering::Relaxed);
+        self.update();
+    }
+
+    /// Called from worker threads when a run has ended.
+    fn run_done(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.update();
+    }
+
+    fn update(&self) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        let events = self.events.load(Ordering::Relaxed);
+        let done = self.done.load(Ordering::Relaxed);
+        let total = estimate_events(self.runs, done, self.threads, events, self.prior);
+        self.bar.set_length(total);
+        self.bar.set_position(events.min(total));
+        self.bar
+            .set_message(progress_message(done, self.runs, events));
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The estimated events of all `runs` of a file, `done` of them finished, `events`
+/// simulated so far on `threads` workers: before a run has finished, `prior` (grown as the
+/// events pass 90% of it); after, the mean per run so far (in-progress runs counted as half
+/// done) times the runs. Never below the events simulated so far.
+pub fn estimate_events(runs: u64, done: u64, threads: u64, events: u64, prior: u64) -> u64 {
+    let grown = events.saturating_add(events / 9);
+    if done == 0 {
+        return prior.max(grown);
+    }
+    let running = threads.min(runs.saturating_sub(done));
+    let per_run = events as f64 / (done as f64 + 0.5 * running as f64);
+    let total = (per_run * runs as f64) as u64;
+    if done >= runs {
+        events
+    } else {
+        total.max(grown)
+    }
+}
+
+/// The text beside the bar: `2/4 runs, 53.1 M events`.
+pub fn progress_message(done: u64, runs: u64, events: u64) -> String {
+    let events = if events >= 1_000_000 {
+        format!("{:.1} M", events as f64 / 1e6)
+    } else if events >= 1_000 {
+        format!("{:.0} k", events as f64 / 1e3)
+    } else {
+        events.to_string()
+    };
+    format!("{done}/{runs} runs, {events} events")
 }
 
 fn report_closing(file: &ScenarioFile, result: &ScenarioResult, wall: f64, runs: u64, quiet: bool) {
@@ -616,4 +780,119 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
 fn schedule_command(args: &ScheduleArgs) -> Result<()> {
     let table = schedule_table(args)?;
     print_stdout(&table)
+}
+
+fn compare_command(args: &CompareArgs) -> Result<()> {
+    let a = crate::compare::read_summary(&args.a)?;
+    let b = crate::compare::read_summary(&args.b)?;
+    let table = crate::compare::compare(&a, &b, &args.metrics)?;
+    print_stdout(&table)
+}
+
+/// Writes the starter scenario to a new file (never over an existing one: exit 2), or to
+/// stdout for `-`.
+fn init_command(args: &InitArgs) -> Result<()> {
+    let text = crate::scenario::starter(&args.file);
+    if args.file.as_os_str() == "-" {
+        return print_stdout(&text);
+    }
+    let shown = crate::text::escape(&args.file.display().to_string()).to_string();
+    // Created exclusively: an existing file, or a link planted at the name, is never
+    // written through.
+    let mut f = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&args.file)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Error::Usage(format!(
+                "init: {shown} already exists; herdsim init never overwrites a file: name another file (herdsim init my-scenario.toml) or remove this one"
+            )));
+        }
+        Err(e) => return Err(Error::io("cannot create", &args.file, e)),
+    };
+    if let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()) {
+        drop(f);
+        let _ = std::fs::remove_file(&args.file);
+        return Err(Error::io("cannot write", &args.file, e));
+    }
+    print_stdout(&format!(
+        "wrote {shown}: a commented scenario to edit; then `herdsim check {shown}` and `herdsim run {shown}`\n"
+    ))
+}
+
+fn completions_command(args: &CompletionsArgs) -> Result<()> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let mut bytes = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "herdsim", &mut bytes);
+    print_stdout(&String::from_utf8_lossy(&bytes))
+}
+
+/// The roff manual page of herdsim, or of one of its commands (`herdsim-run(1)`).
+pub fn man_page(command: Option<&str>) -> Result<String> {
+    use clap::CommandFactory;
+    let mut root = Cli::command();
+    root.build();
+    let page = match command {
+        None => root,
+        Some(name) => {
+            let names: Vec<String> = root
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .filter(|n| n != "help")
+                .collect();
+            let sub = root
+                .find_subcommand(name)
+                .filter(|_| name != "help")
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "man: expected one of {}, found \"{name}\"",
+                        names.join(", ")
+                    ))
+                })?
+                .clone();
+            // clap names commands with static strings; one page per process, so leaked once.
+            let full: &'static str = Box::leak(format!("herdsim-{name}").into_boxed_str());
+            sub.name(full)
+                .bin_name(full)
+                .version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    let mut bytes = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut bytes)
+        .map_err(|e| Error::io("cannot format", "<manual page>", e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn man_command(args: &ManArgs) -> Result<()> {
+    print_stdout(&man_page(args.command.as_deref())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_estimate_moves_inside_runs_and_settles_on_the_count() {
+        // Nothing finished: the prior, until the events near it.
+        assert_eq!(estimate_events(4, 0, 2, 1_000, 100_000), 100_000);
+        assert_eq!(estimate_events(4, 0, 2, 99_000, 100_000), 110_000);
+        // One of 4 runs done, 2 in progress on 2 threads: 3 M events are 2 runs' worth.
+        assert_eq!(estimate_events(4, 1, 2, 3_000_000, 1), 6_000_000);
+        // All done: exactly the events.
+        assert_eq!(estimate_events(4, 4, 2, 6_100_000, 1), 6_100_000);
+    }
+
+    #[test]
+    fn the_progress_message_counts_runs_and_events() {
+        assert_eq!(
+            progress_message(2, 4, 53_140_000),
+            "2/4 runs, 53.1 M events"
+        );
+        assert_eq!(progress_message(0, 4, 262_144), "0/4 runs, 262 k events");
+        assert_eq!(progress_message(0, 4, 12), "0/4 runs, 12 events");
+    }
 }

@@ -27,6 +27,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod engine;
 pub mod error;
 pub mod limits;

@@ -57,6 +57,12 @@ pub const LATENCY_BYTES: u64 = 8;
 /// `requests.csv` row. Measured 138 bytes (10 and 20 runs of 1 000 000 requests).
 pub const RECORD_BYTES: u64 = 144;
 
+/// Per attempt of the attempt sample (`--attempts`, `attempts.csv`): its 32-byte record,
+/// kept until the end, and its `attempts.csv` row (under 64 bytes). Sized from the record
+/// and the row, not measured: the sample is at most [`crate::engine::ATTEMPT_SAMPLE`]
+/// requests per run.
+pub const ATTEMPT_BYTES: u64 = 96;
+
 /// Per place of a server's queue that can fill: a queued attempt.
 pub const QUEUE_PLACE_BYTES: u64 = 32;
 
@@ -135,6 +141,48 @@ pub fn requests_per_run(s: &Scenario) -> u64 {
         .fold(0, u64::saturating_add)
 }
 
+/// Attempts the attempt sample of one run of `s` can hold: the sampled client requests
+/// (as the engine picks them: at most [`crate::engine::ATTEMPT_SAMPLE`] clients or
+/// arrivals, all requests of a sampled closed client) times the most attempts one request
+/// can send (`max_attempts`, the 429 ladder, the fallback call).
+pub fn sampled_attempts_per_run(s: &Scenario) -> u64 {
+    let limit = SimTime(s.time_limit.as_nanos());
+    let share = (crate::engine::ATTEMPT_SAMPLE / s.populations.len().max(1) as u64).max(1);
+    let requests = s
+        .populations
+        .iter()
+        .map(|p| {
+            let (units, per_unit) = match &p.source {
+                Source::Closed(c) => (c.count as u64, c.requests as u64),
+                Source::Open(o) => (
+                    o.rate.cumulative(o.start, o.end.min(limit)).ceil() as u64,
+                    1,
+                ),
+                Source::Trace(t) => (t.times.len() as u64, 1),
+            };
+            let every = units.div_ceil(share).max(1);
+            units.div_ceil(every).saturating_mul(per_unit)
+        })
+        .fold(0, u64::saturating_add);
+    let attempts = s
+        .population_policies
+        .iter()
+        .flatten()
+        .map(|pp| {
+            let r = &pp.strategy.retry;
+            (r.max_attempts as u64)
+                .saturating_add(
+                    r.rate_limit
+                        .as_ref()
+                        .map_or(0, |l| l.max_retries as u64 + 1),
+                )
+                .saturating_add(1)
+        })
+        .max()
+        .unwrap_or(1);
+    requests.saturating_mul(attempts)
+}
+
 /// Requests in flight at once in a run of `s`: every closed client, and for open and trace
 /// populations their peak arrival rate times how long a request can live (its deadline, or
 /// its attempts' timeouts and backoff caps, at most the time limit), each possibly holding
@@ -195,8 +243,14 @@ fn latency_set(samples: u64) -> u64 {
 /// reduced as soon as its last run is in, so what is held is: every run in progress (its
 /// requests, time series, latencies), the groups being folded (at most a few per worker:
 /// workers take contiguous runs), and every group's reduced result until the files are
-/// written.
-pub fn estimate(file: &ScenarioFile, threads: usize, requests: bool) -> Estimate {
+/// written. `requests`: with `--requests`; `attempts`: the attempt sample is taken in every
+/// replication (`Some(true)`, `--attempts`) or the first only (`Some(false)`).
+pub fn estimate(
+    file: &ScenarioFile,
+    threads: usize,
+    requests: bool,
+    attempts: Option<bool>,
+) -> Estimate {
     let mut kept = 0u64;
     let mut runs = 0u64;
     let mut per_run_kept = 0u64;
@@ -243,6 +297,13 @@ pub fn estimate(file: &ScenarioFile, threads: usize, requests: bool) -> Estimate
         if requests {
             run_kept = RECORD_BYTES.saturating_mul(per_run_requests);
         }
+        let sample = ATTEMPT_BYTES.saturating_mul(sampled_attempts_per_run(s));
+        let mut first_only = 0u64;
+        match attempts {
+            Some(true) => run_kept = run_kept.saturating_add(sample),
+            Some(false) => first_only = sample.saturating_mul(strategies),
+            None => {}
+        }
         let group = GROUP_BUCKET_BYTES
             .saturating_mul(buckets)
             .saturating_mul(services)
@@ -253,6 +314,7 @@ pub fn estimate(file: &ScenarioFile, threads: usize, requests: bool) -> Estimate
         runs = runs.saturating_add(point_runs);
         kept = kept
             .saturating_add(run_kept.saturating_mul(point_runs))
+            .saturating_add(first_only)
             .saturating_add(
                 (GROUP_BUCKET_BYTES / 2)
                     .saturating_mul(buckets)

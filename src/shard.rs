@@ -144,6 +144,8 @@ pub struct Manifest {
     pub requests: bool,
     /// Whether the attempt sample was taken in every replication (`--attempts`).
     pub attempts: bool,
+    /// The `--set` settings (already written into `scenario.toml`), for `summary.json`.
+    pub set: Vec<String>,
     /// SHA-256 of `partial.json`.
     pub partial_sha256: String,
 }

@@ -1,7 +1,7 @@
 //! The CSV files: pure renderers from results to bytes.
 //!
 //! `summary.csv`, `timeseries.csv`, `services.csv`, `populations.csv`, `paired.csv` and
-//! (on request) `requests.csv`. Column names are the contract (new columns are only ever
+//! (on request) `requests.csv` and `attempts.csv`. Column names are the contract (new columns are only ever
 //! appended). With a sweep, each file gains one leading column per swept key, named by its
 //! path.
 
@@ -136,6 +136,18 @@ pub const REQUESTS_COLUMNS: &[&str] = &[
     "total_wait_s",
     "retry_after_s",
     "latency_s",
+    "population",
+];
+
+/// `attempts.csv` columns after the sweep columns, in order.
+pub const ATTEMPTS_COLUMNS: &[&str] = &[
+    "strategy",
+    "replication",
+    "client",
+    "request",
+    "attempt",
+    "sent_s",
+    "outcome",
     "population",
 ];
 
@@ -354,6 +366,31 @@ pub fn requests_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<
                             .unwrap_or_default(),
                         fmt_num(r.latency.as_secs_f64()),
                         populations[r.population as usize].name.clone(),
+                    ])?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `attempts.csv`: every attempt of the sampled client requests of every run, by strategy,
+/// then replication, in the order the attempts ended.
+pub fn attempts_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<u8>> {
+    table(&file.axes, ATTEMPTS_COLUMNS, result, |p, emit| {
+        let populations = &file.points[p].scenario.populations;
+        for s in &result.points[p].strategies {
+            for (replication, records) in s.attempts.iter().enumerate() {
+                for a in records {
+                    emit(vec![
+                        s.summary.strategy.clone(),
+                        replication.to_string(),
+                        a.client.to_string(),
+                        a.request.to_string(),
+                        a.attempt.to_string(),
+                        fmt_num(a.sent.as_secs_f64()),
+                        a.outcome.label().to_string(),
+                        populations[a.population as usize].name.clone(),
                     ])?;
                 }
             }

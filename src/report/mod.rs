@@ -12,6 +12,7 @@ pub mod chart;
 pub mod console;
 pub mod csv;
 pub mod html;
+pub mod json;
 pub mod output_dir;
 
 use std::fs;
@@ -54,12 +55,18 @@ impl OutputLayout {
         self.dir.join("summary.csv")
     }
 
+    /// `summary.json`.
+    pub fn summary_json(&self) -> PathBuf {
+        self.dir.join("summary.json")
+    }
+
     /// `timeseries.csv`.
     pub fn timeseries_csv(&self) -> PathBuf {
         self.dir.join("timeseries.csv")
     }
 
-    /// A CSV file of the scenario by its stem (`services`, `populations`, `paired`).
+    /// A CSV file of the scenario by its stem (`services`, `populations`, `paired`,
+    /// `attempts`).
     pub fn csv(&self, stem: &str) -> PathBuf {
         self.dir.join(format!("{stem}.csv"))
     }

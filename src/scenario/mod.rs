@@ -25,6 +25,50 @@ pub const QUICKSTART: &str = include_str!("../../scenarios/quickstart.toml");
 /// The display name used for the built-in quickstart in messages.
 pub const QUICKSTART_NAME: &str = "scenarios/quickstart.toml";
 
+/// The commented scenario `herdsim init` writes, with `NAME` and `FILE` to fill in.
+const STARTER: &str = include_str!("starter.toml");
+
+/// The starter scenario for `file`: its `name` is made from the file's stem (lowercased,
+/// characters outside `[a-z0-9_-]` replaced by `-`, at most 64), or `scenario`.
+pub fn starter(file: &std::path::Path) -> String {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let mut name: String = stem
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' | '_' | '-' => c,
+            _ => '-',
+        })
+        .take(64)
+        .collect();
+    if name.trim_matches('-').is_empty() {
+        name = "scenario".to_string();
+    }
+    let shown = file.display().to_string();
+    let plain = !shown.is_empty()
+        && shown != "-"
+        && shown
+            .chars()
+            .all(|c| !c.is_control() && c != '"' && c != '\\' && c != ' ');
+    let text = STARTER.replace("NAME", &name);
+    if plain {
+        text.replace("FILE", &shown)
+    } else {
+        text.replace("FILE", "scenario.toml")
+    }
+}
+
+/// The scenario hash of outputs and manifests: the SHA-256 of the scenario text (after any
+/// `--set`), as 64 lowercase hex digits. For a file run without `--set` it equals
+/// `sha256sum FILE`; it does not depend on the machine, the version or the file's name.
+pub fn scenario_hash(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Converts a byte offset in `src` to a 1-based (line, column), counting columns in chars.
 pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(src.len());
@@ -251,6 +295,56 @@ fn toml_error_in(file: &str, text: &str, src: &str, e: toml::de::Error) -> Scena
         None => path.to_string(),
     };
     let raw = e.message().trim().replace('\n', "; ");
+    // toml hands a date-time to serde as a table with one private key: say what was written.
+    let datetime = span
+        .as_ref()
+        .and_then(|s| src.get(s.clone()))
+        .map(str::trim)
+        .filter(|t| t.parse::<toml_edit::Datetime>().is_ok())
+        .map(String::from);
+    if let Some(datetime) = datetime {
+        let expected = raw
+            .strip_prefix("invalid type: ")
+            .and_then(|r| r.split_once(", expected "))
+            .map(|(_, expected)| match expected {
+                "variant identifier" => tag_names(&key).to_string(),
+                e => expected_words(e),
+            })
+            .unwrap_or_else(|| "a table".to_string());
+        return error_at(
+            file,
+            src_for_positions,
+            span,
+            key,
+            format!("expected {expected}, found the date-time {datetime}"),
+        );
+    }
+    // serde's "variant identifier" is the tag of a tagged table (`dist`, a budget's `kind`);
+    // an array there is read as [tag, ...], so the fault is at its first element.
+    if raw.ends_with("expected variant identifier") {
+        let found = raw
+            .strip_prefix("invalid type: ")
+            .and_then(|r| r.split_once(", expected "))
+            .map(|(found, _)| found_words(found))
+            .unwrap_or_default();
+        let msg = if let Some(table) = key.strip_suffix("[0]") {
+            key = table.to_string();
+            format!("expected {}, found an array", tagged_table(&key))
+        } else {
+            format!("expected {}, found {found}", tag_names(&key))
+        };
+        return error_at(file, src_for_positions, span, key, msg);
+    }
+    // A table given as an array: serde reads structs from sequences too.
+    if raw.starts_with("invalid length ") && raw.contains(", expected struct ") {
+        return error_at(
+            file,
+            src_for_positions,
+            span,
+            key,
+            "expected a table, found an array",
+        );
+    }
     // Name the offending key itself, not only the table holding it.
     let named = raw
         .strip_prefix("unknown field `")
@@ -376,6 +470,24 @@ fn friendlier(msg: &str, table: &str) -> String {
     strip_type_names(msg)
 }
 
+/// The names the tag at `key` takes: a budget's `kind` or a distribution's `dist`.
+fn tag_names(key: &str) -> &'static str {
+    if key.ends_with(".kind") {
+        "one of `ratio`, `token_bucket`, `quota`, `adaptive`"
+    } else {
+        "one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`"
+    }
+}
+
+/// The tagged table expected at `key`: a budget or a distribution.
+fn tagged_table(key: &str) -> &'static str {
+    if key.ends_with("budget") {
+        "a budget table such as { kind = \"ratio\", ratio = 0.1 }"
+    } else {
+        "a distribution table such as { dist = \"constant\", value = \"10ms\" }"
+    }
+}
+
 /// serde's "expected" side in the user's words: no Rust type or enum names.
 fn expected_words(expected: &str) -> String {
     match expected {
@@ -385,9 +497,8 @@ fn expected_words(expected: &str) -> String {
         "f64" | "f32" => "a number".to_string(),
         "a sequence" => "an array".to_string(),
         "a boolean" | "bool" => "true or false".to_string(),
-        e if e.contains("RawDist") => {
-            "a distribution table such as { dist = \"constant\", value = \"10ms\" }".to_string()
-        }
+        e if e.contains("RawDist") => tagged_table("").to_string(),
+        e if e.contains("RawBudget") => tagged_table("budget").to_string(),
         e if e.starts_with("struct ") || e.starts_with("map") => "a table".to_string(),
         e if e.starts_with("internally tagged enum") || e.starts_with("enum ") => {
             "one of the documented forms".to_string()
@@ -443,6 +554,18 @@ fn strip_type_names(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scenario_hash_is_sha256_in_hex() {
+        assert_eq!(
+            scenario_hash(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            scenario_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 
     #[test]
     fn line_col_counts_from_one() {

@@ -65,12 +65,13 @@ const TIMESERIES_HEADER: &str = "strategy,t_s,arrivals,accepted,rejected,complet
 /// requests.csv's header (v1's issue 3, then v2's population).
 const REQUESTS_HEADER: &str = "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s,population";
 
-/// The CSV files every run writes.
-const CSV_FILES: [&str; 5] = [
+/// The data files every run writes.
+const CSV_FILES: [&str; 6] = [
     "paired.csv",
     "populations.csv",
     "services.csv",
     "summary.csv",
+    "summary.json",
     "timeseries.csv",
 ];
 
@@ -205,7 +206,7 @@ fn run_writes_summary_and_timeseries_with_the_documented_columns() {
     assert_eq!(
         files_below(&dir),
         BTreeSet::from(CSV_FILES.map(String::from)),
-        "--no-charts writes the CSV files and nothing else"
+        "--no-charts writes the data files and nothing else"
     );
 
     let (header, rows) = read_csv(&dir.join("summary.csv"));

@@ -1239,3 +1239,155 @@ fn the_unchanged_tiny_scenario_is_accepted() {
     );
     assert!(!Path::new(&ws.path().join("out")).exists());
 }
+
+// ---- messages never show parser internals ----------------------------------------------
+
+/// Every value of TINY and V2 replaced, one at a time, by values of every other TOML type:
+/// no message names a Rust type, a serde enum or serde's own wording.
+#[test]
+fn no_message_shows_parser_internals() {
+    use toml_edit::{DocumentMut, Item, Value};
+
+    const INTERNALS: [&str; 18] = [
+        "$__toml_private",
+        "untagged",
+        "internally tagged",
+        "invalid type",
+        "invalid value",
+        "data did not match",
+        "expected i64",
+        "i64",
+        "u64",
+        "u32",
+        "u16",
+        "f64",
+        "Raw",
+        "enum",
+        "struct",
+        "variant",
+        "sequence",
+        "Datetime",
+    ];
+    const REPLACEMENTS: [&str; 10] = [
+        "\"10ms\"",
+        "\"none\"",
+        "5",
+        "-1",
+        "1.5",
+        "true",
+        "[1, \"a\"]",
+        "{ x = 1 }",
+        "1979-05-27T07:32:00Z",
+        "1e300",
+    ];
+    /// Dotted paths (with array indices) of every value below `item`.
+    fn paths(item: &Item, prefix: &str, out: &mut Vec<String>) {
+        let join = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        match item {
+            Item::Table(t) => t.iter().for_each(|(k, v)| paths(v, &join(k), out)),
+            Item::ArrayOfTables(a) => a.iter().enumerate().for_each(|(i, t)| {
+                t.iter()
+                    .for_each(|(k, v)| paths(v, &format!("{}.{k}", join(&i.to_string())), out))
+            }),
+            Item::Value(Value::InlineTable(t)) => {
+                out.push(prefix.to_string());
+                t.iter()
+                    .for_each(|(k, v)| paths(&Item::Value(v.clone()), &join(k), out));
+            }
+            Item::Value(_) => out.push(prefix.to_string()),
+            Item::None => {}
+        }
+    }
+    fn set(t: &mut dyn toml_edit::TableLike, segments: &[&str], value: Value) {
+        let (first, rest) = segments.split_first().unwrap();
+        if rest.is_empty() {
+            t.insert(first, Item::Value(value));
+            return;
+        }
+        match t.get_mut(first).unwrap() {
+            Item::ArrayOfTables(a) => {
+                let i: usize = rest[0].parse().unwrap();
+                set(a.get_mut(i).unwrap(), &rest[1..], value)
+            }
+            other => set(other.as_table_like_mut().unwrap(), rest, value),
+        }
+    }
+
+    // TINY with the keys whose values are names or tagged tables.
+    let named = tiny_with(
+        "end = \"1s\"\n",
+        "end = \"1s\"\nkind = \"down\"\n\n[server.rate_limit]\nrate = 100\n",
+    )
+    .replace(
+        "queue = 5\n",
+        "queue = 5\ndiscipline = \"fifo\"\nretry_after = \"auto\"\n",
+    )
+    .replace(
+        "timeout = \"1s\"\n",
+        "timeout = \"1s\"\nretry_on = [\"503\", \"timeout\"]\n\
+         budget = { kind = \"ratio\", ratio = 0.1, scope = \"global\" }\n\
+         breaker = { failure_rate = 0.5, scope = \"client\" }\n\
+         retry_after = { honor = true, beyond = \"clamp\" }\n\
+         rate_limit = { max_retries = 5 }\n",
+    )
+    .replace("jitter = \"full\"", "jitter = { proportional = 0.1 }");
+    herdsim::scenario::sweep::load_str("named.toml", &named).expect("the base is valid");
+    let mut checked = 0;
+    let mut leaks = std::collections::BTreeSet::new();
+    for base in [TINY, crate::common::V2, named.as_str()] {
+        let doc: DocumentMut = base.parse().unwrap();
+        let mut all = Vec::new();
+        paths(doc.as_item(), "", &mut all);
+        assert!(all.len() > 20, "{all:?}");
+        for path in &all {
+            for replacement in REPLACEMENTS {
+                let mut mutated = doc.clone();
+                let segments: Vec<&str> = path.split('.').collect();
+                set(
+                    mutated.as_table_mut(),
+                    &segments,
+                    replacement.parse::<Value>().unwrap(),
+                );
+                let text = mutated.to_string();
+                let Err(errors) = herdsim::scenario::sweep::load_str("m.toml", &text) else {
+                    continue;
+                };
+                checked += 1;
+                for e in &errors.0 {
+                    if let Some(word) = INTERNALS.iter().find(|w| e.msg.contains(*w)) {
+                        leaks.insert(format!("{path} = {replacement}: `{word}` in {}", e.msg));
+                    }
+                }
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "{}", {
+        let leaks: Vec<String> = leaks.into_iter().collect();
+        leaks.join("\n")
+    });
+    assert!(checked > 300, "{checked} refused mutations");
+}
+
+/// A string where a distribution table belongs says so in the user's words.
+#[test]
+fn a_string_for_a_distribution_names_the_table_form() {
+    let stderr = refused(
+        &tiny_with(
+            "latency = { dist = \"constant\", value = \"10ms\" }",
+            "latency = \"10ms\"",
+        ),
+        &[],
+    );
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: bad.toml:10:11: network.latency: expected a distribution table such as { dist = \"constant\", value = \"10ms\" }, found a string \"10ms\""
+        ]
+    );
+}

@@ -169,7 +169,7 @@ fn validate_without_panic(name: &str, text: &str) -> Result<(), String> {
     let result =
         std::panic::catch_unwind(|| match herdsim::scenario::sweep::load_str(name, text) {
             Ok(file) => {
-                let e = herdsim::limits::estimate(&file, 2, true);
+                let e = herdsim::limits::estimate(&file, 2, true, Some(true));
                 assert!(e.total >= herdsim::limits::BASE_BYTES);
                 assert!(e.runs >= 1 && e.runs <= herdsim::limits::MAX_RUNS);
             }

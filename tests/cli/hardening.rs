@@ -454,7 +454,7 @@ fn a_failed_write_leaves_the_previous_output_whole() {
     ws.file("tiny.toml", common::TINY);
     assert!(run_tiny(&ws, &["--requests"]).status().unwrap().success());
     let before = contents(&ws.out().join("tiny"));
-    assert_eq!(before.len(), 13, "{:?}", before.keys());
+    assert_eq!(before.len(), 14, "{:?}", before.keys());
     // requests.csv (about 5 kB) is the file that does not fit.
     let mut cmd = run_tiny(&ws, &["--seed", "99", "--no-charts", "--requests"]);
     limit_file_size(&mut cmd, 4096, false);
@@ -503,6 +503,7 @@ fn a_run_killed_while_writing_leaves_the_previous_output_whole() {
             "populations.csv",
             "services.csv",
             "summary.csv",
+            "summary.json",
             "timeseries.csv"
         ]
     );
@@ -578,6 +579,7 @@ fn a_second_run_waits_for_the_lock_on_the_output_folder() {
             "populations.csv",
             "services.csv",
             "summary.csv",
+            "summary.json",
             "timeseries.csv"
         ]
     );

@@ -3,6 +3,8 @@
 
 mod commands;
 mod common;
+mod conveniences;
+mod docs;
 mod engine_cases;
 mod errors;
 mod errors_v2;

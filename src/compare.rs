@@ -1,0 +1,471 @@
+//! `herdsim compare DIR_A DIR_B`: two output folders side by side.
+//!
+//! Each folder's `summary.json` is read (else its `summary.csv`, for folders written before
+//! `summary.json` existed). Rows are matched by sweep point and strategy; for each matched
+//! row and metric the table shows A, B (with their 95% confidence half-widths where the
+//! summary has a `<metric>_ci95` column), B/A, and whether the two intervals overlap, in
+//! words: `B 1.53x lower` when they do not, as hyperfine says "1.53 times faster".
+//!
+//! Disjoint intervals are strong evidence of a difference; overlapping ones are not proof
+//! of none (the test is conservative). Within one run, `paired.csv` is the sharper test:
+//! it compares strategies replication by replication on the same workload.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::report::fmt_num;
+
+/// The metrics compared when none are named.
+pub const DEFAULT_METRICS: &[&str] = &[
+    "calls",
+    "completion_s",
+    "peak_rps",
+    "recovery_peak_rps",
+    "succeeded",
+    "gave_up",
+    "latency_p99_s",
+];
+
+/// One row of a summary: its sweep point, strategy and numeric columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// `(swept key, value)` pairs, in column order.
+    pub point: Vec<(String, String)>,
+    /// The strategy's name.
+    pub strategy: String,
+    /// Numeric columns; `None` for an empty cell.
+    pub values: BTreeMap<String, Option<f64>>,
+}
+
+/// A summary read from an output folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// The file read.
+    pub path: PathBuf,
+    /// Scenario name, seed and hash (from `summary.json`; `None` from `summary.csv`).
+    pub scenario: Option<String>,
+    /// The seed of the run.
+    pub seed: Option<u64>,
+    /// [`crate::scenario::scenario_hash`] of the scenario text.
+    pub hash: Option<String>,
+    /// Every column, in order.
+    pub columns: Vec<String>,
+    /// The rows, in file order.
+    pub rows: Vec<Row>,
+}
+
+fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
+    Error::Usage(format!("compare: {}: {what}", path.display()))
+}
+
+/// Reads the summary of output folder `dir` (or the `summary.json` / `summary.csv` file
+/// itself). Exit status 2 for a folder that is not an output folder or a file that is not a
+/// summary; 1 when a file exists but cannot be read.
+pub fn read_summary(dir: &Path) -> Result<Summary> {
+    let meta = std::fs::metadata(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => bad(dir, "no such folder"),
+        _ => Error::io("cannot read", dir, e),
+    })?;
+    let (json, csv) = if meta.is_dir() {
+        (dir.join("summary.json"), dir.join("summary.csv"))
+    } else {
+        match dir.extension().and_then(|e| e.to_str()) {
+            Some("json") => (dir.to_path_buf(), PathBuf::new()),
+            Some("csv") => (PathBuf::new(), dir.to_path_buf()),
+            _ => {
+                return Err(bad(
+                    dir,
+                    "expected an output folder such as output/quickstart, found a file",
+                ));
+            }
+        }
+    };
+    let read = |path: &Path| -> Result<Option<Vec<u8>>> {
+        if path.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("cannot read", path, e)),
+        }
+    };
+    if let Some(bytes) = read(&json)? {
+        return parse_json(&json, &bytes);
+    }
+    if let Some(bytes) = read(&csv)? {
+        return parse_csv(&csv, &bytes);
+    }
+    Err(bad(
+        dir,
+        "no summary.json or summary.csv in this folder: expected a folder herdsim run wrote, such as output/quickstart",
+    ))
+}
+
+/// The part of a header before `strategy`: the swept keys.
+fn split_columns(path: &Path, columns: &[String]) -> Result<usize> {
+    columns
+        .iter()
+        .position(|c| c == "strategy")
+        .ok_or_else(|| bad(path, "not a herdsim summary: no `strategy` column"))
+}
+
+fn parse_csv(path: &Path, bytes: &[u8]) -> Result<Summary> {
+    let mut reader = csv::ReaderBuilder::new().from_reader(bytes);
+    let columns: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(path, format!("not a CSV file: {e}")))?
+        .iter()
+        .map(String::from)
+        .collect();
+    let strategy = split_columns(path, &columns)?;
+    let mut rows = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| bad(path, format!("row {}: {e}", i + 2)))?;
+        let mut row = Row {
+            point: Vec::new(),
+            strategy: String::new(),
+            values: BTreeMap::new(),
+        };
+        for (c, (column, cell)) in columns.iter().zip(record.iter()).enumerate() {
+            if c < strategy {
+                row.point.push((column.clone(), cell.to_string()));
+            } else if c == strategy {
+                row.strategy = cell.to_string();
+            } else if cell.is_empty() {
+                row.values.insert(column.clone(), None);
+            } else if let Ok(v) = cell.parse::<f64>() {
+                row.values.insert(column.clone(), Some(v));
+            }
+        }
+        rows.push(row);
+    }
+    Ok(Summary {
+        path: path.to_path_buf(),
+        scenario: None,
+        seed: None,
+        hash: None,
+        columns,
+        rows,
+    })
+}
+
+fn parse_json(path: &Path, bytes: &[u8]) -> Result<Summary> {
+    use serde_json::Value;
+    let doc: Value =
+        serde_json::from_slice(bytes).map_err(|e| bad(path, format!("not a JSON file: {e}")))?;
+    let not_summary = |what: &str| bad(path, format!("not a herdsim summary.json: {what}"));
+    let columns: Vec<String> = doc
+        .get("columns")
+        .and_then(Value::as_array)
+        .ok_or_else(|| not_summary("no `columns` list"))?
+        .iter()
+        .map(|c| c.as_str().map(String::from))
+        .collect::<Option<_>>()
+        .ok_or_else(|| not_summary("`columns` holds a non-string"))?;
+    let strategy = split_columns(path, &columns)?;
+    let mut rows = Vec::new();
+    for (i, r) in doc
+        .get("rows")
+        .and_then(Value::as_array)
+        .ok_or_else(|| not_summary("no `rows` list"))?
+        .iter()
+        .enumerate()
+    {
+        let object = r
+            .as_object()
+            .ok_or_else(|| not_summary(&format!("row {i} is not an object")))?;
+        let text = |v: Option<&Value>| match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
+        let mut row = Row {
+            point: columns[..strategy]
+                .iter()
+                .map(|c| (c.clone(), text(object.get(c))))
+                .collect(),
+            strategy: text(object.get("strategy")),
+            values: BTreeMap::new(),
+        };
+        for c in &columns[strategy + 1..] {
+            match object.get(c) {
+                Some(Value::Number(n)) => {
+                    row.values.insert(c.clone(), n.as_f64());
+                }
+                Some(Value::Null) => {
+                    row.values.insert(c.clone(), None);
+                }
+                _ => {}
+            }
+        }
+        rows.push(row);
+    }
+    Ok(Summary {
+        path: path.to_path_buf(),
+        scenario: doc
+            .get("scenario")
+            .and_then(Value::as_str)
+            .map(String::from),
+        seed: doc.get("seed").and_then(Value::as_u64),
+        hash: doc
+            .get("scenario_hash")
+            .and_then(Value::as_str)
+            .map(String::from),
+        columns,
+        rows,
+    })
+}
+
+/// Decimals for a number of this size in the table: 0 from 1 000, 1 from 10, else 3.
+fn decimals(v: f64) -> i32 {
+    match v.abs() {
+        a if a >= 1000.0 => 0,
+        a if a >= 10.0 => 1,
+        _ => 3,
+    }
+}
+
+/// `v` with `d` decimals at most, trailing zeros trimmed.
+fn short(v: f64, d: i32) -> String {
+    let scale = 10f64.powi(d);
+    fmt_num((v * scale).round() / scale)
+}
+
+/// What the two intervals say, in words.
+fn verdict(a: f64, b: f64, ci: Option<(f64, f64)>, single: bool) -> String {
+    let Some((ca, cb)) = ci else {
+        return "no CI".to_string();
+    };
+    if single {
+        return "no CI (1 replication)".to_string();
+    }
+    if (a - b).abs() <= ca + cb {
+        return "overlap".to_string();
+    }
+    let (word, factor) = if b > a {
+        ("higher", (a > 0.0).then(|| b / a))
+    } else {
+        ("lower", (b > 0.0).then(|| a / b))
+    };
+    match factor {
+        Some(f) => format!("apart: B {f:.2}x {word}"),
+        None => format!("apart: B {word}"),
+    }
+}
+
+/// The comparison table of `b` against `a` for `metrics` (default [`DEFAULT_METRICS`]).
+pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
+    let same = |x: &Row, y: &Row| x.point == y.point && x.strategy == y.strategy;
+    if !a.rows.iter().any(|ra| b.rows.iter().any(|rb| same(ra, rb))) {
+        return Err(Error::Usage(format!(
+            "compare: {} and {} have no strategy (at the same sweep point) in common",
+            a.path.display(),
+            b.path.display()
+        )));
+    }
+    let numeric = |s: &Summary, m: &str| {
+        s.rows
+            .iter()
+            .any(|r| r.values.get(m).is_some_and(|v| v.is_some()))
+    };
+    let metrics: Vec<String> = if metrics.is_empty() {
+        DEFAULT_METRICS
+            .iter()
+            .filter(|m| numeric(a, m) && numeric(b, m))
+            .map(|m| m.to_string())
+            .collect()
+    } else {
+        metrics.to_vec()
+    };
+    for m in &metrics {
+        if !numeric(a, m) || !numeric(b, m) {
+            let known: Vec<&str> = a
+                .columns
+                .iter()
+                .filter(|c| numeric(a, c))
+                .map(String::as_str)
+                .collect();
+            return Err(Error::Usage(format!(
+                "--metric {m}: expected a numeric column of both summaries, one of: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    if metrics.is_empty() {
+        return Err(Error::Usage(format!(
+            "compare: {} and {} have none of the usual metrics ({}) in common: name one with --metric",
+            a.path.display(),
+            b.path.display(),
+            DEFAULT_METRICS.join(", ")
+        )));
+    }
+    let describe = |label: &str, s: &Summary| {
+        let mut parts = Vec::new();
+        if let Some(n) = &s.scenario {
+            parts.push(n.clone());
+        }
+        if let Some(seed) = s.seed {
+            parts.push(format!("seed {seed}"));
+        }
+        if let Some(h) = &s.hash {
+            parts.push(format!("scenario hash {}", &h[..h.len().min(12)]));
+        }
+        let parts = if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        };
+        format!(
+            "{label}: {}{parts}\n",
+            crate::text::escape(&s.path.display().to_string())
+        )
+    };
+    let mut out = describe("A", a);
+    out.push_str(&describe("B", b));
+    let axes: Vec<String> = a
+        .rows
+        .first()
+        .map(|r| r.point.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    let mut table: Vec<Vec<String>> = vec![{
+        let mut h = axes.clone();
+        h.extend(
+            ["strategy", "metric", "A", "B", "B/A", "95% CIs"]
+                .iter()
+                .map(|s| s.to_string()),
+        );
+        h
+    }];
+    for ra in &a.rows {
+        let Some(rb) = b.rows.iter().find(|rb| same(ra, rb)) else {
+            continue;
+        };
+        let single = [ra, rb]
+            .iter()
+            .any(|r| r.values.get("replications").copied().flatten() == Some(1.0));
+        for m in &metrics {
+            let va = ra.values.get(m).copied().flatten();
+            let vb = rb.values.get(m).copied().flatten();
+            let ci_key = format!("{m}_ci95");
+            let ci = |r: &Row| r.values.get(&ci_key).copied().flatten();
+            let with_ci = |v: Option<f64>, c: Option<f64>| match (v, c) {
+                (None, _) => "-".to_string(),
+                (Some(v), Some(c)) if !single => {
+                    let d = decimals(v);
+                    format!("{} ± {}", short(v, d), short(c, d))
+                }
+                (Some(v), _) => short(v, decimals(v)),
+            };
+            let (ratio, words) = match (va, vb) {
+                (Some(x), Some(y)) => {
+                    let ratio = if x == 0.0 && y == 0.0 {
+                        "1".to_string()
+                    } else if x == 0.0 {
+                        "-".to_string()
+                    } else {
+                        format!("{:.3}", y / x)
+                    };
+                    let both = ci(ra).zip(ci(rb));
+                    (ratio, verdict(x, y, both, single))
+                }
+                _ => ("-".to_string(), "-".to_string()),
+            };
+            let mut line: Vec<String> = ra.point.iter().map(|(_, v)| v.clone()).collect();
+            line.extend([
+                ra.strategy.clone(),
+                m.clone(),
+                with_ci(va, ci(ra)),
+                with_ci(vb, ci(rb)),
+                ratio,
+                words,
+            ]);
+            table.push(line);
+        }
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let text_columns = axes.len() + 2;
+    for row in &table {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i < text_columns || i + 1 == row.len() {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        out.push_str("  ");
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let only = |s: &Summary, other: &Summary, label: &str| -> Vec<String> {
+        s.rows
+            .iter()
+            .filter(|r| {
+                !other
+                    .rows
+                    .iter()
+                    .any(|o| o.point == r.point && o.strategy == r.strategy)
+            })
+            .map(|r| {
+                let point: Vec<String> =
+                    r.point.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                if point.is_empty() {
+                    format!("only in {label}: {}", r.strategy)
+                } else {
+                    format!("only in {label}: {} ({})", r.strategy, point.join(", "))
+                }
+            })
+            .collect()
+    };
+    for line in only(a, b, "A").into_iter().chain(only(b, a, "B")) {
+        out.push_str(&crate::text::escape(&line));
+        out.push('\n');
+    }
+    if let (Some(ha), Some(hb)) = (&a.hash, &b.hash)
+        && ha != hb
+    {
+        out.push_str("note: the two runs used different scenario texts\n");
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_say_which_way_and_how_much() {
+        assert_eq!(
+            verdict(100.0, 50.0, Some((1.0, 1.0)), false),
+            "apart: B 2.00x lower"
+        );
+        assert_eq!(
+            verdict(50.0, 100.0, Some((1.0, 1.0)), false),
+            "apart: B 2.00x higher"
+        );
+        assert_eq!(verdict(100.0, 101.0, Some((1.0, 1.0)), false), "overlap");
+        assert_eq!(
+            verdict(100.0, 0.0, Some((1.0, 1.0)), false),
+            "apart: B lower"
+        );
+        assert_eq!(verdict(100.0, 50.0, None, false), "no CI");
+        assert_eq!(
+            verdict(100.0, 50.0, Some((0.0, 0.0)), true),
+            "no CI (1 replication)"
+        );
+    }
+}

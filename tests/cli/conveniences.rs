@@ -1,0 +1,723 @@
+//! The command-line conveniences of issue 11: `--set`, `summary.json`, `compare`, `init`,
+//! `completions`, `man`, `--attempts` (attempts.csv) and the progress bar, as a user runs
+//! them. Every run uses TINY (50 clients), so the module takes a few seconds.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::{TINY, Workspace, herdsim, tiny_with};
+use crate::errors::{problems, refused_in};
+
+fn run_in(ws: &Workspace, args: &[&str]) -> Output {
+    herdsim()
+        .current_dir(ws.path())
+        .args(args)
+        .output()
+        .expect("run herdsim")
+}
+
+/// Runs `herdsim <args>` in `ws`, asserting exit status 0.
+fn ok(ws: &Workspace, args: &[&str]) -> Output {
+    let out = run_in(ws, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "herdsim {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Runs `herdsim <args>` in `ws`, asserting `code`; returns stderr.
+fn fails(ws: &Workspace, args: &[&str], code: i32) -> String {
+    let out = run_in(ws, args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "herdsim {args:?}:\n{stderr}");
+    stderr
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("UTF-8")
+}
+
+fn tiny_workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", TINY);
+    ws
+}
+
+/// Runs tiny.toml into `out` with `extra` flags; returns the scenario's output folder.
+fn run_tiny(ws: &Workspace, out: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["run", "tiny.toml", "--out", out, "--no-charts", "--quiet"];
+    args.extend_from_slice(extra);
+    ok(ws, &args);
+    ws.path().join(out).join("tiny")
+}
+
+/// A CSV file as (header, rows).
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let header = reader
+        .headers()
+        .expect("a header row")
+        .iter()
+        .map(String::from)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| r.expect("a row").iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
+// ---- --set ------------------------------------------------------------------------------
+
+/// `--set` gives exactly what editing the file gives: the same summary.csv, byte for byte.
+#[test]
+fn set_writes_values_into_the_scenario_like_an_edit() {
+    let ws = tiny_workspace();
+    let edited = TINY
+        .replace("count = 50", "count = 20")
+        .replace("end = \"1s\"", "end = \"2s\"")
+        .replace("queue = 5\n", "queue = 5\nqueue_timeout = \"500ms\"\n");
+    ws.file("edited.toml", &edited);
+    let set = run_tiny(
+        &ws,
+        "set",
+        &[
+            "--set",
+            "clients.count=20",
+            "--set",
+            "server.outages.0.end=2s",
+            "--set",
+            "server.queue_timeout=500ms",
+        ],
+    );
+    ok(
+        &ws,
+        &[
+            "run",
+            "edited.toml",
+            "--out",
+            "edited",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    let a = fs::read(set.join("summary.csv")).unwrap();
+    let b = fs::read(ws.path().join("edited/tiny/summary.csv")).unwrap();
+    assert_eq!(text(&a), text(&b));
+    let (header, rows) = read_csv(&set.join("summary.csv"));
+    assert_eq!(rows[0][column(&header, "clients")], "20");
+    // Without --set the file's values hold.
+    let plain = run_tiny(&ws, "plain", &[]);
+    let (header, rows) = read_csv(&plain.join("summary.csv"));
+    assert_eq!(rows[0][column(&header, "clients")], "50");
+}
+
+#[test]
+fn set_applies_to_check_and_to_the_built_in_quickstart() {
+    let ws = tiny_workspace();
+    let out = ok(&ws, &["check", "tiny.toml", "--set", "clients.count=7"]);
+    assert!(
+        text(&out.stdout).contains("7 clients"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = ok(
+        &ws,
+        &["check", "tiny.toml", "--set", "strategy.1.jitter=equal"],
+    );
+    assert!(text(&out.stdout).contains("ok"));
+    let out = ok(
+        &ws,
+        &[
+            "run",
+            "--set",
+            "clients.count=300",
+            "--replications",
+            "1",
+            "--out",
+            "q",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    assert!(out.stdout.is_empty());
+    let (header, rows) = read_csv(&ws.path().join("q/quickstart/summary.csv"));
+    assert_eq!(rows[0][column(&header, "clients")], "300");
+}
+
+#[test]
+fn set_refuses_a_path_with_no_table_naming_the_flag() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(&ws, &["run", "tiny.toml", "--set", "nosuch.count=1"]);
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: tiny.toml: --set nosuch.count=1: no table `nosuch` in the scenario to set"
+        ]
+    );
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy.5.base=1s"]);
+    assert!(
+        stderr.contains("--set strategy.5.base=1s: `strategy` has 2 entries, found index 5"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn set_refuses_a_value_of_the_wrong_type_or_range_naming_the_flag() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--set",
+            "server.concurrency=many",
+            "--set",
+            "clients.count=0",
+            "--set",
+            "clients.cuont=5",
+        ],
+    );
+    let p = problems(&stderr);
+    assert_eq!(p.len(), 3, "{stderr}");
+    assert!(
+        stderr.contains(
+            "tiny.toml: server.concurrency: expected an integer, found a string \"many\" (from --set server.concurrency=many)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "tiny.toml: clients.count: expected an integer from 1 to 50000000, found 0 (from --set clients.count=0)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("clients.cuont: unknown key `cuont` in clients")
+            && stderr.contains("(from --set clients.cuont=5)"),
+        "{stderr}"
+    );
+    // A set value has no place in the file: no line number is claimed for it.
+    assert!(
+        !stderr
+            .match_indices("tiny.toml:")
+            .any(|(i, m)| stderr[i + m.len()..].starts_with(|c: char| c.is_ascii_digit())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn set_refuses_an_argument_without_a_value() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(&ws, &["run", "tiny.toml", "--set", "clients.count"]);
+    assert!(
+        stderr.contains("--set") && stderr.contains("expected dotted.key=value"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn set_refuses_a_swept_key() {
+    let ws = Workspace::new();
+    ws.file(
+        "tiny.toml",
+        &format!("{TINY}\n[sweep]\n\"clients.count\" = [10, 20]\n"),
+    );
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "clients.count=5"]);
+    assert!(
+        stderr.contains("--set clients.count=5: `clients.count` is swept by [sweep]"),
+        "{stderr}"
+    );
+}
+
+/// Problems elsewhere in the file keep their line although a set key added a line above.
+#[test]
+fn other_problems_keep_the_files_line_numbers_under_set() {
+    let bad = tiny_with("jitter = \"full\"", "jitter = \"fulll\"");
+    let line = bad
+        .lines()
+        .position(|l| l.contains("fulll"))
+        .expect("the typo")
+        + 1;
+    let ws = Workspace::new();
+    ws.file("tiny.toml", &bad);
+    let plain = refused_in(&ws, &["check", "tiny.toml"]);
+    assert!(plain.contains(&format!("tiny.toml:{line}:")), "{plain}");
+    // Adds `think` under [clients] and `queue_timeout` under [server], both above the typo.
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "clients.think={ dist = \"constant\", value = \"1s\" }",
+            "--set",
+            "server.queue_timeout=2s",
+        ],
+    );
+    assert_eq!(problems(&stderr), problems(&plain), "{stderr}");
+}
+
+// ---- summary.json -----------------------------------------------------------------------
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn summary_json_has_the_csv_rows_and_what_produced_them() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(&ws, "out", &[]);
+    let json = read_json(&dir.join("summary.json"));
+    assert_eq!(json["herdsim_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(json["scenario"], "tiny");
+    assert_eq!(json["file"], "tiny.toml");
+    assert_eq!(json["seed"], 7);
+    assert_eq!(json["replications"], 2);
+    assert_eq!(json["set"], serde_json::json!([]));
+    let hash = json["scenario_hash"].as_str().expect("a hash");
+    assert_eq!(hash, herdsim::scenario::scenario_hash(TINY));
+    assert_eq!(hash.len(), 64);
+    assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()));
+
+    let (header, rows) = read_csv(&dir.join("summary.csv"));
+    let columns: Vec<&str> = json["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(columns, header);
+    let json_rows = json["rows"].as_array().expect("rows");
+    assert_eq!(json_rows.len(), rows.len());
+    for (row, object) in rows.iter().zip(json_rows) {
+        let object = object.as_object().expect("a row object");
+        let keys: Vec<&String> = object.keys().collect();
+        assert_eq!(keys.len(), header.len());
+        for (name, cell) in header.iter().zip(row) {
+            let value = &object[name];
+            match value {
+                serde_json::Value::String(s) => assert_eq!(s, cell, "{name}"),
+                serde_json::Value::Null => assert_eq!(cell, "", "{name}"),
+                serde_json::Value::Number(n) => {
+                    let x: f64 = cell.parse().unwrap();
+                    assert!((n.as_f64().unwrap() - x).abs() <= 1e-12 * x.abs(), "{name}");
+                }
+                other => panic!("{name}: unexpected {other}"),
+            }
+        }
+        assert!(object["strategy"].is_string());
+        assert!(object["calls"].is_number());
+    }
+}
+
+#[test]
+fn summary_json_records_set_values_and_seed_and_hashes_the_text_after_set() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(
+        &ws,
+        "out",
+        &[
+            "--set",
+            "clients.count=20",
+            "--seed",
+            "9",
+            "--replications",
+            "1",
+        ],
+    );
+    let json = read_json(&dir.join("summary.json"));
+    assert_eq!(json["set"], serde_json::json!(["clients.count=20"]));
+    assert_eq!(json["seed"], 9);
+    assert_eq!(json["rows"][0]["seed"], 9);
+    assert_eq!(json["rows"][0]["clients"], 20);
+    let hash = json["scenario_hash"].as_str().unwrap();
+    assert_ne!(hash, herdsim::scenario::scenario_hash(TINY));
+    let again = run_tiny(&ws, "again", &["--set", "clients.count=20"]);
+    assert_eq!(
+        read_json(&again.join("summary.json"))["scenario_hash"],
+        hash
+    );
+}
+
+#[test]
+fn summary_json_keeps_swept_values_as_written() {
+    let ws = Workspace::new();
+    ws.file(
+        "tiny.toml",
+        &format!("{TINY}\n[sweep]\n\"server.outages.0.end\" = [\"1s\", \"2s\"]\n"),
+    );
+    let dir = run_tiny(&ws, "out", &["--replications", "1"]);
+    let json = read_json(&dir.join("summary.json"));
+    assert_eq!(json["sweep"], serde_json::json!(["server.outages.0.end"]));
+    assert_eq!(json["columns"][0], "server.outages.0.end");
+    let points: Vec<&str> = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["server.outages.0.end"].as_str().unwrap())
+        .collect();
+    assert_eq!(points, ["1s", "1s", "2s", "2s"]);
+}
+
+// ---- compare ----------------------------------------------------------------------------
+
+/// The lines of a compare table for `strategy` and `metric`, split on runs of two spaces.
+fn compare_row<'a>(table: &'a str, strategy: &str, metric: &str) -> Vec<&'a str> {
+    table
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .find(|cells| cells.len() >= 2 && cells[0] == strategy && cells[1] == metric)
+        .unwrap_or_else(|| panic!("no row {strategy} {metric} in\n{table}"))
+}
+
+#[test]
+fn compare_shows_a_b_ratio_and_whether_the_cis_overlap() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    run_tiny(&ws, "b", &["--set", "clients.count=100"]);
+    let out = ok(&ws, &["compare", "a/tiny", "b/tiny"]);
+    let table = text(&out.stdout);
+    assert!(
+        table.starts_with("A: a/tiny/summary.json (tiny, seed 7, scenario hash "),
+        "{table}"
+    );
+    assert!(
+        table.contains("B/A") && table.contains("95% CIs"),
+        "{table}"
+    );
+    for strategy in ["none", "full"] {
+        for metric in herdsim::compare::DEFAULT_METRICS {
+            compare_row(&table, strategy, metric);
+        }
+    }
+    // Twice the clients: about twice the calls, far outside both intervals.
+    let calls = compare_row(&table, "full", "calls");
+    let ratio: f64 = calls[4].parse().unwrap();
+    assert!((1.5..2.5).contains(&ratio), "{calls:?}");
+    assert!(
+        calls[5].starts_with("apart: B ") && calls[5].ends_with("x higher"),
+        "{calls:?}"
+    );
+    let a: f64 = calls[2].split(" ± ").next().unwrap().parse().unwrap();
+    let b: f64 = calls[3].split(" ± ").next().unwrap().parse().unwrap();
+    assert!((b / a - ratio).abs() < 0.01, "{calls:?}");
+    let succeeded = compare_row(&table, "none", "succeeded");
+    assert_eq!(succeeded[5], "no CI", "{succeeded:?}");
+    assert!(table.contains("note: the two runs used different scenario texts"));
+
+    // A folder against itself: ratios of 1 and overlapping intervals.
+    let out = ok(&ws, &["compare", "a/tiny", "a/tiny", "--metric", "calls"]);
+    let table = text(&out.stdout);
+    let calls = compare_row(&table, "none", "calls");
+    assert_eq!(&calls[4..], ["1.000", "overlap"], "{table}");
+    assert!(!table.contains("completion_s"), "{table}");
+    assert!(!table.contains("note:"), "{table}");
+}
+
+#[test]
+fn compare_reads_summary_csv_when_there_is_no_summary_json() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    run_tiny(&ws, "b", &["--seed", "8"]);
+    fs::remove_file(ws.path().join("a/tiny/summary.json")).unwrap();
+    let out = ok(&ws, &["compare", "a/tiny", "b/tiny"]);
+    let table = text(&out.stdout);
+    assert!(table.starts_with("A: a/tiny/summary.csv\n"), "{table}");
+    assert!(
+        table.contains("B: b/tiny/summary.json (tiny, seed 8, "),
+        "{table}"
+    );
+    compare_row(&table, "full", "completion_s");
+}
+
+#[test]
+fn compare_refuses_folders_that_are_not_outputs() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    let stderr = fails(&ws, &["compare", "a/tiny", "nosuch"], 2);
+    assert!(
+        stderr.contains("compare: nosuch: no such folder"),
+        "{stderr}"
+    );
+    fs::create_dir(ws.path().join("empty")).unwrap();
+    let stderr = fails(&ws, &["compare", "empty", "a/tiny"], 2);
+    assert!(
+        stderr.contains("compare: empty: no summary.json or summary.csv in this folder"),
+        "{stderr}"
+    );
+    let stderr = fails(&ws, &["compare", "a/tiny", "tiny.toml"], 2);
+    assert!(stderr.contains("expected an output folder"), "{stderr}");
+    fs::create_dir(ws.path().join("junk")).unwrap();
+    ws.file("junk/summary.csv", "a,b\n1,2\n");
+    let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+    assert!(
+        stderr.contains("junk/summary.csv: not a herdsim summary: no `strategy` column"),
+        "{stderr}"
+    );
+    ws.file("junk/summary.json", "{ not json");
+    let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+    assert!(
+        stderr.contains("junk/summary.json: not a JSON file"),
+        "{stderr}"
+    );
+    // Nothing in common.
+    fs::remove_file(ws.path().join("junk/summary.json")).unwrap();
+    ws.file("junk/summary.csv", "strategy,calls\nother,5\n");
+    let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+    assert!(stderr.contains("have no strategy"), "{stderr}");
+    let stderr = fails(&ws, &["compare", "a/tiny", "a/tiny", "--metric", "nope"], 2);
+    assert!(
+        stderr.contains("--metric nope: expected a numeric column of both summaries"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn compare_fails_with_exit_1_when_a_summary_cannot_be_read() {
+    let ws = tiny_workspace();
+    run_tiny(&ws, "a", &[]);
+    // A folder where the file should be: it exists and cannot be read as a file.
+    fs::create_dir_all(ws.path().join("odd/summary.json")).unwrap();
+    let stderr = fails(&ws, &["compare", "a/tiny", "odd"], 1);
+    assert!(stderr.contains("cannot read odd/summary.json"), "{stderr}");
+}
+
+// ---- init -------------------------------------------------------------------------------
+
+#[test]
+fn init_writes_a_commented_scenario_that_check_and_run_accept() {
+    let ws = Workspace::new();
+    let out = ok(&ws, &["init"]);
+    assert!(text(&out.stdout).contains("wrote scenario.toml"));
+    let written = fs::read_to_string(ws.path().join("scenario.toml")).unwrap();
+    assert!(written.starts_with("# A herdsim scenario"), "{written}");
+    assert!(
+        written
+            .lines()
+            .filter(|l| l.trim_start().starts_with('#'))
+            .count()
+            > 20
+    );
+    assert!(written.contains("name = \"scenario\""));
+    let out = ok(&ws, &["check", "scenario.toml"]);
+    assert!(
+        text(&out.stdout).starts_with("scenario.toml: ok (scenario: 2000 clients, 3 strategies"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Its name comes from the file's name; it runs.
+    ok(&ws, &["init", "Checkout API.toml"]);
+    let written = fs::read_to_string(ws.path().join("Checkout API.toml")).unwrap();
+    assert!(written.contains("name = \"checkout-api\""), "{written}");
+    ok(
+        &ws,
+        &[
+            "run",
+            "Checkout API.toml",
+            "--replications",
+            "1",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    assert!(ws.path().join("out/checkout-api/summary.json").is_file());
+}
+
+#[test]
+fn init_never_overwrites_a_file() {
+    let ws = Workspace::new();
+    ws.file("mine.toml", "precious");
+    let stderr = fails(&ws, &["init", "mine.toml"], 2);
+    assert!(
+        stderr.contains("init: mine.toml already exists; herdsim init never overwrites a file"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_to_string(ws.path().join("mine.toml")).unwrap(),
+        "precious"
+    );
+    ok(&ws, &["init"]);
+    let stderr = fails(&ws, &["init"], 2);
+    assert!(stderr.contains("scenario.toml already exists"), "{stderr}");
+    // A folder that does not exist: an I/O failure.
+    let stderr = fails(&ws, &["init", "no/such/dir.toml"], 1);
+    assert!(
+        stderr.contains("cannot create no/such/dir.toml"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn init_dash_prints_the_scenario() {
+    let ws = Workspace::new();
+    let out = ok(&ws, &["init", "-"]);
+    let printed = text(&out.stdout);
+    assert!(printed.contains("name = \"scenario\""));
+    herdsim::scenario::sweep::load_str("starter.toml", &printed).expect("valid");
+    assert_eq!(fs::read_dir(ws.path()).unwrap().count(), 0);
+}
+
+// ---- completions and man ----------------------------------------------------------------
+
+#[test]
+fn completions_for_every_shell_name_the_commands() {
+    let ws = Workspace::new();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = ok(&ws, &["completions", shell]);
+        let script = text(&out.stdout);
+        assert!(script.len() > 1000, "{shell}: {script}");
+        for word in ["herdsim", "compare", "set", "attempts", "log-y"] {
+            assert!(script.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let stderr = fails(&ws, &["completions", "tcsh"], 2);
+    assert!(stderr.contains("tcsh"), "{stderr}");
+}
+
+#[test]
+fn man_prints_roff_pages() {
+    let ws = Workspace::new();
+    let page = text(&ok(&ws, &["man"]).stdout);
+    assert!(page.contains(".TH herdsim 1"), "{page}");
+    assert!(
+        page.contains(".SH SUBCOMMANDS") || page.contains("compare"),
+        "{page}"
+    );
+    let page = text(&ok(&ws, &["man", "run"]).stdout);
+    assert!(page.contains(".TH herdsim-run 1"), "{page}");
+    assert!(page.contains("\\-\\-set"), "{page}");
+    let stderr = fails(&ws, &["man", "nosuch"], 2);
+    assert!(
+        stderr.contains("man: expected one of run, check"),
+        "{stderr}"
+    );
+}
+
+// ---- --attempts -------------------------------------------------------------------------
+
+#[test]
+fn attempts_csv_holds_every_attempt_of_the_sample_consistent_with_requests_csv() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(&ws, "out", &["--attempts", "--requests"]);
+    let (header, rows) = read_csv(&dir.join("attempts.csv"));
+    assert_eq!(
+        header.join(","),
+        "strategy,replication,client,request,attempt,sent_s,outcome,population"
+    );
+    let (rheader, requests) = read_csv(&dir.join("requests.csv"));
+    // (strategy, replication, population, client, request) -> attempt numbers, send times
+    type Key = (String, String, String, String, String);
+    let mut sampled: std::collections::BTreeMap<Key, Vec<(u32, f64)>> = Default::default();
+    for r in &rows {
+        assert!(
+            ["served", "rejected", "shed", "timed_out"].contains(&r[6].as_str()),
+            "{r:?}"
+        );
+        sampled
+            .entry((
+                r[0].clone(),
+                r[1].clone(),
+                r[7].clone(),
+                r[2].clone(),
+                r[3].clone(),
+            ))
+            .or_default()
+            .push((r[4].parse().unwrap(), r[5].parse().unwrap()));
+    }
+    // TINY has 50 clients, under the sample size: every request of every replication.
+    assert_eq!(sampled.len(), requests.len());
+    let replications: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(replications.into_iter().collect::<Vec<_>>(), ["0", "1"]);
+    let c = |n: &str| column(&rheader, n);
+    for q in &requests {
+        let key = (
+            q[c("strategy")].clone(),
+            q[c("replication")].clone(),
+            q[c("population")].clone(),
+            q[c("client")].clone(),
+            q[c("request")].clone(),
+        );
+        let mut attempts = sampled
+            .remove(&key)
+            .unwrap_or_else(|| panic!("no attempts for {key:?}"));
+        attempts.sort_by_key(|a| a.0);
+        let n: u32 = q[c("attempts")].parse().unwrap();
+        let numbers: Vec<u32> = attempts.iter().map(|a| a.0).collect();
+        assert_eq!(numbers, (1..=n).collect::<Vec<_>>(), "{key:?}");
+        assert!(
+            attempts.windows(2).all(|w| w[0].1 <= w[1].1),
+            "send times in attempt order: {attempts:?}"
+        );
+    }
+}
+
+#[test]
+fn no_attempts_csv_without_the_flag() {
+    let ws = tiny_workspace();
+    let dir = run_tiny(&ws, "out", &[]);
+    assert!(!dir.join("attempts.csv").exists());
+    assert!(dir.join("summary.json").is_file());
+}
+
+// ---- progress ---------------------------------------------------------------------------
+
+/// On a terminal the bar shows runs and events; `script` gives the run a terminal.
+#[test]
+fn the_progress_bar_counts_runs_and_events_on_a_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no `script` command to give herdsim a terminal");
+        return;
+    }
+    let ws = tiny_workspace();
+    let bin = assert_cmd::cargo::cargo_bin!("herdsim");
+    let command = format!(
+        "{} run tiny.toml --out out --no-charts --threads 1 --replications 1 --set clients.count=100000",
+        bin.display()
+    );
+    let out = std::process::Command::new("script")
+        .current_dir(ws.path())
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("run script");
+    let screen = text(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(screen.contains("tiny ["), "no bar on a terminal:\n{screen}");
+    assert!(screen.contains("/2 runs, "), "{screen}");
+    assert!(
+        screen.contains(" k events") || screen.contains(" M events"),
+        "{screen}"
+    );
+    // Not on a pipe, nor with --quiet.
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out2", "--no-charts"]);
+    assert!(
+        !text(&out.stderr).contains("/4 runs"),
+        "{}",
+        text(&out.stderr)
+    );
+}
