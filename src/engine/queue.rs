@@ -147,6 +147,8 @@ struct Wheel {
 
 /// Spare large buffers a wheel keeps (bounded memory: a few herd waves' worth).
 const SPARES: usize = 16;
+/// Largest buffer (in events) kept as a spare: 1.5 MB.
+const SPARE_LIMIT: usize = 1 << 16;
 /// Largest buffer (in events) a bucket keeps for itself once emptied.
 const KEEP_BUCKET: usize = 256;
 
@@ -196,8 +198,9 @@ impl Wheel {
     fn take(&mut self, i: usize, out: &mut Vec<Event>) {
         self.occupied[i >> 6] &= !(1 << (i & 63));
         let bucket = &mut self.buckets[i];
-        if out.is_empty() && bucket.capacity() <= out.capacity().max(KEEP_BUCKET) {
-            // Trade buffers instead of copying: the bucket keeps `out`'s (empty) one.
+        if out.is_empty() && out.capacity() <= KEEP_BUCKET {
+            // Trade buffers instead of copying: the bucket keeps `out`'s (empty, small) one,
+            // so a bucket never holds on to a large buffer it does not need.
             std::mem::swap(out, bucket);
             return;
         }
@@ -206,7 +209,9 @@ impl Wheel {
             bucket.clear();
         } else {
             let mut big = std::mem::take(bucket);
-            if self.spares.len() < SPARES {
+            // Spares are bounded in count and in size (a million-event herd wave must not be
+            // kept sixteen times over).
+            if self.spares.len() < SPARES && big.capacity() <= SPARE_LIMIT {
                 big.clear();
                 self.spares.push(big);
             }
