@@ -126,9 +126,9 @@ const KEEP_CAPACITY: usize = 4096;
 
 /// log2 of a fine bucket's width in nanoseconds (65.5 µs).
 const FINE_SHIFT: u32 = 16;
-/// Fine buckets per coarse slot: a coarse slot is `2^28` ns (268 ms).
+/// Fine buckets per coarse slot: a coarse slot is `2^26` ns (67 ms).
 const FINE_BITS: u32 = 10;
-/// Coarse slots per epoch: an epoch is `2^42` ns (73 minutes).
+/// Coarse slots per epoch: an epoch is `2^40` ns (18 minutes).
 const COARSE_BITS: u32 = 14;
 const COARSE_SHIFT: u32 = FINE_SHIFT + FINE_BITS;
 const EPOCH_SHIFT: u32 = COARSE_SHIFT + COARSE_BITS;
@@ -205,25 +205,39 @@ impl Wheel {
             return;
         }
         out.extend_from_slice(bucket);
-        if bucket.capacity() <= KEEP_BUCKET {
-            bucket.clear();
-        } else {
-            let mut big = std::mem::take(bucket);
-            // Spares are bounded in count and in size (a million-event herd wave must not be
-            // kept sixteen times over).
-            if self.spares.len() < SPARES && big.capacity() <= SPARE_LIMIT {
-                big.clear();
-                self.spares.push(big);
-            }
+        self.recycle(i);
+    }
+
+    /// Takes bucket `i`'s events out (in insertion order) without copying them.
+    fn take_all(&mut self, i: usize) -> Vec<Event> {
+        self.occupied[i >> 6] &= !(1 << (i & 63));
+        std::mem::take(&mut self.buckets[i])
+    }
+
+    /// Gives an emptied buffer back: a small one to bucket `i`, a large one to the spares
+    /// (bounded in count and in size: a million-event herd wave must not be kept sixteen
+    /// times over) or to the allocator.
+    fn give_back(&mut self, i: usize, mut buffer: Vec<Event>) {
+        buffer.clear();
+        if buffer.capacity() <= KEEP_BUCKET {
+            self.buckets[i] = buffer;
+        } else if self.spares.len() < SPARES && buffer.capacity() <= SPARE_LIMIT {
+            self.spares.push(buffer);
         }
+    }
+
+    /// Empties bucket `i`'s buffer in place (its events were copied out).
+    fn recycle(&mut self, i: usize) {
+        let buffer = std::mem::take(&mut self.buckets[i]);
+        self.give_back(i, buffer);
     }
 }
 
 /// Min-priority queue of events by time; FIFO among equal times.
 ///
 /// Hierarchical timing wheels (R. Brown's calendar queue, with Varghese and Lauck's
-/// hierarchy): the 268 ms *coarse slot* being simulated is split into 4 096 *fine buckets* of
-/// 65.5 µs; the 73-minute *epoch* around it into 16 384 coarse slots; events beyond the
+/// hierarchy): the 67 ms *coarse slot* being simulated is split into 1 024 *fine buckets* of
+/// 65.5 µs; the 18-minute *epoch* around it into 16 384 coarse slots; events beyond the
 /// epoch wait in a binary heap. A push is an index and an append. A fine bucket is sorted by
 /// time, stably, when the simulation reaches it (a few events each in a herd); a coarse slot
 /// is spread over the fine buckets when the simulation reaches it, an epoch's events are
@@ -248,8 +262,6 @@ pub struct EventQueue {
     /// Events beyond the epoch, by (time, insertion number).
     far: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, FarEvent)>>,
     far_seq: u64,
-    /// A buffer for spreading a coarse slot.
-    spill: Vec<Event>,
     len: usize,
     last: u64,
 }
@@ -292,7 +304,6 @@ impl EventQueue {
             coarse: Wheel::new(COARSE_BITS),
             far: std::collections::BinaryHeap::new(),
             far_seq: 0,
-            spill: Vec::new(),
             len: 0,
             last: 0,
         }
@@ -361,7 +372,12 @@ impl EventQueue {
     #[cold]
     #[inline(never)]
     fn advance(&mut self) -> bool {
-        self.current.clear();
+        if self.current.capacity() > SPARE_LIMIT {
+            // A herd's instant (a million starts at t = 0) is over: do not keep its buffer.
+            self.current = Vec::new();
+        } else {
+            self.current.clear();
+        }
         self.head = 0;
         loop {
             let slot = self.fine_at >> FINE_BITS;
@@ -411,16 +427,14 @@ impl EventQueue {
         }
     }
 
-    /// Spreads coarse slot `j`'s events over the fine buckets, in insertion order, through a
-    /// buffer kept from slot to slot (no allocation once warm).
+    /// Spreads coarse slot `j`'s events over the fine buckets, in insertion order.
     fn spread(&mut self, j: usize) {
-        let mut spill = std::mem::take(&mut self.spill);
-        self.coarse.take(j, &mut spill);
-        for e in spill.drain(..) {
+        let events = self.coarse.take_all(j);
+        for e in &events {
             let i = ((e.time.0 >> FINE_SHIFT) & FINE_MASK) as usize;
-            self.fine.push(i, e);
+            self.fine.push(i, *e);
         }
-        self.spill = spill;
+        self.coarse.give_back(j, events);
     }
 
     /// The id of the next event, likely a request key, when it is already known (cheap and
