@@ -40,18 +40,17 @@ pub fn install_signal_cleanup() {
             // Taking the lock waits for a swap in progress to finish (see `commit`).
             let staged = STAGING.lock().unwrap_or_else(|e| e.into_inner());
             for dir in staged.iter() {
-                let _ = fs::remove_dir_all(dir);
+                // A writer thread may still be adding files while the tree is removed,
+                // which makes one pass fail with "directory not empty": try again.
+                for _ in 0..100 {
+                    if fs::remove_dir_all(dir).is_ok() || !dir.exists() {
+                        break;
+                    }
+                }
             }
             std::process::exit(130);
         });
     });
-}
-
-fn register(dir: &Path) {
-    STAGING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(dir.to_path_buf());
 }
 
 fn unregister(dir: &Path) {
@@ -138,12 +137,16 @@ impl Staging {
                 }
             }
         }
+        // Created and registered under the lock, so a signal arriving in between finds
+        // the folder registered rather than leaving it behind.
+        let mut staged = STAGING.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::Builder::new()
             .prefix(&prefix)
             .tempdir_in(out)
             .map_err(|e| Error::io("cannot create folder", out.join(&prefix), e))?
             .keep();
-        register(&dir);
+        staged.push(dir.clone());
+        drop(staged);
         Ok(Staging {
             dir: Some(dir),
             target: out.join(name),
@@ -194,8 +197,8 @@ impl Staging {
         let dir = self.dir.take().expect("committed once");
         // Held across the swap, so a signal handler sees either the staging folder (before)
         // or the old content (after) under `dir`, and removes the right one.
-        let staged = STAGING.lock().unwrap_or_else(|e| e.into_inner());
-        let swapped = swap_into_place(&dir, &self.target);
+        let mut staged = STAGING.lock().unwrap_or_else(|e| e.into_inner());
+        let swapped = swap_into_place(&dir, &self.target, &mut staged);
         drop(staged);
         match swapped {
             Ok(Some(old)) => {
@@ -229,8 +232,13 @@ impl Drop for Staging {
 }
 
 /// Puts `staging` at `target`. Returns where the previous content of `target` now is (to be
-/// deleted), or `None` when there was none.
-fn swap_into_place(staging: &Path, target: &Path) -> Result<Option<PathBuf>> {
+/// deleted), or `None` when there was none. `staged` is the locked list of folders a signal
+/// removes (the caller holds the lock across the swap).
+fn swap_into_place(
+    staging: &Path,
+    target: &Path,
+    staged: &mut Vec<PathBuf>,
+) -> Result<Option<PathBuf>> {
     match fs::symlink_metadata(target) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             fs::rename(staging, target).map_err(|e| Error::io("cannot write", target, e))?;
@@ -241,21 +249,7 @@ fn swap_into_place(staging: &Path, target: &Path) -> Result<Option<PathBuf>> {
             if exchange(staging, target).is_ok() {
                 return Ok(Some(staging.to_path_buf()));
             }
-            // No atomic exchange here: move the old folder aside, then the new one in. In
-            // between `target` is briefly absent, never a mix.
-            // The staging folder's name is random and `<out>` is locked: `-old` beside it is
-            // ours.
-            let mut aside = staging.as_os_str().to_owned();
-            aside.push("-old");
-            let aside = PathBuf::from(aside);
-            fs::rename(target, &aside).map_err(|e| Error::io("cannot write", target, e))?;
-            register(&aside);
-            if let Err(e) = fs::rename(staging, target) {
-                let _ = fs::rename(&aside, target);
-                unregister(&aside);
-                return Err(Error::io("cannot write", target, e));
-            }
-            Ok(Some(aside))
+            swap_by_renames(staging, target, staged).map(Some)
         }
         Ok(_) => Err(Error::io(
             "cannot write",
@@ -266,6 +260,23 @@ fn swap_into_place(staging: &Path, target: &Path) -> Result<Option<PathBuf>> {
 }
 
 /// Atomically exchanges two paths (Linux `renameat2` with `RENAME_EXCHANGE`).
+/// Without an atomic exchange: moves the old folder aside, then the new one in. In between
+/// `target` is briefly absent, never a mix. Returns where the old folder went.
+fn swap_by_renames(staging: &Path, target: &Path, staged: &mut Vec<PathBuf>) -> Result<PathBuf> {
+    // The staging folder's name is random and `<out>` is locked: `-old` beside it is ours.
+    let mut aside = staging.as_os_str().to_owned();
+    aside.push("-old");
+    let aside = PathBuf::from(aside);
+    fs::rename(target, &aside).map_err(|e| Error::io("cannot write", target, e))?;
+    staged.push(aside.clone());
+    if let Err(e) = fs::rename(staging, target) {
+        let _ = fs::rename(&aside, target);
+        staged.retain(|d| d != &aside);
+        return Err(Error::io("cannot write", target, e));
+    }
+    Ok(aside)
+}
+
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     use std::ffi::CString;
@@ -307,6 +318,24 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// The fallback used where the kernel has no atomic exchange: the old folder is set
+    /// aside (and registered for a signal to remove), the new one takes its place.
+    #[test]
+    fn the_rename_fallback_swaps_and_registers_the_old_folder() {
+        let out = tempfile::tempdir().unwrap();
+        let (staging, target) = (out.path().join(".x.herdsim-abc"), out.path().join("x"));
+        fs::create_dir(&staging).unwrap();
+        fs::create_dir(&target).unwrap();
+        fs::write(staging.join("new.csv"), "new").unwrap();
+        fs::write(target.join("old.csv"), "old").unwrap();
+        let mut staged = vec![staging.clone()];
+        let aside = swap_by_renames(&staging, &target, &mut staged).unwrap();
+        assert_eq!(aside, out.path().join(".x.herdsim-abc-old"));
+        assert_eq!(staged, [staging, aside.clone()]);
+        assert_eq!(names(&target), ["new.csv"]);
+        assert_eq!(names(&aside), ["old.csv"]);
     }
 
     #[test]
