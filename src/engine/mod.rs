@@ -44,7 +44,7 @@ use crate::time::{SimDuration, SimTime};
 use breaker::{Breakers, Transition};
 use budget::{Budgets, Decision};
 pub use queue::{Event, EventKind, EventQueue};
-use request::{Job, Jobs, NONE, Request, Requests};
+use request::{Job, Jobs, NONE, Request, RequestInfo, Requests};
 use service::{Admission, Queued, Scaling, Service, hint_from_us, hint_to_us};
 use source::{SourceState, start_offsets};
 pub use streams::{Purpose, RunSeed, SimRng};
@@ -336,10 +336,8 @@ impl<'a> Simulation<'a> {
                     let offsets = start_offsets(c.count, c.start_spread, &self.seed, p);
                     for (i, offset) in offsets.enumerate() {
                         let key = next_key + i as u32;
-                        let r = &mut self.requests[key];
-                        r.client = next_client + i as u32;
-                        r.population = p as u16;
-                        r.policy = p as u16;
+                        self.requests[key].policy = p as u16;
+                        self.requests.info_mut(key).client = next_client + i as u32;
                         let at = SimTime(c.start.as_nanos()) + offset;
                         self.queue.push(Event::new(EventKind::Start, at, key, 0));
                     }
@@ -523,13 +521,11 @@ impl<'a> Simulation<'a> {
             self.push(Event::new(EventKind::Arrival, at, 0, 0).at_service(p as u16));
         }
         let key = self.requests.allocate();
-        let r = &mut self.requests[key];
-        r.client = client;
-        r.population = p as u16;
-        r.policy = p as u16;
-        r.target = 0;
-        r.parent = NONE;
-        r.number = number as u32;
+        self.requests[key].policy = p as u16;
+        let info = self.requests.info_mut(key);
+        info.client = client;
+        info.parent = NONE;
+        info.number = number as u32;
         self.begin(key, None);
     }
 
@@ -547,13 +543,11 @@ impl<'a> Simulation<'a> {
             .propagate_deadline
             .then_some(j.deadline_at);
         let key = self.requests.allocate();
-        let r = &mut self.requests[key];
-        r.client = 0;
-        r.population = u16::MAX;
-        r.policy = policy;
-        r.target = callee;
-        r.parent = job;
-        r.number = j.next_call as u32;
+        self.requests[key].policy = policy;
+        let info = self.requests.info_mut(key);
+        info.client = 0;
+        info.parent = job;
+        info.number = j.next_call as u32;
         self.begin(key, cap);
     }
 
@@ -562,8 +556,9 @@ impl<'a> Simulation<'a> {
     fn begin(&mut self, key: u32, deadline_cap: Option<SimTime>) {
         let now = self.now;
         let r = self.requests[key];
+        let info = *self.requests.info(key);
         let policy = self.policies[r.policy as usize];
-        let bad_request = self.is_bad_request(&r);
+        let bad_request = self.is_bad_request(r.policy, &info);
         let deadline = policy
             .strategy
             .retry
@@ -572,59 +567,68 @@ impl<'a> Simulation<'a> {
         self.requests[key] = Request {
             serial: r.serial,
             in_flight: r.in_flight,
-            client: r.client,
-            parent: r.parent,
-            number: r.number,
             policy: r.policy,
-            population: r.population,
-            target: r.target,
-            ended: false,
             bad_request,
             attempt: 1,
+            ..Request::new()
+        };
+        *self.requests.info_mut(key) = RequestInfo {
+            client: info.client,
+            parent: info.parent,
+            number: info.number,
+            ended: false,
             first_send: now,
             deadline_at: deadline_cap.map_or(deadline, |cap| deadline.min(cap)),
             prev_delay: policy.strategy.backoff.base,
-            ..Request::new()
+            ..RequestInfo::new()
         };
-        if policy.client && !self.sample_every.is_empty() {
-            let p = r.population as usize;
+        let population = self.population(r.policy);
+        if let Some(p) = population
+            && !self.sample_every.is_empty()
+        {
             let unit = if self.requests.reserved() > key {
-                (r.client - self.client_offsets[p]) as u64
+                (info.client - self.client_offsets[p]) as u64
             } else {
-                r.number as u64
+                info.number as u64
             };
             self.requests[key].sampled = unit.is_multiple_of(self.sample_every[p]);
         }
-        let target = r.target as usize;
-        self.metrics.services[target].requests += 1;
-        if policy.client {
+        self.metrics.services[policy.target as usize].requests += 1;
+        if let Some(p) = population {
             self.open_client_requests += 1;
-            self.metrics.populations[r.population as usize].requests += 1;
+            self.metrics.populations[p].requests += 1;
         }
         self.send(key);
     }
 
-    /// Whether the request now beginning in `r` is one its service answers 400. For client
-    /// requests this is a workload draw (the same for every strategy); for downstream calls
-    /// a draw of the callee's stream.
-    fn is_bad_request(&mut self, r: &Request) -> bool {
-        let rate = self.scenario.services[r.target as usize]
-            .server
-            .client_error_rate;
+    /// Whether the request now beginning (policy `policy`, identity in `info`) is one its
+    /// service answers 400. For client requests this is a workload draw (the same for every
+    /// strategy); for downstream calls a draw of the callee's stream.
+    fn is_bad_request(&mut self, policy: u16, info: &RequestInfo) -> bool {
+        let target = self.policies[policy as usize].target as usize;
+        let rate = self.scenario.services[target].server.client_error_rate;
         if rate <= 0.0 {
             return false;
         }
-        let u = if r.population != u16::MAX {
-            self.seed.workload_draw(
-                r.population as usize,
+        let u = match self.population(policy) {
+            Some(p) => self.seed.workload_draw(
+                p,
                 Purpose::BadRequest,
-                r.client as u64,
-                r.number as u64,
-            )
-        } else {
-            self.draws[r.target as usize].errors_rng.random::<f64>()
+                info.client as u64,
+                info.number as u64,
+            ),
+            None => self.draws[target].errors_rng.random::<f64>(),
         };
         u < rate
+    }
+
+    /// The population of a request following `policy`, `None` for a downstream call: client
+    /// policies come first, one per population, in population order.
+    #[inline]
+    fn population(&self, policy: u16) -> Option<usize> {
+        self.policies[policy as usize]
+            .client
+            .then_some(policy as usize)
     }
 
     // ------------------------------------------------------------------------ attempts
@@ -637,7 +641,7 @@ impl<'a> Simulation<'a> {
         if !r.on_fallback
             && let Some(g) = policy.breaker
         {
-            let client = r.client;
+            let client = self.requests.info(key).client;
             let group = &mut self.breakers[g as usize].breakers;
             match group.admit(group.index(client)) {
                 Some(probe) => self.requests[key].probe = probe,
@@ -650,20 +654,13 @@ impl<'a> Simulation<'a> {
             }
         }
         let retry = &policy.strategy.retry;
+        let target = policy.target;
         let r = &mut self.requests[key];
         r.serial = r.serial.wrapping_add(1);
         r.awaiting = true;
-        r.shed = false;
         r.sent += 1;
-        if r.sampled {
-            let i = key as usize;
-            if self.sent_at.len() <= i {
-                self.sent_at.resize(i + 1, SimTime::ZERO);
-            }
-            self.sent_at[i] = now;
-        }
-        let (serial, first, on_fallback, target) = (r.serial, r.sent == 1, r.on_fallback, r.target);
-        let (client, population, last_status) = (r.client, r.population, r.last_status);
+        let (serial, first, on_fallback) = (r.serial, r.sent == 1, r.on_fallback);
+        let (last_status, sampled, policy_index) = (r.last_status, r.sampled, r.policy);
         let timeout = if on_fallback {
             retry.timeout
         } else {
@@ -673,6 +670,14 @@ impl<'a> Simulation<'a> {
         r.response_at_timeout = false;
         // The two early-failure timers below are the attempt's only timer when they fire.
         r.timer_armed = false;
+        if sampled {
+            self.requests.info_mut(key).shed = false;
+            let i = key as usize;
+            if self.sent_at.len() <= i {
+                self.sent_at.resize(i + 1, SimTime::ZERO);
+            }
+            self.sent_at[i] = now;
+        }
         let svc = if on_fallback { self.fallback } else { target };
         if on_fallback {
             // Neither a first attempt nor a retry to the primary: a request whose first
@@ -680,12 +685,12 @@ impl<'a> Simulation<'a> {
             // the primary's budget (ratio window, adaptive fill).
         } else if first {
             if let Some(b) = policy.budget {
+                let client = self.requests.info(key).client;
                 self.budgets[b as usize].on_first_attempt(client, now);
             }
             self.timelines[target as usize].at(now).first_attempts += 1;
-            if policy.client {
-                self.population_bucket(population as usize, now)
-                    .first_attempts += 1;
+            if let Some(p) = self.population(policy_index) {
+                self.population_bucket(p, now).first_attempts += 1;
             }
         } else {
             // Retries are counted when sent, not when decided: a retry the breaker refuses
@@ -794,7 +799,8 @@ impl<'a> Simulation<'a> {
         let now = self.now;
         let r = &self.requests[key];
         let on_fallback = svc == self.fallback;
-        let (bad_request, population) = (r.bad_request && !on_fallback, r.population);
+        let bad_request = r.bad_request && !on_fallback;
+        let population = self.population(r.policy);
         let entry = Queued {
             request: key,
             serial,
@@ -826,8 +832,10 @@ impl<'a> Simulation<'a> {
                 bucket.accepted += 1;
                 m.accepted += 1;
             }
-            if svc == 0 && population != u16::MAX {
-                self.metrics.populations[population as usize].calls += 1;
+            if svc == 0
+                && let Some(p) = population
+            {
+                self.metrics.populations[p].calls += 1;
             }
         }
         match admission {
@@ -932,7 +940,7 @@ impl<'a> Simulation<'a> {
                 generation,
                 caller: entry.request,
                 caller_serial: entry.serial,
-                deadline_at: self.requests[entry.request].deadline_at,
+                deadline_at: self.requests.info(entry.request).deadline_at,
             });
             self.push(
                 Event::new(EventKind::DoneJob, at, job, 0)
@@ -1066,8 +1074,8 @@ impl<'a> Simulation<'a> {
                 self.timelines[svc as usize].at(now).shed += 1;
             }
             let hint = self.services[svc as usize].overload_hint();
-            if self.is_live(q.request, q.serial, svc) {
-                self.requests[q.request].shed = true;
+            if self.is_live(q.request, q.serial, svc) && self.requests[q.request].sampled {
+                self.requests.info_mut(q.request).shed = true;
             }
             self.respond(q.request, q.serial, svc, Status::Unavailable, hint);
         }
@@ -1144,20 +1152,13 @@ impl<'a> Simulation<'a> {
         }
         r.awaiting = false;
         r.last_status = Some(status);
+        let (sampled, on_fallback, policy, probe) = (r.sampled, r.on_fallback, r.policy, r.probe);
         if hint.is_some() {
-            r.last_hint_us = hint_to_us(hint);
+            self.requests.info_mut(key).last_hint_us = hint_to_us(hint);
         }
-        let (sampled, on_fallback, target, policy, client, probe) = (
-            r.sampled,
-            r.on_fallback,
-            r.target,
-            r.policy,
-            r.client,
-            r.probe,
-        );
+        let target = self.policies[policy as usize].target;
         if sampled {
-            let r = *r;
-            self.record_attempt(key, &r, status);
+            self.record_attempt(key, status);
         }
         if matches!(status, Status::Timeout | Status::Unreachable) && !on_fallback {
             self.metrics.services[target as usize].timeouts += 1;
@@ -1168,7 +1169,7 @@ impl<'a> Simulation<'a> {
                 self.metrics.fallback_succeeded += 1;
                 self.end(key, Outcome::Succeeded)
             } else {
-                let reason = self.requests[key].fallback_reason;
+                let reason = self.requests.info(key).fallback_reason;
                 self.end(key, Outcome::GaveUp(reason))
             };
         }
@@ -1176,6 +1177,7 @@ impl<'a> Simulation<'a> {
         if status != Status::BadRequest
             && let Some(g) = policy.breaker
         {
+            let client = self.requests.info(key).client;
             let group = &mut self.breakers[g as usize];
             let index = group.breakers.index(client);
             let failed = status != Status::Ok;
@@ -1202,21 +1204,22 @@ impl<'a> Simulation<'a> {
         if !retry.retries(status) {
             return self.give_up(key, GiveUpReason::NonRetryable);
         }
-        let client = self.requests[key].client;
+        let client = self.requests.info(key).client;
         if let Some(b) = policy.budget {
             self.budgets[b as usize].on_failure(client);
         }
-        let r = &mut self.requests[key];
+        let attempt = self.requests[key].attempt;
         let (delay, transport) = match retry.rate_limit {
             Some(ladder) if status == Status::TooManyRequests => {
-                r.rate_limited = r.rate_limited.saturating_add(1);
-                if ladder.escalates(r.rate_limited) {
+                let info = self.requests.info_mut(key);
+                info.rate_limited = info.rate_limited.saturating_add(1);
+                if ladder.escalates(info.rate_limited) {
                     return self.give_up(key, GiveUpReason::RateLimitEscalation);
                 }
                 (ladder.wait(hint.filter(|_| retry.retry_after.honor)), false)
             }
             _ => {
-                if r.attempt as u32 >= retry.max_attempts {
+                if attempt as u32 >= retry.max_attempts {
                     return self.give_up(key, GiveUpReason::Attempts);
                 }
                 let delay = match retry.retry_after.choose(hint) {
@@ -1228,18 +1231,19 @@ impl<'a> Simulation<'a> {
                         } else {
                             0.0
                         };
-                        let ladder = &self.ladders[r.policy as usize];
+                        let ladder = &self.ladders[self.requests[key].policy as usize];
                         let last = *ladder.last().expect("a ladder has a first step");
-                        let expo = ladder.get(r.attempt as usize - 1).copied().unwrap_or(last);
-                        let d = backoff.delay_from(expo, r.prev_delay, u);
-                        r.prev_delay = d;
+                        let expo = ladder.get(attempt as usize - 1).copied().unwrap_or(last);
+                        let info = self.requests.info_mut(key);
+                        let d = backoff.delay_from(expo, info.prev_delay, u);
+                        info.prev_delay = d;
                         d
                     }
                 };
                 (delay, true)
             }
         };
-        if now + delay >= self.requests[key].deadline_at {
+        if now + delay >= self.requests.info(key).deadline_at {
             return self.give_up(key, GiveUpReason::Deadline);
         }
         if let Some(b) = policy.budget {
@@ -1254,15 +1258,14 @@ impl<'a> Simulation<'a> {
                     self.metrics.services[target].budget_allowed += 1;
                     // Remembered even when 0: a retried success refunds its last retry's
                     // cost, which may be 0 (`retry_cost = 0`), never `success_refund`.
-                    self.requests[key].quota_cost = cost as u32;
+                    self.requests.info_mut(key).quota_cost = cost as u32;
                 }
             }
         }
-        let r = &mut self.requests[key];
         if transport {
-            r.attempt += 1;
+            self.requests[key].attempt += 1;
         }
-        r.waited += delay;
+        self.requests.info_mut(key).waited += delay;
         self.push(Event::new(EventKind::Send, now + delay, key, 0));
     }
 
@@ -1276,7 +1279,7 @@ impl<'a> Simulation<'a> {
             && policy.strategy.retry.fallback_on.contains(reason)
         {
             r.on_fallback = true;
-            r.fallback_reason = reason;
+            self.requests.info_mut(key).fallback_reason = reason;
             return self.send(key);
         }
         self.end(key, Outcome::GaveUp(reason));
@@ -1287,20 +1290,21 @@ impl<'a> Simulation<'a> {
         let now = self.now;
         self.record_end(key, outcome);
         let r = self.requests[key];
+        let info = *self.requests.info(key);
         let policy = self.policies[r.policy as usize];
         let primary_success = outcome == Outcome::Succeeded && !r.on_fallback;
         // Every primary attempt after the first passed `try_retry`, so `sent > 1` on a
         // primary success means "this call was retried" (AWS: refund the retry's cost).
-        let retry_cost = (r.sent > 1).then_some(r.quota_cost as u64);
+        let retry_cost = (r.sent > 1).then_some(info.quota_cost as u64);
         if primary_success && let Some(b) = policy.budget {
-            self.budgets[b as usize].on_success(r.client, retry_cost);
+            self.budgets[b as usize].on_success(info.client, retry_cost);
         }
-        match &self.sources.get(r.population as usize) {
+        match self.population(r.policy).map(|p| &self.sources[p]) {
             Some(SourceState::Closed {
                 requests, think, ..
-            }) if policy.client => {
-                let more = r.number + 1 < *requests;
-                self.requests[key].number += 1;
+            }) => {
+                let more = info.number + 1 < *requests;
+                self.requests.info_mut(key).number += 1;
                 if more && now < self.time_limit {
                     let think = match think {
                         Some(t) => t.sample(&mut self.think_rng),
@@ -1313,8 +1317,8 @@ impl<'a> Simulation<'a> {
             }
             _ => {
                 self.requests.release_if_done(key);
-                if r.parent != NONE {
-                    self.child_ended(r.parent, outcome == Outcome::Succeeded);
+                if info.parent != NONE {
+                    self.child_ended(info.parent, outcome == Outcome::Succeeded);
                 }
             }
         }
@@ -1323,12 +1327,13 @@ impl<'a> Simulation<'a> {
     /// Books the end of the request in `key`: counters, series, latency, record.
     fn record_end(&mut self, key: u32, outcome: Outcome) {
         let now = self.now;
-        let r = &mut self.requests[key];
-        let latency = now - r.first_send;
-        r.ended = true;
-        r.awaiting = false;
-        let r = *r;
-        let target = r.target as usize;
+        self.requests[key].awaiting = false;
+        let r = self.requests[key];
+        let info = self.requests.info_mut(key);
+        info.ended = true;
+        let info = *info;
+        let latency = now - info.first_send;
+        let target = self.policies[r.policy as usize].target as usize;
         let m = &mut self.metrics.services[target];
         let bucket = self.timelines[target].at(now);
         let succeeded = outcome == Outcome::Succeeded;
@@ -1343,10 +1348,9 @@ impl<'a> Simulation<'a> {
                 bucket.gave_up += 1;
             }
         }
-        if !self.policies[r.policy as usize].client {
+        let Some(p) = self.population(r.policy) else {
             return;
-        }
-        let p = r.population as usize;
+        };
         self.open_client_requests -= 1;
         self.metrics.latencies.record(latency.as_nanos());
         if succeeded {
@@ -1365,7 +1369,7 @@ impl<'a> Simulation<'a> {
         } else {
             pb.gave_up += 1;
         }
-        if self.trigger.is_some_and(|t| r.first_send < t) {
+        if self.trigger.is_some_and(|t| info.first_send < t) {
             self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
             if outcome == Outcome::GaveUp(GiveUpReason::TimeLimit) {
                 self.metrics.backlog_open = true;
@@ -1374,33 +1378,36 @@ impl<'a> Simulation<'a> {
         self.metrics.completion = self.metrics.completion.max(now);
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {
-                population: r.population,
-                client: r.client - self.client_offsets[p],
-                request: r.number,
+                population: p as u16,
+                client: info.client - self.client_offsets[p],
+                request: info.number,
                 outcome,
                 last_status: r.last_status,
                 attempts: r.sent,
-                total_wait: r.waited,
-                retry_after: hint_from_us(r.last_hint_us),
+                total_wait: info.waited,
+                retry_after: hint_from_us(info.last_hint_us),
                 latency,
             });
         }
     }
 
-    /// Records the attempt of sampled request `r` (in `key`) that just ended with `status`.
+    /// Records the attempt of sampled client request `key` that just ended with `status`.
     #[cold]
-    fn record_attempt(&mut self, key: u32, r: &Request, status: Status) {
+    fn record_attempt(&mut self, key: u32, status: Status) {
+        let (r, info) = (self.requests[key], *self.requests.info(key));
         let outcome = match status {
             Status::Ok => AttemptOutcome::Served,
             Status::Timeout | Status::Unreachable => AttemptOutcome::TimedOut,
-            Status::Unavailable if r.shed => AttemptOutcome::Shed,
+            Status::Unavailable if info.shed => AttemptOutcome::Shed,
             _ => AttemptOutcome::Rejected,
         };
-        let p = r.population as usize;
+        let p = self
+            .population(r.policy)
+            .expect("only client requests are sampled");
         self.metrics.attempts.push(AttemptRecord {
-            population: r.population,
-            client: r.client - self.client_offsets[p],
-            request: r.number,
+            population: p as u16,
+            client: info.client - self.client_offsets[p],
+            request: info.number,
             attempt: r.sent,
             sent: self.sent_at[key as usize],
             outcome,
@@ -1409,8 +1416,10 @@ impl<'a> Simulation<'a> {
 
     /// A closed client's request the time limit prevented from starting: counted, never sent.
     fn never_started(&mut self, key: u32, number: u32) {
-        let r = self.requests[key];
-        let p = r.population as usize;
+        let p = self
+            .population(self.requests[key].policy)
+            .expect("closed clients follow their population's policy");
+        let client = self.requests.info(key).client;
         let reason = GiveUpReason::TimeLimit;
         self.metrics.services[0].requests += 1;
         self.metrics.services[0].gave_up[reason as usize] += 1;
@@ -1419,8 +1428,8 @@ impl<'a> Simulation<'a> {
         pm.gave_up += 1;
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {
-                population: r.population,
-                client: r.client - self.client_offsets[p],
+                population: p as u16,
+                client: client - self.client_offsets[p],
                 request: number,
                 outcome: Outcome::GaveUp(reason),
                 last_status: None,
@@ -1447,8 +1456,8 @@ impl<'a> Simulation<'a> {
                 Source::Closed(c),
             ) = (state, &self.scenario.populations[p].source)
             {
-                closed_left |=
-                    (*first_key..first_key + c.count).any(|k| self.requests[k].number < *requests);
+                closed_left |= (*first_key..first_key + c.count)
+                    .any(|k| self.requests.info(k).number < *requests);
             }
         }
         if self.open_client_requests > 0 || closed_left || self.metrics.cut_short {
@@ -1458,11 +1467,10 @@ impl<'a> Simulation<'a> {
             // (each is a logical request of its caller), without resuming any job.
             let reserved = self.requests.reserved();
             for key in 0..self.requests.len() as u32 {
-                if !self.requests[key].ended {
+                if !self.requests.info(key).ended {
                     self.record_end(key, Outcome::GaveUp(GiveUpReason::TimeLimit));
-                    let r = &mut self.requests[key];
                     if key < reserved {
-                        r.number += 1;
+                        self.requests.info_mut(key).number += 1;
                     }
                 }
             }
@@ -1478,7 +1486,7 @@ impl<'a> Simulation<'a> {
                         _ => 0,
                     };
                     for key in first_key..first_key + count {
-                        for number in self.requests[key].number..requests {
+                        for number in self.requests.info(key).number..requests {
                             self.never_started(key, number);
                         }
                     }
@@ -1573,7 +1581,8 @@ mod tests {
 
     #[test]
     fn request_state_stays_small() {
-        assert!(std::mem::size_of::<Request>() <= 96);
+        assert_eq!(std::mem::size_of::<Request>(), 32, "half a cache line");
+        assert!(std::mem::size_of::<request::RequestInfo>() <= 64);
         assert!(std::mem::size_of::<Event>() <= 24);
     }
 }
