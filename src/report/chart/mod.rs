@@ -10,12 +10,15 @@
 //! failure: every drawing call's error becomes a message that the caller turns into
 //! [`crate::Error::Chart`].
 
+pub mod canvas;
 pub mod latency;
 pub mod load;
 pub mod summary;
 pub mod sweep;
 
+use std::cell::RefCell;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -28,7 +31,7 @@ use crate::scenario::sweep::ScenarioFile;
 /// DejaVu Sans 2.37 (Bitstream Vera licence, see `assets/fonts/LICENSE-DejaVu.txt`). Bundled
 /// so that PNG text renders on a machine with no system fonts: plotters' `ab_glyph` backend
 /// reads only fonts registered from memory and never asks fontconfig.
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+pub(crate) static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 /// The family every chart asks for. Registering the bundled font under this name makes PNG
 /// text use it, while SVG `<text>` elements say `font-family="sans-serif"` and let the
@@ -199,18 +202,21 @@ fn ensure_font() -> Result<(), String> {
 pub fn render_svg(chart: &Chart) -> Result<String, String> {
     ensure_font()?;
     let mut svg = String::new();
+    let fragments = Rc::new(RefCell::new(canvas::Fragments::default()));
     {
-        let root = SVGBackend::with_string(&mut svg, chart.size()).into_drawing_area();
+        let backend = SVGBackend::with_string(&mut svg, chart.size());
+        let root = canvas::SvgCanvas::new(backend, fragments.clone()).into_drawing_area();
         chart.draw(&root)?;
     }
-    Ok(svg)
+    let prefix = format!("{}-g", chart.kind().stem());
+    Ok(canvas::finish_svg(&svg, &fragments.borrow(), &prefix))
 }
 
 /// Draws `chart` as a PNG file at `path`. The encoder picks the format from the extension,
 /// so `path` must end in `.png`; callers pass a temporary name and rename it into place.
 pub fn render_png(chart: &Chart, path: &Path) -> Result<(), String> {
     ensure_font()?;
-    let root = BitMapBackend::new(path, chart.size()).into_drawing_area();
+    let root = canvas::PngCanvas::new(BitMapBackend::new(path, chart.size())).into_drawing_area();
     chart.draw(&root)
 }
 
