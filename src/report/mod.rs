@@ -13,6 +13,7 @@ pub mod console;
 pub mod csv;
 pub mod html;
 pub mod output_dir;
+pub mod verdict;
 
 use std::fs;
 use std::io::Write;
