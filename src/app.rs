@@ -193,6 +193,8 @@ fn run_command(args: &RunArgs) -> Result<()> {
                 file,
                 RunOptions {
                     record_requests: args.requests,
+                    // The raster chart draws the attempt sample of the first replication.
+                    sample_attempts: (!args.no_charts).then_some(false),
                     ..Default::default()
                 },
                 &|| progress.inc(1),
@@ -282,7 +284,13 @@ fn write_outputs(
         )?;
     }
     if !args.no_charts {
-        report::write_charts_and_report(layout, file, result, &args.format)?;
+        report::write_charts_and_report(
+            layout,
+            file,
+            result,
+            &args.format,
+            &report::ChartOptions::default(),
+        )?;
     }
     Ok(())
 }
