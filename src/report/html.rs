@@ -191,10 +191,11 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
              against its slots and queue.{log}"
         ),
         ChartKind::Raster => {
-            "One row per sampled client (the first run's attempt sample), one mark per attempt \
-             at the time it was sent, coloured by what became of it. Rows are sorted by the \
-             client's first failure: clients retrying in lockstep line up, and their waves show \
-             as vertical bands; jitter turns them into a spray."
+            "One row per sampled client request (the first run's attempt sample: at most 2 000), \
+             one mark per attempt at the time it was sent, coloured by what became of it. Rows \
+             are sorted by the request's first failure, then its first success: clients \
+             retrying in lockstep line up, and their waves show as vertical bands; jitter \
+             turns them into a spray."
                 .to_string()
         }
         ChartKind::Latency => {

@@ -1,5 +1,6 @@
-//! `raster`: every attempt of the sampled clients, one row per client and one mark per
-//! attempt at the time it was sent, coloured by what happened to it (served, rejected, timed
+//! `raster`: every attempt of the sampled client requests, one row per request (for a
+//! closed population with one request per client, per client) and one mark per attempt at
+//! the time it was sent, coloured by what happened to it (served, rejected, timed
 //! out, shed). Rows are sorted by the time of the client's first failure, so clients that
 //! retry in lockstep line up and their waves show as vertical bands; a well-jittered herd
 //! shows as a spray. The sample is the attempt sample of the first replication
@@ -40,32 +41,37 @@ pub fn outcome_color(o: AttemptOutcome) -> RGBColor {
     }
 }
 
-/// One client of the sample: its attempts, in time order.
+/// One client request of the sample: its attempts, in time order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientRow {
     /// Population index.
     pub population: u16,
     /// Client id within it.
     pub client: u32,
+    /// The client's request number (closed) or the arrival number (open, trace).
+    pub request: u32,
     /// When its first attempt that was not served was sent, seconds.
     pub first_failure: Option<f64>,
     /// (send time in seconds, outcome), by time.
     pub marks: Vec<(f64, AttemptOutcome)>,
 }
 
-/// The clients of an attempt sample, sorted by first failure (clients that never failed
-/// last, by first attempt), then by first success, then by population and client.
+/// The client requests of an attempt sample, one row each (a closed client's successive
+/// requests, an open population's arrivals, each on its own row), sorted by first failure
+/// (requests that never failed last, by first attempt), then by first success, then by
+/// population, client and request.
 pub fn client_rows(attempts: &[AttemptRecord]) -> Vec<ClientRow> {
-    let mut rows: std::collections::BTreeMap<(u16, u32), Vec<(f64, AttemptOutcome)>> =
+    type Key = (u16, u32, u32);
+    let mut rows: std::collections::BTreeMap<Key, Vec<(f64, AttemptOutcome)>> =
         std::collections::BTreeMap::new();
     for a in attempts {
-        rows.entry((a.population, a.client))
+        rows.entry((a.population, a.client, a.request))
             .or_default()
             .push((a.sent.as_secs_f64(), a.outcome));
     }
     let mut out: Vec<ClientRow> = rows
         .into_iter()
-        .map(|((population, client), mut marks)| {
+        .map(|((population, client, request), mut marks)| {
             marks.sort_by(|a, b| a.0.total_cmp(&b.0));
             let first_failure = marks
                 .iter()
@@ -74,6 +80,7 @@ pub fn client_rows(attempts: &[AttemptRecord]) -> Vec<ClientRow> {
             ClientRow {
                 population,
                 client,
+                request,
                 first_failure,
                 marks,
             }
@@ -100,7 +107,7 @@ pub fn client_rows(attempts: &[AttemptRecord]) -> Vec<ClientRow> {
         ka.0.cmp(&kb.0)
             .then(ka.1.total_cmp(&kb.1))
             .then(ka.2.total_cmp(&kb.2))
-            .then((a.population, a.client).cmp(&(b.population, b.client)))
+            .then((a.population, a.client, a.request).cmp(&(b.population, b.client, b.request)))
     });
     out
 }
@@ -110,7 +117,7 @@ pub fn client_rows(attempts: &[AttemptRecord]) -> Vec<ClientRow> {
 pub struct RasterPanel {
     /// Strategy name.
     pub strategy: String,
-    /// Clients, sorted.
+    /// Client requests, sorted.
     pub rows: Vec<ClientRow>,
 }
 
@@ -189,7 +196,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> Option<Rast
     }
     Some(RasterData {
         title: format!(
-            "{}: every attempt of {clients} sampled clients (run 1), sorted by first failure{at}",
+            "{}: every attempt of {clients} sampled client requests (run 1), sorted by first failure{at}",
             scenario.name
         ),
         t_end,
@@ -288,7 +295,7 @@ pub fn draw<DB: DrawingBackend>(
         let n = p.rows.len().max(1) as f64;
         let mut chart = ChartBuilder::on(&area)
             .caption(
-                format!("{}: {} clients", p.strategy, p.rows.len()),
+                format!("{}: {} requests", p.strategy, p.rows.len()),
                 text(18.0),
             )
             .margin_left(10)
@@ -315,7 +322,7 @@ pub fn draw<DB: DrawingBackend>(
             .y_label_formatter(&rows_label)
             .label_style(text(TICK))
             .axis_desc_style(text(DESC))
-            .y_desc("clients, by first failure")
+            .y_desc("requests, by first failure")
             .axis_style(INK);
         if last {
             mesh.x_desc("time since start (s)");
