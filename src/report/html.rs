@@ -277,6 +277,13 @@ pub fn render(
         ),
         ("seed", s.seed.to_string()),
         ("replications", s.replications.to_string()),
+        (
+            "bucket",
+            format!(
+                "{}: every peak is the busiest bucket's arrivals per second",
+                crate::report::verdict::bucket_label(s.bucket)
+            ),
+        ),
         ("workload", escape(&crate::report::console::workload(file))),
         (
             if s.services.len() > 1 {

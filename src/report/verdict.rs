@@ -209,7 +209,7 @@ pub fn times(x: f64) -> String {
         "n/a".into()
     } else if x == 0.0 {
         "0x".into()
-    } else if x < 1.0 {
+    } else if x < 0.1 {
         format!("{}x", fmt_value(x))
     } else if x < 10.0 {
         format!("{x:.2}x")
@@ -638,6 +638,8 @@ mod tests {
         assert_eq!(percent(0.000_001), "<0.01%");
         assert_eq!(times(7.5914), "7.59x");
         assert_eq!(times(12.34), "12.3x");
+        assert_eq!(times(0.3401), "0.34x");
+        assert_eq!(times(0.0042), "0.004x");
         assert_eq!(times(12_345.0), "12\u{2009}345x");
         assert_eq!(bucket_label(SimDuration::from_millis(100)), "100 ms");
         assert_eq!(bucket_label(SimDuration::from_secs(1)), "1 s");

@@ -81,7 +81,7 @@ impl AttemptsData {
     }
 }
 
-/// The outage windows of `scenario`'s entry service, shaded and labelled by kind.
+/// The outage windows of service `service`, shaded and labelled by kind.
 pub fn bands(scenario: &Scenario, service: usize) -> Vec<Band> {
     scenario.services[service]
         .server
@@ -95,6 +95,24 @@ pub fn bands(scenario: &Scenario, service: usize) -> Vec<Band> {
                 color,
                 label: Some(label),
             }
+        })
+        .collect()
+}
+
+/// The outage windows of every service, labelled by kind, and by service when there are
+/// several (`db: down`): a downstream outage is what the clients retry against.
+pub fn all_bands(scenario: &Scenario) -> Vec<Band> {
+    let many = scenario.services.len() > 1;
+    (0..scenario.services.len())
+        .flat_map(|k| {
+            bands(scenario, k).into_iter().map(move |mut b| {
+                if many {
+                    b.label = b
+                        .label
+                        .map(|l| format!("{}: {l}", scenario.services[k].name));
+                }
+                b
+            })
         })
         .collect()
 }
@@ -170,7 +188,7 @@ pub fn series(
         .chain(rate_limit)
         .collect();
     let log = use_log(values.iter().copied(), log_y);
-    let bands = bands(scenario, 0);
+    let bands = all_bands(scenario);
     let mut legend = vec![
         (Swatch::Fill(FIRST, 0.45), "first attempts".to_string()),
         (
@@ -205,7 +223,7 @@ pub fn series(
     };
     AttemptsData {
         title: format!(
-            "{}: client attempts per second reaching {name}, per {} bucket{at}",
+            "{}{at}: client attempts per second reaching {name}, per {} bucket",
             scenario.name,
             bucket_label(scenario.bucket)
         ),
@@ -241,14 +259,16 @@ pub fn draw<DB: DrawingBackend>(
         };
         let areas = [
             Area {
-                points: p.total.clone(),
-                color: RETRY,
-                alpha: 0.6,
-            },
-            Area {
                 points: p.first.clone(),
                 color: FIRST,
                 alpha: 0.45,
+                under: None,
+            },
+            Area {
+                points: p.total.clone(),
+                color: RETRY,
+                alpha: 0.6,
+                under: Some(p.first.clone()),
             },
         ];
         let mut levels = Vec::new();

@@ -77,7 +77,7 @@ pub fn series(name: &str, point: &PointResult, at: &str) -> LatencyData {
         0.0..1.0
     };
     LatencyData {
-        title: format!("{name}: latency of every request, success or give-up{at}"),
+        title: format!("{name}{at}: latency of every request, success or give-up"),
         x,
         log_x,
         curves,

@@ -162,7 +162,14 @@ pub fn series(
                 }
             })
             .collect();
-        let mut legend = vec![(Swatch::Fill(INK, 0.3), format!("arrivals at {}", spec.name))];
+        let mut legend = vec![(
+            Swatch::Fill(INK, 0.3),
+            if scenario.services.len() > 1 {
+                format!("arrivals at {}", spec.name)
+            } else {
+                "arrivals".to_string()
+            },
+        )];
         if cells
             .iter()
             .any(|c| c.levels.iter().any(|l| l.dash == CAPACITY_DASH))
@@ -261,7 +268,7 @@ pub fn series(
     }
     LoadData {
         title: format!(
-            "{}: attempts per second reaching {} (per {per} bucket){at}",
+            "{}{at}: attempts per second reaching {} (per {per} bucket)",
             scenario.name,
             if scenario.services.len() > 1 {
                 "each service"
@@ -353,6 +360,7 @@ pub fn draw<DB: DrawingBackend>(d: &LoadData, root: &DrawingArea<DB, Shift>) -> 
                 points: cell.curve.clone(),
                 color: super::color(d.colors[r]),
                 alpha: 0.35,
+                under: None,
             }];
             timeseries::panel(
                 &cell_area,

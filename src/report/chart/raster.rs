@@ -196,7 +196,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> Option<Rast
     }
     Some(RasterData {
         title: format!(
-            "{}: every attempt of {clients} sampled client requests (run 1), sorted by first failure{at}",
+            "{}{at}: every attempt of {clients} sampled client requests (run 1), by first failure",
             scenario.name
         ),
         t_end,
@@ -292,10 +292,14 @@ pub fn draw<DB: DrawingBackend>(
             rest = below;
             row
         };
-        let n = p.rows.len().max(1) as f64;
+        let n = p.rows.len().max(1) as i32;
         let mut chart = ChartBuilder::on(&area)
             .caption(
-                format!("{}: {} requests", p.strategy, p.rows.len()),
+                format!(
+                    "{}: {} requests that sent an attempt",
+                    p.strategy,
+                    p.rows.len()
+                ),
                 text(18.0),
             )
             .margin_left(10)
@@ -303,7 +307,16 @@ pub fn draw<DB: DrawingBackend>(
             .margin_top(2)
             .x_label_area_size(if last { 24 + X_DESC } else { 24 })
             .y_label_area_size(Y_AREA)
-            .build_cartesian_2d(0.0..d.t_end, 0.0..n)
+            .build_cartesian_2d(
+                0.0..d.t_end,
+                // Row k is drawn at n - k (row 0 on top): ticks at round row numbers.
+                (0..n).with_key_points(
+                    super::rows::nice_ticks(0.0, n as f64, 5)
+                        .into_iter()
+                        .map(|k| n - k as i32)
+                        .collect(),
+                ),
+            )
             .map_err(msg)?;
         let plot = chart.plotting_area();
         let (w, h) = plot.dim_in_pixel();
@@ -312,12 +325,11 @@ pub fn draw<DB: DrawingBackend>(
             .ok_or_else(|| "raster bitmap of the wrong size".to_string())?;
         plot.draw(&element).map_err(msg)?;
         // Row 0 (the earliest failure) is at the top.
-        let rows_label = |v: &f64| fmt_tick((n - v).round().max(0.0));
+        let rows_label = |v: &i32| fmt_tick((n - v).max(0) as f64);
         let mut mesh = chart.configure_mesh();
         mesh.disable_x_mesh()
             .disable_y_mesh()
             .x_labels(14)
-            .y_labels(5)
             .x_label_formatter(&|v| fmt_tick(*v))
             .y_label_formatter(&rows_label)
             .label_style(text(TICK))

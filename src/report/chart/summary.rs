@@ -29,6 +29,15 @@ fn runs_note(replications: u32) -> String {
     }
 }
 
+/// `(mean of 5 runs)` or `(1 run)`, for charts without whiskers.
+fn runs(replications: u32) -> String {
+    if replications > 1 {
+        format!(" (mean of {replications} runs)")
+    } else {
+        " (1 run)".to_string()
+    }
+}
+
 /// The scale of a panel over `values`.
 fn scale(values: impl IntoIterator<Item = f64>, log_y: bool) -> Scale {
     if use_log(values, log_y) {
@@ -155,7 +164,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
     let grey = INK;
     RowsData {
         title: format!(
-            "{}: strategies ranked, fewest requests lost first{at}{}",
+            "{}{at}: strategies ranked, fewest requests lost first{}",
             scenario.name,
             runs_note(scenario.replications)
         ),
@@ -267,9 +276,9 @@ pub fn populations(scenario: &Scenario, point: &PointResult, at: &str, log_y: bo
     });
     RowsData {
         title: format!(
-            "{}: each population's calls per request and requests lost{at}{}",
+            "{}{at}: each population's calls per request and requests lost{}",
             scenario.name,
-            runs_note(scenario.replications)
+            runs(scenario.replications)
         ),
         legend: vec![
             (Swatch::Fill(INK, BAR), "succeeded".into()),
@@ -367,9 +376,9 @@ pub fn services(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool)
     let peaks_scale = scale(bar_values(&peaks).into_iter().chain([1.0]), log_y);
     RowsData {
         title: format!(
-            "{}: calls and peak load at each service{at}{}",
+            "{}{at}: calls and peak load at each service{}",
             scenario.name,
-            runs_note(scenario.replications)
+            runs(scenario.replications)
         ),
         legend: Vec::new(),
         groups,
@@ -455,7 +464,7 @@ pub fn paired(scenario: &Scenario, point: &PointResult, at: &str) -> RowsData {
     }
     RowsData {
         title: format!(
-            "{}: paired differences from {base_name}, 95% intervals over {} replications{at}",
+            "{}{at}: paired differences from {base_name}, 95% intervals over {} replications",
             scenario.name, scenario.replications
         ),
         legend: vec![

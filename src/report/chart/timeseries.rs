@@ -28,15 +28,18 @@ pub struct Band {
     pub label: Option<String>,
 }
 
-/// A filled step area from the axis floor up to `points`.
+/// A filled step area up to `points`, from the axis floor or from another step curve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Area {
-    /// Step corners, (seconds, value).
+    /// Step corners, (seconds, value): pairs of corners, one pair per bin.
     pub points: Vec<(f64, f64)>,
     /// Fill and outline colour.
     pub color: RGBColor,
     /// Fill opacity.
     pub alpha: f64,
+    /// The curve the area stands on (same corners as `points`), for a stacked layer;
+    /// `None` fills from the axis floor.
+    pub under: Option<Vec<(f64, f64)>>,
 }
 
 /// A step line (capacity, slots, a rate limit).
@@ -197,13 +200,32 @@ where
     }
     for a in s.areas {
         let points: Vec<(f64, f64)> = a.points.iter().map(|&(t, v)| (t, v.max(floor))).collect();
-        chart
-            .draw_series(AreaSeries::new(
-                points.iter().copied(),
-                floor,
-                a.color.mix(a.alpha),
-            ))
-            .map_err(msg)?;
+        match &a.under {
+            None => {
+                chart
+                    .draw_series(AreaSeries::new(
+                        points.iter().copied(),
+                        floor,
+                        a.color.mix(a.alpha),
+                    ))
+                    .map_err(msg)?;
+            }
+            Some(under) => {
+                // One band per bin, between the two curves.
+                let bins = points.chunks_exact(2).zip(under.chunks_exact(2));
+                chart
+                    .draw_series(
+                        bins.filter(|(p, u)| p[0].1 > u[0].1.max(floor))
+                            .map(|(p, u)| {
+                                Rectangle::new(
+                                    [(p[0].0, u[0].1.max(floor)), (p[1].0, p[0].1)],
+                                    a.color.mix(a.alpha).filled(),
+                                )
+                            }),
+                    )
+                    .map_err(msg)?;
+            }
+        }
         // The outline is 1 px wide: plotters' bitmap backend draws wider lines as polygons
         // that leak stray vertical strokes across panels on curves with vertical edges.
         chart
