@@ -58,20 +58,23 @@ pub struct ChartOptions {
 pub const LOG_SPAN: f64 = 100.0;
 
 /// Whether a value axis over `values` is logarithmic: when asked (`forced`), or when the
-/// positive values span more than [`LOG_SPAN`] times. Zeros and negative values do not
-/// count (a log axis cannot show them; they are drawn at its floor), and fewer than two
-/// distinct positive values never make a log axis by themselves.
+/// positive values span more than [`LOG_SPAN`] times, the lowest 5% of them left out (a
+/// partial last bucket or the last drops of a draining queue should not decide the axis of
+/// a whole chart; with fewer than 20 values, none is left out). Zeros and negative values
+/// do not count (a log axis cannot show them; they are drawn at its floor), and an axis
+/// without positive values is never logarithmic.
 pub fn use_log(values: impl IntoIterator<Item = f64>, forced: bool) -> bool {
-    let (lo, hi) = values
+    let mut positive: Vec<f64> = values
         .into_iter()
         .filter(|v| v.is_finite() && *v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    if !(lo.is_finite() && hi > 0.0) {
+        .collect();
+    if positive.is_empty() {
         return false;
     }
-    forced || hi / lo > LOG_SPAN
+    positive.sort_by(f64::total_cmp);
+    let low = positive[positive.len() / 20];
+    let high = positive[positive.len() - 1];
+    forced || high / low > LOG_SPAN
 }
 
 /// The range of a logarithmic axis over the positive `values`: from the power of ten at or
@@ -905,6 +908,15 @@ mod tests {
         assert!(!use_log([1.0, 100.0], false));
         // Zeros, negatives and non-finite values do not count.
         assert!(!use_log([0.0, -5.0, f64::NAN, 50.0, 60.0], false));
+        // The lowest 5% do not either: a steady 300 req/s against a capacity of 2 000, with
+        // a partial last bucket at 1 req/s, stays linear...
+        let steady: Vec<f64> = (0..90).map(|_| 300.0).chain([1.0, 2_000.0]).collect();
+        assert!(!use_log(steady.iter().copied(), false));
+        // ... while a spike over a long low recovery turns logarithmic.
+        let storm: Vec<f64> = (0..90)
+            .map(|i| if i < 5 { 100_000.0 } else { 300.0 })
+            .collect();
+        assert!(use_log(storm.iter().copied(), false));
         // --log-y forces it, but only where there is something to put on it.
         assert!(use_log([2.0, 3.0], true));
         assert!(!use_log([0.0, 0.0], true));

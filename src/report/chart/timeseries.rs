@@ -162,8 +162,14 @@ where
 {
     let floor = s.y.range.start;
     let top = s.y.range.end;
+    // The caption at the largest size that fits the panel (long names in narrow columns).
+    let (width, _) = area.dim_in_pixel();
+    let size = [18.0, 16.0, 14.0, 12.0]
+        .into_iter()
+        .find(|size| text_width(s.caption, *size) <= width as f64 - 16.0)
+        .unwrap_or(11.0);
     let mut chart = ChartBuilder::on(area)
-        .caption(s.caption, text(18.0))
+        .caption(s.caption, text(size))
         .margin_left(10)
         .margin_right(20)
         .margin_top(2)
@@ -272,12 +278,16 @@ where
         } else {
             ends[line] = x + w + 8;
         }
+        let y = 3 + 17 * line as i32;
+        // On a light box, so a capacity line near the top does not cross the words.
         shift
-            .draw(&Text::new(
-                label.clone(),
-                (x, 3 + 17 * line as i32),
-                style.clone(),
+            .draw(&Rectangle::new(
+                [(x - 2, y - 1), (x + w + 2, y + 15)],
+                WHITE.mix(0.75).filled(),
             ))
+            .map_err(msg)?;
+        shift
+            .draw(&Text::new(label.clone(), (x, y), style.clone()))
             .map_err(msg)?;
     }
     Ok(())
