@@ -211,9 +211,9 @@ pub fn times(x: f64) -> String {
         "0x".into()
     } else if x < 0.1 {
         format!("{}x", fmt_value(x))
-    } else if x < 10.0 {
+    } else if x < 9.995 {
         format!("{x:.2}x")
-    } else if x < 100.0 {
+    } else if x < 99.95 {
         format!("{x:.1}x")
     } else {
         format!("{}x", fmt_value(x.round()))
@@ -638,6 +638,7 @@ mod tests {
         assert_eq!(percent(0.000_001), "<0.01%");
         assert_eq!(times(7.5914), "7.59x");
         assert_eq!(times(12.34), "12.3x");
+        assert_eq!(times(9.9998), "10.0x", "never 10.00x");
         assert_eq!(times(0.3401), "0.34x");
         assert_eq!(times(0.0042), "0.004x");
         assert_eq!(times(12_345.0), "12\u{2009}345x");
