@@ -214,7 +214,7 @@ fn svg_charts_name_the_strategies_and_label_their_axes() {
         assert!(shows(&attempts, text), "attempts.svg lacks {text:?}");
     }
     let raster = check_svg(&dir.join("raster.svg"));
-    assert!(shows(&raster, "sorted by first failure"));
+    assert!(shows(&raster, "by first failure"));
     assert!(
         raster.contains("href=\"data:image/png;base64,"),
         "marks embedded"
