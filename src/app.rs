@@ -229,6 +229,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
             attempts: args.attempts,
             set: args.set.clone(),
             charts: (!args.no_charts).then(|| args.format.clone()),
+            log_y: args.log_y,
         };
         write_outputs(&layout, file, &result, &outputs).map_err(|e| staging.name_target(e))?;
         staging.commit()?;
@@ -289,6 +290,8 @@ struct Outputs {
     set: Vec<crate::scenario::sweep::Setting>,
     /// Charts in these formats and report.html.
     charts: Option<Vec<crate::cli::ChartFormat>>,
+    /// `--log-y`: every chart's value axis logarithmic.
+    log_y: bool,
 }
 
 /// Runs one shard of every file (`--shard`) and writes each file's partial results into
@@ -314,7 +317,9 @@ fn run_shards(
         let started = Instant::now();
         let options = RunOptions {
             record_requests: args.requests,
-            sample_attempts: sample_attempts(args),
+            // Always the first replication's sample (a few thousand attempts at most): the
+            // merge may draw the raster chart although the shards were run without charts.
+            sample_attempts: Some(args.attempts),
             on_events: Some(&|n| progress.events(n)),
         };
         let partial =
@@ -403,6 +408,7 @@ fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| Error::Usage(format!("merge: a manifest's --set settings: {e}")))?,
         charts: (!args.no_charts).then(|| args.format.clone()),
+        log_y: args.log_y,
     };
     let name = file.first().name.clone();
     let (out, in_place) = match &args.out {
@@ -497,16 +503,25 @@ fn write_outputs(
         )?;
     }
     if let Some(format) = &args.charts {
-        // MERGE(issue-11-charts): pass `report::ChartOptions { log_y: args.log_y }` here.
-        report::write_charts_and_report(layout, file, result, format)?;
+        report::write_charts_and_report(
+            layout,
+            file,
+            result,
+            format,
+            &report::ChartOptions { log_y: args.log_y },
+        )?;
     }
     Ok(())
 }
 
-/// Whether runs record the attempt sample: in every replication with `--attempts`, else
-/// not at all.
+/// Whether runs record the attempt sample: in every replication with `--attempts`
+/// (attempts.csv), else in the first replication only when the raster chart needs it.
 fn sample_attempts(args: &RunArgs) -> Option<bool> {
-    args.attempts.then_some(true)
+    if args.attempts {
+        Some(true)
+    } else {
+        (!args.no_charts).then_some(false)
+    }
 }
 
 /// Events a run is assumed to simulate per client request before any run of the file has

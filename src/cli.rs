@@ -71,6 +71,10 @@ pub struct MergeArgs {
     /// Skip charts and report.html.
     #[arg(long)]
     pub no_charts: bool,
+    /// Draw every chart's y axis on a log scale (by default only where the data span more
+    /// than 100x).
+    #[arg(long)]
+    pub log_y: bool,
 }
 
 /// `herdsim run`.

@@ -69,6 +69,8 @@ pub struct Replicate {
     pub recovery_peak_rps: f64,
     /// Client requests that succeeded.
     pub succeeded: f64,
+    /// Client requests that gave up.
+    pub gave_up: f64,
     /// This replication's p99 latency of client requests, seconds.
     pub latency_p99_s: f64,
     /// Time from the trigger's end until back to normal.
@@ -162,6 +164,7 @@ impl StrategyAccumulator {
             peak_rps: entry.peak_rps(bucket, SimTime::ZERO),
             recovery_peak_rps: entry.peak_rps(bucket, recovery_from),
             succeeded: entry.succeeded as f64,
+            gave_up: entry.gave_up_total() as f64,
             latency_p99_s: run_p99(&run.latencies),
             recovery: recovery(scenario, &run),
             service_peaks: run
@@ -333,6 +336,7 @@ impl StrategyAccumulator {
             recovery_peak_rps: Stat::of(&per(&|x| x.recovery_peak_rps)),
             succeeded: mean_of(entry.succeeded),
             gave_up: mean_of(entry.gave_up.iter().sum()),
+            gave_up_ci95: Stat::of(&per(&|x| x.gave_up)).ci95,
             requests,
             amplification: if requests > 0.0 {
                 calls.mean / requests
@@ -509,7 +513,7 @@ fn mean_series(
 }
 
 /// One strategy's results over its replications: one row of `summary.csv`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StrategySummary {
     /// Strategy name.
     pub strategy: String,
@@ -529,6 +533,9 @@ pub struct StrategySummary {
     pub succeeded: f64,
     /// Client requests that gave up (mean per replication).
     pub gave_up: f64,
+    /// 95% confidence half-width of `gave_up` over replications (0 when R = 1): what the
+    /// verdict compares losses with.
+    pub gave_up_ci95: f64,
     /// Logical client requests (mean per replication).
     pub requests: f64,
     /// Calls per logical request.

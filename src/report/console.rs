@@ -1,18 +1,21 @@
-//! The short aligned tables `herdsim run` prints per scenario on stdout: one row per
-//! strategy, then, when the scenario has several populations or services, their breakdown.
+//! What `herdsim run` prints per scenario on stdout: a header naming the bucket every peak
+//! is measured over, the verdict (see [`crate::report::verdict`]), then short aligned tables
+//! with the CSV files' column names: one row per strategy, then, when the scenario has
+//! several populations or services, their breakdown.
 
 use crate::model::{Population, Source};
 use crate::report::fmt_num;
+use crate::report::verdict::{Verdict, cells, verdict};
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
 
-/// Renders the tables: one line of context, a header, one row per (point, strategy); then a
-/// row per (point, strategy, population) and per (point, strategy, service) when there is
-/// more than one.
+/// Renders the tables: one line of context (with the bucket), the verdict, a header, one
+/// row per (point, strategy); then a row per (point, strategy, population) and per (point,
+/// strategy, service) when there is more than one.
 pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     let first = file.first();
     let mut out = format!(
-        "{} ({}): {}, {} strategies x {} replications{}\n",
+        "{} ({}): {}, {} strategies x {} replications{}, bucket {}\n",
         first.name,
         crate::text::escape(&file.file),
         workload(file),
@@ -22,8 +25,10 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
             format!(", {} sweep points", file.points.len())
         } else {
             String::new()
-        }
+        },
+        crate::report::verdict::bucket_label(first.bucket),
     );
+    out.push_str(&verdict_text(file, result));
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut head: Vec<String> = file.axes.iter().map(|a| a.path.clone()).collect();
     head.extend(
@@ -140,6 +145,72 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         }
         out.push_str("services (amplification = calls per client request):\n");
         align(&mut out, rows, file.axes.len() + 2);
+    }
+    out
+}
+
+/// The verdict block: the rule, the capacity, one ranked line per strategy, the trades of
+/// the strategies that lose more, the paired differences. With a sweep, the full verdict of
+/// the last point (the one the charts show) and the ranking at every point.
+pub fn verdict_text(file: &ScenarioFile, result: &ScenarioResult) -> String {
+    let Some((last, point)) = result.points.iter().enumerate().next_back() else {
+        return String::new();
+    };
+    let scenario = &file.points[last].scenario;
+    let v = verdict(point, scenario);
+    let at = crate::report::chart::point_label(file, last);
+    let mut out = format!("verdict{at}: {}\n  {}\n", v.rule(), v.capacity_line());
+    out.push_str(&verdict_lines(&v));
+    if file.points.len() > 1 {
+        out.push_str("ranking at each sweep point:\n");
+        let mut rows = Vec::new();
+        for (i, p) in result.points.iter().enumerate() {
+            let v = verdict(p, &file.points[i].scenario);
+            let mut row = p.labels.clone();
+            row.push(
+                v.lines
+                    .iter()
+                    .map(|l| format!("{}. {}", l.rank, l.strategy))
+                    .collect::<Vec<_>>()
+                    .join("  "),
+            );
+            rows.push(row);
+        }
+        let mut head: Vec<String> = file.axes.iter().map(|a| a.path.clone()).collect();
+        head.push("ranking".into());
+        rows.insert(0, head);
+        let columns = rows[0].len();
+        align(&mut out, rows, columns);
+    }
+    out
+}
+
+/// The ranked lines, trades and paired sentences of a verdict, indented.
+fn verdict_lines(v: &Verdict) -> String {
+    let mut out = String::new();
+    let rows: Vec<Vec<String>> = v
+        .lines
+        .iter()
+        .map(|l| {
+            let mut row = vec![format!("{}.", l.rank), l.strategy.clone()];
+            row.extend(cells(l));
+            row
+        })
+        .collect();
+    align(&mut out, rows, 6);
+    for l in &v.lines {
+        if let Some(t) = &l.trade {
+            out.push_str(&format!("  {t}\n"));
+        }
+    }
+    if !v.paired.is_empty() {
+        out.push_str(&format!(
+            "  paired differences (95%, {} replications):\n",
+            v.replications
+        ));
+        for p in &v.paired {
+            out.push_str(&format!("    {p}\n"));
+        }
     }
     out
 }

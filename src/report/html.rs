@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use crate::cli::ChartFormat;
 use crate::metrics::summary::{Stat, StrategySummary};
 use crate::report::chart::{ChartKind, fmt_value};
+use crate::report::verdict::{cells, verdict};
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
 
@@ -46,11 +47,18 @@ enum Better {
     Higher,
 }
 
-/// One numeric column of the summary table.
+/// One numeric column of the summary table, named as in `summary.csv`.
 struct Column {
     head: &'static str,
     better: Better,
     value: fn(&StrategySummary) -> Stat,
+}
+
+impl Column {
+    /// Whether the column is a peak, measured per bucket.
+    fn is_peak(&self) -> bool {
+        self.head.contains("peak")
+    }
 }
 
 fn plain(v: f64) -> Stat {
@@ -64,17 +72,17 @@ const COLUMNS: &[Column] = &[
         value: |s| s.calls,
     },
     Column {
-        head: "completion (s)",
+        head: "completion_s",
         better: Better::Lower,
         value: |s| s.completion_s,
     },
     Column {
-        head: "peak (req/s)",
+        head: "peak_rps",
         better: Better::Lower,
         value: |s| s.peak_rps,
     },
     Column {
-        head: "recovery peak (req/s)",
+        head: "recovery_peak_rps",
         better: Better::Lower,
         value: |s| s.recovery_peak_rps,
     },
@@ -84,22 +92,25 @@ const COLUMNS: &[Column] = &[
         value: |s| plain(s.succeeded),
     },
     Column {
-        head: "gave up",
+        head: "gave_up",
         better: Better::Lower,
-        value: |s| plain(s.gave_up),
+        value: |s| Stat {
+            mean: s.gave_up,
+            ci95: s.gave_up_ci95,
+        },
     },
     Column {
-        head: "calls per request",
+        head: "amplification",
         better: Better::Lower,
         value: |s| plain(s.amplification),
     },
     Column {
-        head: "p50 latency (s)",
+        head: "latency_p50_s",
         better: Better::Lower,
         value: |s| plain(s.latency_s[0]),
     },
     Column {
-        head: "p99 latency (s)",
+        head: "latency_p99_s",
         better: Better::Lower,
         value: |s| plain(s.latency_s[2]),
     },
@@ -127,6 +138,16 @@ table.summary th { background: #f0f0f0; vertical-align: bottom; white-space: nor
 table.summary td.name, table.summary th.name { text-align: left; }
 table.summary tbody + tbody { border-top: 3px solid #999; }
 td.best { background: #cde9f7; font-weight: bold; }
+th .unit { font-weight: normal; color: #555; font-size: 12px; }
+section#verdict { background: #f4f8fb; border: 1px solid #cfdde8; padding: 4px 16px 10px; margin: 16px 0 8px; }
+section#verdict h2 { margin-top: 12px; border: none; }
+p.rule { color: #444; font-size: 14px; }
+table.verdict { border-collapse: collapse; font-size: 15px; }
+table.verdict td { padding: 3px 12px 3px 0; white-space: nowrap; }
+table.verdict td.rank { font-weight: bold; }
+table.verdict tr.loses td { color: #8a3b12; }
+table.verdict td.lost { color: #666; font-size: 13px; }
+ul.trades li { color: #8a3b12; }
 td .ci { color: #666; font-size: 12px; font-weight: normal; }
 span.swatch { display: inline-block; width: 11px; height: 11px; margin-right: 6px; vertical-align: baseline; }
 figure { margin: 24px 0 0; }
@@ -140,30 +161,66 @@ footer { margin-top: 32px; color: #888; font-size: 12px; }
 /// The one-line reading guide under each chart.
 fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
     let axis = file.axes.first().map(|a| a.path.as_str()).unwrap_or("");
-    let whiskers = if file.first().replications > 1 {
+    let first = file.first();
+    let bucket = crate::report::verdict::bucket_label(first.bucket);
+    let whiskers = if first.replications > 1 {
         " Whiskers are 95% confidence intervals over replications."
     } else {
         ""
     };
+    let log = " A value axis marked (log) is logarithmic: its data span more than 100x.";
     match kind {
-        ChartKind::Load => {
-            "Each row is one strategy. Left: attempts reaching the server per second; \
-             right: requests the server holds (in service + queued). Grey bands are outages, the \
-             dashed line is capacity: spikes far above it are the herd hitting the server at \
-             once, a curve that hugs it is a well-spread recovery."
+        ChartKind::Summary => format!(
+            "The verdict as bars, strategies in rank order (fewest requests lost first). Calls: \
+             the dashed line is one call per request, the minimum; the label gives the multiple. \
+             Peaks: the busiest {bucket} bucket of the whole run (pale) beside the busiest one \
+             after the trigger (the recovery peak, solid), with the capacity dashed. Right: the \
+             share of requests that succeeded and gave up.{whiskers}"
+        ),
+        ChartKind::Attempts => format!(
+            "Each row is one strategy: client attempts reaching the entry service per second, \
+             per {bucket} bucket, first attempts (grey) with the retries stacked on top. The \
+             dashed step line is the capacity (slots over time / mean service time); shaded \
+             windows are outages, labelled by kind. Retries rising above the capacity in waves \
+             are the herd; a flat band just under it is a well-spread recovery.{log}"
+        ),
+        ChartKind::Load => format!(
+            "Each row is one strategy, each column a service: attempts arriving per second \
+             (per {bucket} bucket), outages shaded, capacity as a dashed step line. With one \
+             service, the right column shows what the server holds (in service + queued) \
+             against its slots and queue.{log}"
+        ),
+        ChartKind::Raster => {
+            "One row per sampled client request (the first run's attempt sample: at most 2 000), \
+             one mark per attempt at the time it was sent, coloured by what became of it. Rows \
+             are sorted by the request's first failure, then its first success: clients \
+             retrying in lockstep line up, and their waves show as vertical bands; jitter \
+             turns them into a spray."
                 .to_string()
         }
-        ChartKind::Summary => format!(
-            "Lower is better in every panel: calls the server absorbed (dashed: one call per \
-             request, the minimum), time until the last request ended, and the busiest \
-             bucket's arrival rate (dashed: capacity).{whiskers}"
-        ),
         ChartKind::Latency => {
             "A point (x, y) means y% of requests had ended, by success or by giving \
              up, within x seconds of their first send: further left and steeper is better; a \
-             long flat tail is requests left waiting."
+             long flat tail is requests left waiting. Markers sit at p50, p90 and p99."
                 .to_string()
         }
+        ChartKind::Populations => format!(
+            "One group per population, one row per strategy: calls per request (the dashed \
+             line is one call each) and the share of the population's requests that \
+             succeeded and gave up.{log}"
+        ),
+        ChartKind::Services => format!(
+            "One group per service, one row per strategy: calls at the service per client \
+             request (amplification; dashed: one each), and the service's busiest {bucket} \
+             bucket as a multiple of its own capacity (dashed: at capacity).{log}"
+        ),
+        ChartKind::Paired => format!(
+            "Each strategy minus {}, replication by replication (every strategy of a \
+             replication faces the same workload), as a percentage of {}'s mean, with the 95% \
+             interval of the differences: filled when it excludes 0 (significant), hollow \
+             when not.",
+            first.strategies[0].name, first.strategies[0].name
+        ),
         ChartKind::SweepCalls => format!(
             "Each line is a strategy as {axis} grows; the dashed line is one call per request \
              (no retries), so the gap above it is retry work the server had to absorb.{whiskers}"
@@ -173,8 +230,8 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
              scale better.{whiskers}"
         ),
         ChartKind::SweepPeak => format!(
-            "The busiest bucket's arrival rate, per strategy, as {axis} grows: the load the \
-             server must survive.{whiskers}"
+            "The busiest {bucket} bucket's arrival rate, per strategy, as {axis} grows: the \
+             load the server must survive.{whiskers}"
         ),
     }
 }
@@ -200,6 +257,7 @@ pub fn render(
     if !s.description.is_empty() {
         let _ = writeln!(h, "<p class=\"lead\">{}</p>", escape(&s.description));
     }
+    verdict_section(&mut h, file, result);
     let runs: usize = file
         .points
         .iter()
@@ -219,6 +277,13 @@ pub fn render(
         ),
         ("seed", s.seed.to_string()),
         ("replications", s.replications.to_string()),
+        (
+            "bucket",
+            format!(
+                "{}: every peak is the busiest bucket's arrivals per second",
+                crate::report::verdict::bucket_label(s.bucket)
+            ),
+        ),
         ("workload", escape(&crate::report::console::workload(file))),
         (
             if s.services.len() > 1 {
@@ -335,15 +400,138 @@ fn strip_prolog(svg: &str) -> &str {
     }
 }
 
-/// The summary table: one row per (sweep point, strategy), one `<tbody>` per point, the best
-/// value of each column within a point highlighted (`td.best`).
+/// The verdict section: the rule, the capacity and bucket, one ranked row per strategy,
+/// what each strategy that loses more traded, and the significant paired differences; with a
+/// sweep, for the last point (the one the charts show), then the ranking at every point.
+fn verdict_section(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
+    let Some((last, point)) = result.points.iter().enumerate().next_back() else {
+        return;
+    };
+    let v = verdict(point, &file.points[last].scenario);
+    let at = crate::report::chart::point_label(file, last);
+    let _ = writeln!(
+        h,
+        "<section id=\"verdict\">\n<h2>Verdict{}</h2>\n<p class=\"rule\">{}.<br>{}.</p>",
+        escape(&at),
+        escape(&upper_first(&v.rule())),
+        escape(&upper_first(&v.capacity_line()))
+    );
+    h.push_str("<table class=\"verdict\">\n<tbody>\n");
+    for l in &v.lines {
+        let rgb = crate::report::chart::color(l.index);
+        let _ = write!(
+            h,
+            "<tr{}><td class=\"rank\">{}.</td><td class=\"name\"><span class=\"swatch\" \
+             style=\"background:#{:02x}{:02x}{:02x}\"></span>{}</td>",
+            if l.loses_more { " class=\"loses\"" } else { "" },
+            l.rank,
+            rgb.0,
+            rgb.1,
+            rgb.2,
+            escape(&l.strategy)
+        );
+        for cell in cells(l) {
+            let _ = write!(h, "<td>{}</td>", escape(&cell));
+        }
+        let _ = writeln!(
+            h,
+            "<td class=\"lost\">gave up {}{}</td></tr>",
+            fmt_value(l.gave_up.mean),
+            if v.replications > 1 {
+                format!(" ± {}", fmt_value(l.gave_up.ci95))
+            } else {
+                String::new()
+            }
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+    let trades: Vec<&String> = v.lines.iter().filter_map(|l| l.trade.as_ref()).collect();
+    if !trades.is_empty() {
+        h.push_str("<ul class=\"trades\">\n");
+        for t in trades {
+            let _ = writeln!(h, "<li>{}</li>", escape(t));
+        }
+        h.push_str("</ul>\n");
+    }
+    if !v.paired.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p>Paired differences from {} (each replication faces the same workload; 95% \
+             interval of the differences over {} replications):</p>\n<ul class=\"paired\">",
+            escape(&file.points[last].scenario.strategies[0].name),
+            v.replications
+        );
+        for p in &v.paired {
+            let _ = writeln!(h, "<li>{}</li>", escape(p));
+        }
+        h.push_str("</ul>\n");
+    }
+    if result.points.len() > 1 {
+        h.push_str(
+            "<p>Ranking at each sweep point:</p>\n<div class=\"scroll\">\n<table class=\"summary\">\n<thead><tr>",
+        );
+        for a in &file.axes {
+            let _ = write!(h, "<th class=\"name\">{}</th>", escape(&a.path));
+        }
+        h.push_str("<th class=\"name\">ranking</th></tr></thead>\n<tbody>\n");
+        for (i, p) in result.points.iter().enumerate() {
+            let v = verdict(p, &file.points[i].scenario);
+            h.push_str("<tr>");
+            for label in &p.labels {
+                let _ = write!(h, "<td class=\"name\">{}</td>", escape(label));
+            }
+            let ranking: Vec<String> = v
+                .lines
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{}.&nbsp;{}{}",
+                        l.rank,
+                        escape(&l.strategy),
+                        if l.loses_more {
+                            "&nbsp;(loses more)"
+                        } else {
+                            ""
+                        }
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                h,
+                "<td class=\"name\">{}</td></tr>",
+                ranking.join(" &ensp; ")
+            );
+        }
+        h.push_str("</tbody>\n</table>\n</div>\n");
+    }
+    h.push_str("</section>\n");
+}
+
+/// `text` with its first letter in upper case.
+fn upper_first(text: &str) -> String {
+    let mut c = text.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The summary table: one row per (sweep point, strategy), one `<tbody>` per point, columns
+/// named as in `summary.csv`. Within a point, the best value of each column among the
+/// verdict's leading group (the strategies that lose more requests than no other) is
+/// highlighted (`td.best`), so a strategy that loses more is never shown as best; with a
+/// leading group of one strategy there is nothing to compare and nothing is highlighted.
 fn summary_table(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
     let ci = file.first().replications > 1;
+    let bucket = crate::report::verdict::bucket_label(file.first().bucket);
     h.push_str("<h2 id=\"summary\">Summary</h2>\n");
     let _ = writeln!(
         h,
-        "<p>Means per run{}. <span class=\"swatch\" style=\"background:#cde9f7\"></span>\
-         Highlighted: the best value of each column{} (lowest, except succeeded: highest).</p>",
+        "<p>Means per run{}; columns as in summary.csv, peaks per {bucket} bucket. \
+         <span class=\"swatch\" style=\"background:#cde9f7\"></span>Highlighted: the best \
+         value of each column{} among the strategies that lose the fewest requests (within \
+         the 95% interval): a strategy that loses more is never highlighted. rank: the \
+         verdict's.</p>",
         if ci {
             ", ± 95% confidence interval"
         } else {
@@ -360,20 +548,32 @@ fn summary_table(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
     for a in &file.axes {
         let _ = write!(h, "<th class=\"name\">{}</th>", escape(&a.path));
     }
-    h.push_str("<th class=\"name\">strategy</th>");
+    h.push_str("<th class=\"name\">strategy</th><th>rank</th>");
     for c in COLUMNS {
-        let _ = write!(h, "<th>{}</th>", c.head);
+        if c.is_peak() {
+            let _ = write!(
+                h,
+                "<th>{}<br><span class=\"unit\">per {bucket}</span></th>",
+                c.head
+            );
+        } else {
+            let _ = write!(h, "<th>{}</th>", c.head);
+        }
     }
     h.push_str("</tr></thead>\n");
-    for point in &result.points {
+    for (p, point) in result.points.iter().enumerate() {
+        let v = verdict(point, &file.points[p].scenario);
+        let leading = v.leading();
         h.push_str("<tbody>\n");
         let best: Vec<Option<f64>> = COLUMNS
             .iter()
             .map(|c| {
-                if point.strategies.len() < 2 {
+                if leading.len() < 2 {
                     return None; // nothing to compare against
                 }
-                let values = point.strategies.iter().map(|s| (c.value)(&s.summary).mean);
+                let values = leading
+                    .iter()
+                    .map(|&i| (c.value)(&point.strategies[i].summary).mean);
                 let lo = values.clone().fold(f64::INFINITY, f64::min);
                 let hi = values.fold(f64::NEG_INFINITY, f64::max);
                 if lo == hi {
@@ -393,15 +593,17 @@ fn summary_table(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
             let rgb = crate::report::chart::color(i);
             let _ = write!(
                 h,
-                "<td class=\"name\"><span class=\"swatch\" style=\"background:#{:02x}{:02x}{:02x}\"></span>{}</td>",
+                "<td class=\"name\"><span class=\"swatch\" style=\"background:#{:02x}{:02x}{:02x}\"></span>{}</td><td>{}</td>",
                 rgb.0,
                 rgb.1,
                 rgb.2,
-                escape(&s.summary.strategy)
+                escape(&s.summary.strategy),
+                v.rank_of(i).map(|r| r.to_string()).unwrap_or_default()
             );
+            let eligible = leading.contains(&i);
             for (c, b) in COLUMNS.iter().zip(&best) {
                 let v = (c.value)(&s.summary);
-                let class = if *b == Some(v.mean) {
+                let class = if eligible && *b == Some(v.mean) {
                     " class=\"best\""
                 } else {
                     ""
@@ -486,17 +688,17 @@ fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
             h,
             "populations",
             "Populations",
-            "Means per run of each population's requests; latencies pooled over runs.",
+            "Means per run of each population's requests, columns as in populations.csv; latencies pooled over runs.",
             &[
                 "strategy",
                 "population",
                 "requests",
                 "calls",
-                "calls per request",
+                "amplification",
                 "succeeded",
-                "gave up",
-                "p50 latency (s)",
-                "p99 latency (s)",
+                "gave_up",
+                "latency_p50_s",
+                "latency_p99_s",
             ],
             rows,
         );
@@ -526,7 +728,10 @@ fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
             h,
             "services",
             "Services",
-            "Means per run at each service. Amplification: calls at the service per client request; gave up: the service's own requests (calls to it) that gave up.",
+            &format!(
+                "Means per run at each service, columns as in services.csv. amplification: calls at the service per client request; gave_up: the service's own requests (calls to it) that gave up; peak_rps: per {} bucket.",
+                crate::report::verdict::bucket_label(s.bucket)
+            ),
             &[
                 "strategy",
                 "service",
@@ -535,8 +740,8 @@ fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
                 "rejected",
                 "shed",
                 "wasted",
-                "gave up",
-                "peak (req/s)",
+                "gave_up",
+                "peak_rps",
             ],
             rows,
         );
@@ -565,7 +770,13 @@ fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
                 "Each strategy minus {}, replication by replication (every strategy of a replication faces the same workload), with the 95% interval of the paired differences; significant when the interval excludes 0.",
                 escape(baseline)
             ),
-            &["strategy", "metric", "difference", "ratio", "significant"],
+            &[
+                "strategy",
+                "metric",
+                "mean_diff ± ci95",
+                "ratio",
+                "significant",
+            ],
             rows,
         );
     }

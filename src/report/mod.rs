@@ -14,6 +14,9 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod output_dir;
+pub mod verdict;
+
+pub use chart::ChartOptions;
 
 use std::fs;
 use std::io::Write;
@@ -141,7 +144,8 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -
     Ok(())
 }
 
-/// Draws every chart of `file` in `formats` and writes `report.html` beside them.
+/// Draws every chart of `file` in `formats` (with `options`, e.g. `--log-y`) and writes
+/// `report.html` beside them.
 ///
 /// The report always embeds SVG, so SVG is rendered in memory even when only PNG files are
 /// asked for. Charts render in parallel (each is independent; file contents do not depend on
@@ -151,10 +155,11 @@ pub fn write_charts_and_report(
     file: &ScenarioFile,
     result: &ScenarioResult,
     formats: &[ChartFormat],
+    options: &ChartOptions,
 ) -> Result<()> {
     use rayon::prelude::*;
 
-    let charts = chart::charts(file, result);
+    let charts = chart::charts(file, result, options);
     let png = formats.contains(&ChartFormat::Png);
     let svg = formats.contains(&ChartFormat::Svg);
     let figures = charts

@@ -454,7 +454,9 @@ fn a_failed_write_leaves_the_previous_output_whole() {
     ws.file("tiny.toml", common::TINY);
     assert!(run_tiny(&ws, &["--requests"]).status().unwrap().success());
     let before = contents(&ws.out().join("tiny"));
-    assert_eq!(before.len(), 14, "{:?}", before.keys());
+    // 6 CSV files and summary.json, 6 charts (attempts, latency, load, paired, raster,
+    // summary) as PNG and SVG, report.html.
+    assert_eq!(before.len(), 20, "{:?}", before.keys());
     // requests.csv (about 5 kB) is the file that does not fit.
     let mut cmd = run_tiny(&ws, &["--seed", "99", "--no-charts", "--requests"]);
     limit_file_size(&mut cmd, 4096, false);

@@ -1,13 +1,16 @@
 //! Charts and `report.html`: which files a run writes, that they are valid PNG / SVG / HTML
-//! with the expected content, that `--format` and `--no-charts` are obeyed, and that a
-//! failure to write a chart is exit status 1.
+//! with the expected content, that the report opens with the verdict and never highlights a
+//! strategy that loses more requests, that `--format` and `--no-charts` are obeyed, and that
+//! a failure to write a chart is exit status 1.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::common::{TINY, Workspace, herdsim};
 
-const PLAIN: &[&str] = &["load", "summary", "latency"];
+/// The charts of a scenario with one population, one service, two strategies and two
+/// replications (so paired comparisons).
+const PLAIN: &[&str] = &["summary", "attempts", "load", "raster", "latency", "paired"];
 const SWEEP: &[&str] = &["sweep_calls", "sweep_completion", "sweep_peak"];
 
 /// Runs `text` (saved as `s.toml`) with `args`, asserts success, returns the output folder.
@@ -143,9 +146,9 @@ fn a_run_writes_every_chart_as_png_and_svg_and_the_report() {
     assert_eq!(chart_files(&dir), expected(PLAIN, &["png", "svg"]));
     for stem in PLAIN {
         let (w, h, idat) = check_png(&dir.join(format!("{stem}.png")));
-        assert!(w >= 1000 && h >= 400, "{stem}.png is {w}x{h}");
+        assert!(w >= 1000 && h >= 200, "{stem}.png is {w}x{h}");
         // A blank or text-less image compresses to a few kB; a drawn chart does not.
-        assert!(idat > 15_000, "{stem}.png has {idat} bytes of image data");
+        assert!(idat > 8_000, "{stem}.png has {idat} bytes of image data");
         check_svg(&dir.join(format!("{stem}.svg")));
     }
     // No temporary files are left behind.
@@ -157,40 +160,70 @@ fn a_run_writes_every_chart_as_png_and_svg_and_the_report() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// Whether an SVG chart shows `text`: its glyphs are paths, with the words in an invisible
+/// `<text>` element over them.
+fn shows(svg: &str, text: &str) -> bool {
+    svg.split("<text ")
+        .skip(1)
+        .filter_map(|t| {
+            t.split_once('>')
+                .and_then(|(_, rest)| rest.split_once("</text>"))
+        })
+        .any(|(words, _)| words.contains(text))
+}
+
 #[test]
 fn svg_charts_name_the_strategies_and_label_their_axes() {
     let ws = Workspace::new();
     let dir = run(&ws, TINY, &["--format", "svg"]);
     let load = check_svg(&dir.join("load.svg"));
     for text in [
-        "none: arrivals at the server",
-        "full: arrivals at the server",
+        "none: arrivals",
+        "full: arrivals",
         "full: held by the server",
         "req/s",
         "requests",
         "time since start (s)",
-        "outage",
+        "outage: down",
+        "per 100 ms bucket",
         // 5 slots / 10 ms constant service.
-        "capacity 500 req/s",
+        "capacity: slots / 10ms service",
     ] {
-        assert!(load.contains(text), "load.svg lacks {text:?}");
+        assert!(shows(&load, text), "load.svg lacks {text:?}");
     }
     let summary = check_svg(&dir.join("summary.svg"));
     for text in [
-        "attempts reaching the server",
-        "completion time (s)",
-        "peak arrivals (req/s)",
-        // Bar labels: plotters writes each text on its own line.
-        ">\nnone\n<",
-        ">\nfull\n<",
+        "work: calls",
+        "completion_s",
+        "peaks per 100 ms bucket",
+        "succeeded vs gave up",
+        "one call per request",
+        "capacity (500 req/s)",
+        "none",
+        "full",
         "whiskers: 95% CI",
     ] {
-        assert!(summary.contains(text), "summary.svg lacks {text:?}");
+        assert!(shows(&summary, text), "summary.svg lacks {text:?}");
     }
     let latency = check_svg(&dir.join("latency.svg"));
     for text in ["latency (s", "requests finished within (%)", "none", "full"] {
-        assert!(latency.contains(text), "latency.svg lacks {text:?}");
+        assert!(shows(&latency, text), "latency.svg lacks {text:?}");
     }
+    let attempts = check_svg(&dir.join("attempts.svg"));
+    for text in ["first attempts", "retries", "down", "attempts/s"] {
+        assert!(shows(&attempts, text), "attempts.svg lacks {text:?}");
+    }
+    let raster = check_svg(&dir.join("raster.svg"));
+    assert!(shows(&raster, "by first failure"));
+    assert!(
+        raster.contains("href=\"data:image/png;base64,"),
+        "marks embedded"
+    );
+    let paired = check_svg(&dir.join("paired.svg"));
+    assert!(shows(&paired, "difference vs none"));
+    // Glyphs are defined once per chart, with ids unique to it.
+    assert!(load.contains("<path id=\"load-g"));
+    assert!(!load.contains("id=\"summary-g"));
 }
 
 #[test]
@@ -213,17 +246,37 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
     // Self-contained: no script, nothing fetched (the SVG namespace is a name, not a fetch).
     assert!(!html.contains("<script"));
     assert!(!html.contains("src=\""));
+    let without_data: String = html
+        .split("data:image/png;base64,")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                &part[part.find('"').unwrap()..]
+            }
+        })
+        .collect();
     assert_eq!(
-        html.matches("http").count(),
-        html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+        without_data.matches("http").count(),
+        without_data
+            .matches("xmlns=\"http://www.w3.org/2000/svg\"")
+            .count()
     );
     // The scenario text, escaped.
     assert!(html.contains("name = &quot;tiny&quot;"));
     assert!(html.contains("latency = { dist = &quot;constant&quot;, value = &quot;10ms&quot; }"));
 
-    // The summary table: one row per strategy; in each numeric column the best value is
-    // highlighted unless every strategy has the same value. Checked against summary.csv for
-    // calls (lowest is best), succeeded (highest) and wasted.
+    // The verdict comes first, before the facts and the summary table.
+    let verdict = html.find("<section id=\"verdict\">").expect("a verdict");
+    assert!(verdict < html.find("<dl class=\"facts\">").unwrap());
+    assert!(verdict < html.find("id=\"summary\"").unwrap());
+    let losers = losers(&html);
+
+    // The summary table: one row per strategy; in each numeric column the best value among
+    // the strategies that lose no more requests than any other is highlighted, unless there
+    // is only one such strategy or they all have the same value. Checked against summary.csv
+    // for calls (lowest is best), succeeded (highest) and wasted.
     assert!(html.contains("<table class=\"summary\">"));
     let csv = fs::read_to_string(dir.join("summary.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -232,25 +285,31 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
         .skip(1)
         .map(|l| l.split(',').map(String::from).collect())
         .collect();
-    let table = &html[html.find("<table").unwrap()..html.find("</table>").unwrap()];
+    let table = &html[html.find("<table class=\"summary\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
     let rows: Vec<&str> = table.split("<tr>").skip(2).collect(); // skip the header row
     assert_eq!(rows.len(), rows_csv.len());
-    // (summary.csv column, table cell index after the name, higher is better)
+    // (summary.csv column, table cell index after the name (rank first), higher is better)
     for (column, cell, higher) in [
-        ("calls", 0, false),
-        ("succeeded", 4, true),
-        ("wasted", 9, false),
+        ("calls", 1, false),
+        ("succeeded", 5, true),
+        ("wasted", 10, false),
     ] {
         let k = header.iter().position(|h| *h == column).unwrap();
-        let values: Vec<f64> = rows_csv.iter().map(|r| r[k].parse().unwrap()).collect();
+        let leading: Vec<f64> = rows_csv
+            .iter()
+            .filter(|r| !losers.contains(&r[0]))
+            .map(|r| r[k].parse().unwrap())
+            .collect();
         let best = if higher {
-            values.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            leading.iter().copied().fold(f64::NEG_INFINITY, f64::max)
         } else {
-            values.iter().copied().fold(f64::INFINITY, f64::min)
+            leading.iter().copied().fold(f64::INFINITY, f64::min)
         };
-        let all_equal = values.iter().all(|v| *v == values[0]);
-        for (r, value) in rows_csv.iter().zip(&values) {
+        let comparable = leading.len() > 1 && leading.iter().any(|v| *v != leading[0]);
+        for r in &rows_csv {
             let name = &r[0];
+            let value: f64 = r[k].parse().unwrap();
             let row = rows
                 .iter()
                 .find(|row| row.contains(&format!("</span>{name}</td>")))
@@ -259,12 +318,25 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
             let highlighted = cells[cell].starts_with(" class=\"best\"");
             assert_eq!(
                 highlighted,
-                *value == best && !all_equal,
-                "{name}: {column} = {value}, best {best}"
+                comparable && !losers.contains(name) && value == best,
+                "{name}: {column} = {value}, best {best}, losers {losers:?}"
             );
         }
     }
-    assert!(table.contains("class=\"best\""));
+}
+
+/// The strategies the verdict says lose more requests than another.
+fn losers(html: &str) -> Vec<String> {
+    let section = &html[html.find("<section id=\"verdict\">").expect("a verdict")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    section
+        .split("<tr class=\"loses\">")
+        .skip(1)
+        .map(|row| {
+            let name = row.split("</span>").nth(1).unwrap();
+            name[..name.find("</td>").unwrap()].to_string()
+        })
+        .collect()
 }
 
 #[test]
@@ -277,10 +349,7 @@ fn a_sweep_adds_the_sweep_charts_to_files_and_report() {
         check_png(&dir.join(format!("{stem}.png")));
         let svg = check_svg(&dir.join(format!("{stem}.svg")));
         assert!(svg.contains("clients.count"), "{stem}: x axis named");
-        assert!(
-            svg.contains(">\nnone\n<") && svg.contains(">\nfull\n<"),
-            "{stem}: legend"
-        );
+        assert!(shows(&svg, "none") && shows(&svg, "full"), "{stem}: legend");
     }
     let html = fs::read_to_string(dir.join("report.html")).unwrap();
     for stem in &all {
@@ -296,6 +365,213 @@ fn a_sweep_adds_the_sweep_charts_to_files_and_report() {
     let summary = html.split("id=\"summary\"").nth(1).unwrap();
     let summary = summary.split("<h2").next().unwrap();
     assert_eq!(summary.matches("<tbody>").count(), 3);
+    // The verdict of the last point, then the ranking at every point.
+    let verdict = html.split("<section id=\"verdict\">").nth(1).unwrap();
+    let verdict = verdict.split("</section>").next().unwrap();
+    assert!(
+        verdict.contains("<h2>Verdict at clients.count = 40</h2>"),
+        "{verdict}"
+    );
+    assert!(verdict.contains("Ranking at each sweep point"));
+    let peak = check_svg(&dir.join("sweep_peak.svg"));
+    assert!(shows(&peak, "peak arrivals per 100 ms bucket"));
+}
+
+/// The budgets.toml case, small: a breaker shared by the fleet opens at the first failure
+/// and stays open, so every request gives up at once, with almost no calls: fastest and
+/// lightest, and last.
+const LOSER: &str = r#"
+name = "loser"
+seed = 3
+replications = 3
+
+[clients]
+count = 200
+
+[network]
+latency = { dist = "constant", value = "5ms" }
+
+[server]
+concurrency = 5
+queue = 10
+service = { dist = "constant", value = "10ms" }
+
+[[server.outages]]
+start = "0s"
+end = "1s"
+
+[retry]
+max_attempts = 10
+base = "50ms"
+cap = "1s"
+jitter = "full"
+
+[[strategy]]
+name = "retry"
+
+[[strategy]]
+name = "breaker"
+breaker = { failure_rate = 0.5, window = "10s", min_calls = 1, open_for = "1h", half_open_probes = 1, scope = "global" }
+"#;
+
+#[test]
+fn a_strategy_that_gives_up_on_everything_ranks_last_and_is_never_highlighted() {
+    let ws = Workspace::new();
+    let file = ws.file("s.toml", LOSER);
+    let out = herdsim()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(ws.out())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let console = String::from_utf8_lossy(&out.stdout);
+    // The header names the bucket; the verdict comes before the table, ranked.
+    let lines: Vec<&str> = console.lines().collect();
+    assert!(lines[0].ends_with(", bucket 100 ms"), "{console}");
+    assert!(
+        lines[1].starts_with("verdict: ranked by give-ups"),
+        "{console}"
+    );
+    let first = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("1."))
+        .unwrap();
+    assert!(lines[first].contains("retry"), "{console}");
+    assert!(
+        lines[first + 1].trim_start().starts_with("2.") && lines[first + 1].contains("breaker")
+    );
+    assert!(lines[first + 1].contains("succeeded 0%"), "{console}");
+    assert!(
+        console.contains("breaker: fastest, lightest")
+            && console.contains("because it gave up on 100%"),
+        "{console}"
+    );
+    let table = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("strategy"))
+        .unwrap();
+    assert!(
+        table > first + 1,
+        "the verdict opens the output:\n{console}"
+    );
+    // Column names are the CSV's.
+    for column in [
+        "calls",
+        "completion_s",
+        "peak_rps",
+        "recovery_peak_rps",
+        "latency_p99_s",
+    ] {
+        assert!(
+            lines[table].split_whitespace().any(|c| c == column),
+            "{column}"
+        );
+    }
+
+    let html = fs::read_to_string(ws.out().join("loser/report.html")).unwrap();
+    assert_eq!(losers(&html), ["breaker"]);
+    assert!(
+        html.contains("<li>breaker: fastest, lightest"),
+        "the trade, in words"
+    );
+    let table = &html[html.find("<table class=\"summary\"").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let breaker = table
+        .split("<tr>")
+        .find(|r| r.contains("</span>breaker</td>"))
+        .unwrap();
+    assert!(!breaker.contains("class=\"best\""), "{breaker}");
+    // One strategy leads: nothing to compare it with, so nothing is highlighted.
+    assert!(!table.contains("class=\"best\""));
+    // Peaks name their bucket.
+    assert!(table.contains("peak_rps<br><span class=\"unit\">per 100 ms</span>"));
+}
+
+/// Two populations calling a graph of two services, the database down at first.
+const GRAPH: &str = r#"
+name = "graph"
+seed = 5
+replications = 2
+
+[[clients]]
+name = "web"
+count = 60
+
+[[clients]]
+name = "batch"
+rate = 40
+end = "2s"
+
+[network]
+latency = { dist = "constant", value = "2ms" }
+
+[[service]]
+name = "api"
+concurrency = 20
+service = { dist = "constant", value = "5ms" }
+calls = ["db"]
+
+[[service]]
+name = "db"
+concurrency = 3
+queue = 5
+service = { dist = "constant", value = "10ms" }
+retry = "strategy"
+
+[[service.outages]]
+start = "0s"
+end = "500ms"
+
+[retry]
+max_attempts = 4
+timeout = "1s"
+
+[[strategy]]
+name = "none"
+base = "50ms"
+cap = "500ms"
+
+[[strategy]]
+name = "full"
+base = "50ms"
+cap = "500ms"
+jitter = "full"
+"#;
+
+#[test]
+fn populations_and_services_get_a_breakdown_chart_each_and_the_load_a_panel_per_service() {
+    let ws = Workspace::new();
+    let dir = run(&ws, GRAPH, &[]);
+    let mut stems: Vec<&str> = PLAIN.to_vec();
+    stems.extend(["populations", "services"]);
+    assert_eq!(chart_files(&dir), expected(&stems, &["png", "svg"]));
+    for stem in &stems {
+        check_png(&dir.join(format!("{stem}.png")));
+    }
+    let load = check_svg(&dir.join("load.svg"));
+    for text in [
+        "none: arrivals at api",
+        "full: arrivals at db",
+        "outage: down",
+    ] {
+        assert!(shows(&load, text), "load.svg lacks {text:?}");
+    }
+    let services = check_svg(&dir.join("services.svg"));
+    for text in ["api: 20 slots", "db: 3 slots", "calls per client request"] {
+        assert!(shows(&services, text), "services.svg lacks {text:?}");
+    }
+    let populations = check_svg(&dir.join("populations.svg"));
+    for text in [
+        "web: 60 requests per run",
+        "batch: ",
+        "succeeded vs gave up",
+    ] {
+        assert!(shows(&populations, text), "populations.svg lacks {text:?}");
+    }
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    assert_eq!(html.matches("<figure ").count(), stems.len());
 }
 
 #[test]
@@ -347,7 +623,7 @@ fn charts_and_report_are_byte_identical_across_runs_and_threads() {
         })
         .collect();
     let files = chart_files(&dirs[0]);
-    assert_eq!(files.len(), 13);
+    assert_eq!(files.len(), 2 * (PLAIN.len() + SWEEP.len()) + 1);
     assert_eq!(files, chart_files(&dirs[1]));
     for f in files {
         assert!(

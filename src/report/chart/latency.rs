@@ -9,7 +9,10 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
-use super::{DESC, INK, Swatch, TICK, color, fmt_tick, header, log_ticks, msg, text};
+use super::{
+    DESC, INK, Swatch, TICK, dash_segments, fmt_tick, header, log_ticks, look, marker_shape, msg,
+    text,
+};
 use crate::runner::PointResult;
 
 /// Chart size.
@@ -74,7 +77,7 @@ pub fn series(name: &str, point: &PointResult, at: &str) -> LatencyData {
         0.0..1.0
     };
     LatencyData {
-        title: format!("{name}: latency of every request, success or give-up{at}"),
+        title: format!("{name}{at}: latency of every request, success or give-up"),
         x,
         log_x,
         curves,
@@ -114,7 +117,11 @@ where
     let entries: Vec<(Swatch, String)> = d
         .curves
         .iter()
-        .map(|c| (Swatch::Line(color(c.color), None), c.strategy.clone()))
+        .map(|c| (Swatch::Look(look(c.color)), c.strategy.clone()))
+        .chain(std::iter::once((
+            Swatch::Dot(INK, 0),
+            "markers at p50, p90 and p99".to_string(),
+        )))
         .collect();
     let body = header(root, &d.title, 16 + 80, &entries)?;
     let mut chart = ChartBuilder::on(&body)
@@ -140,13 +147,39 @@ where
         .draw()
         .map_err(msg)?;
     let floor = d.x.start;
+    let plot = chart.plotting_area();
+    let (ox, oy) = plot.get_base_pixel();
+    let shift = plot.strip_coord_spec();
     for curve in &d.curves {
-        let c = color(curve.color);
+        let l = look(curve.color);
         // On a log axis a zero latency has no place: it is drawn at the left edge.
-        let points = curve.points.iter().map(|(t, p)| (t.max(floor), *p));
-        chart
-            .draw_series(LineSeries::new(points, c.stroke_width(3)))
-            .map_err(msg)?;
+        let px: Vec<(i32, i32)> = curve
+            .points
+            .iter()
+            .map(|(t, p)| {
+                let (x, y) = plot.map_coordinate(&(t.max(floor), *p));
+                (x - ox, y - oy)
+            })
+            .collect();
+        let pieces = match l.dash {
+            None => vec![px.clone()],
+            Some((on, off)) => dash_segments(&px, on as f64, off as f64),
+        };
+        for piece in pieces {
+            shift
+                .draw(&PathElement::new(piece, l.color.stroke_width(2)))
+                .map_err(msg)?;
+        }
+        // The strategy's marker at p50, p90 and p99.
+        let last = curve.points.len().saturating_sub(1);
+        for q in [0.5, 0.9, 0.99] {
+            let k = ((q * last as f64).round() as usize).min(last);
+            if let Some(&p) = px.get(k) {
+                shift
+                    .draw(&(EmptyElement::at(p) + marker_shape(l.marker, l.color)))
+                    .map_err(msg)?;
+            }
+        }
     }
     Ok(())
 }

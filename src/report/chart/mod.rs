@@ -10,51 +10,140 @@
 //! failure: every drawing call's error becomes a message that the caller turns into
 //! [`crate::Error::Chart`].
 
+pub mod attempts;
+pub mod canvas;
 pub mod latency;
 pub mod load;
+pub mod raster;
+pub mod rows;
 pub mod summary;
 pub mod sweep;
+pub mod timeseries;
 
+use std::cell::RefCell;
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, RGBColor, register_font};
 
+use crate::model::service::OutageKind;
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
 
 /// DejaVu Sans 2.37 (Bitstream Vera licence, see `assets/fonts/LICENSE-DejaVu.txt`). Bundled
-/// so that PNG text renders on a machine with no system fonts: plotters' `ab_glyph` backend
-/// reads only fonts registered from memory and never asks fontconfig.
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+/// so that text renders the same on every machine: both formats draw its glyphs themselves
+/// (see [`canvas`]) and never ask the system for a font.
+pub(crate) static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
-/// The family every chart asks for. Registering the bundled font under this name makes PNG
-/// text use it, while SVG `<text>` elements say `font-family="sans-serif"` and let the
-/// browser pick its own sans-serif.
+/// The family every chart asks plotters for; the bundled font is registered under it.
 const FAMILY: &str = "sans-serif";
 
 /// Points kept per drawn series: about one per horizontal pixel of a panel, so down-sampling
 /// is invisible while a million-bucket series still draws in milliseconds.
 pub const MAX_DRAWN_POINTS: usize = 1200;
 
-/// The Okabe-Ito palette, reordered so the first four are the most distinct on white and for
-/// the common colour-vision deficiencies (yellow, weak on white, comes last).
-pub const PALETTE: [RGBColor; 8] = [
+/// What the caller can change about the charts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChartOptions {
+    /// A logarithmic value axis on every chart that has one (`--log-y`). Without it, an
+    /// axis turns logarithmic by itself where its data span more than [`LOG_SPAN`] times.
+    pub log_y: bool,
+}
+
+/// Ratio of the largest to the smallest positive value from which a value axis is
+/// logarithmic, so that a recovery at 1% of a spike is still visible next to it.
+pub const LOG_SPAN: f64 = 100.0;
+
+/// Whether a value axis over `values` is logarithmic: when asked (`forced`), or when the
+/// positive values span more than [`LOG_SPAN`] times, the lowest 5% of them left out (a
+/// partial last bucket or the last drops of a draining queue should not decide the axis of
+/// a whole chart; with fewer than 20 values, none is left out). Zeros and negative values
+/// do not count (a log axis cannot show them; they are drawn at its floor), and an axis
+/// without positive values is never logarithmic.
+pub fn use_log(values: impl IntoIterator<Item = f64>, forced: bool) -> bool {
+    let mut positive: Vec<f64> = values
+        .into_iter()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    if positive.is_empty() {
+        return false;
+    }
+    positive.sort_by(f64::total_cmp);
+    let low = positive[positive.len() / 20];
+    let high = positive[positive.len() - 1];
+    forced || high / low > LOG_SPAN
+}
+
+/// The range of a logarithmic axis over the positive `values`: from the power of ten at or
+/// below the smallest to the largest times `headroom`. `None` without positive values.
+pub fn log_range(
+    values: impl IntoIterator<Item = f64>,
+    headroom: f64,
+) -> Option<std::ops::Range<f64>> {
+    let (lo, hi) = values
+        .into_iter()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if !lo.is_finite() {
+        return None;
+    }
+    let floor = 10f64.powf(lo.log10().floor());
+    let top = (hi * headroom).max(floor * 10.0);
+    Some(floor..top)
+}
+
+/// The Okabe-Ito palette without its yellow (weak on white), then three of Paul Tol's
+/// colours: ten colours; with the markers and dashes of [`look`], strategies stay apart
+/// well beyond ten.
+pub const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
     RGBColor(204, 121, 167), // reddish purple
     RGBColor(230, 159, 0),   // orange
     RGBColor(86, 180, 233),  // sky blue
-    RGBColor(0, 0, 0),       // black
-    RGBColor(240, 228, 66),  // yellow
+    RGBColor(40, 40, 40),    // near black
+    RGBColor(136, 34, 85),   // wine
+    RGBColor(153, 153, 51),  // olive
+    RGBColor(51, 34, 136),   // indigo
 ];
+
+/// Marker shapes, in [`look`] order (see [`marker_shape`]).
+pub const MARKERS: usize = 7;
+
+/// Dash patterns (dash, gap) in pixels, in [`look`] order; `None` is solid.
+pub const DASHES: [Option<(i32, i32)>; 4] = [None, Some((10, 5)), Some((3, 4)), Some((18, 6))];
+
+/// How one strategy is drawn, the same in every chart: colour, marker and dash.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    /// Line and fill colour.
+    pub color: RGBColor,
+    /// Marker shape index.
+    pub marker: usize,
+    /// Line dash pattern.
+    pub dash: Option<(i32, i32)>,
+}
+
+/// The look of the strategy at `index` (scenario order). Colours cycle every 10, markers
+/// every 7 and dashes every 4, so no two of the first 70 strategies share both colour and
+/// marker, and two that share a colour (10 apart) also differ in dash unless 20 apart.
+pub fn look(index: usize) -> Look {
+    Look {
+        color: PALETTE[index % PALETTE.len()],
+        marker: index % MARKERS,
+        dash: DASHES[index % DASHES.len()],
+    }
+}
 
 /// The colour of the strategy at `index` (scenario order), the same in every chart.
 pub fn color(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
+    look(index).color
 }
 
 /// Font size of tick labels, legends and values on bars (plotters units: 1.24 per pixel).
@@ -67,15 +156,40 @@ pub(crate) const INK: RGBColor = RGBColor(40, 40, 40);
 /// Fill of outage windows.
 pub(crate) const OUTAGE: RGBColor = RGBColor(120, 120, 120);
 
+/// The shade and the words for an outage window of each kind: hard failures grey (down),
+/// purple (unreachable) and red (crash), brownouts orange (errors) and yellow (slow).
+pub fn outage_style(kind: &OutageKind) -> (RGBColor, String) {
+    match kind {
+        OutageKind::Down => (OUTAGE, "down".into()),
+        OutageKind::Unreachable => (RGBColor(120, 90, 170), "unreachable".into()),
+        OutageKind::Crash => (RGBColor(190, 40, 40), "crash".into()),
+        OutageKind::Errors(rate) => (
+            RGBColor(230, 120, 0),
+            format!("errors ({}% served)", fmt_value(rate * 100.0)),
+        ),
+        OutageKind::Slow(f) => (RGBColor(200, 170, 0), format!("slow (x{})", fmt_value(*f))),
+    }
+}
+
 /// A chart kind; each gives one file stem (`load.png`, `load.svg`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
-    /// Server arrivals per second over time, one panel per strategy.
-    Load,
-    /// Calls, completion time and peak load per strategy.
+    /// The strategies side by side: work, completion, peaks, requests lost.
     Summary,
+    /// First attempts and retries per bucket, capacity and outages: the storm.
+    Attempts,
+    /// Arrivals at each service over time, one panel per strategy.
+    Load,
+    /// Every attempt of the sampled clients, coloured by outcome.
+    Raster,
     /// Latency CDF per strategy.
     Latency,
+    /// Requests, calls and outcomes per population.
+    Populations,
+    /// Calls and peaks per service.
+    Services,
+    /// Paired differences from the first strategy, with their intervals (forest plot).
+    Paired,
     /// Calls against the first swept key.
     SweepCalls,
     /// Completion time against the first swept key.
@@ -88,9 +202,14 @@ impl ChartKind {
     /// The file stem.
     pub fn stem(self) -> &'static str {
         match self {
-            ChartKind::Load => "load",
             ChartKind::Summary => "summary",
+            ChartKind::Attempts => "attempts",
+            ChartKind::Load => "load",
+            ChartKind::Raster => "raster",
             ChartKind::Latency => "latency",
+            ChartKind::Populations => "populations",
+            ChartKind::Services => "services",
+            ChartKind::Paired => "paired",
             ChartKind::SweepCalls => "sweep_calls",
             ChartKind::SweepCompletion => "sweep_completion",
             ChartKind::SweepPeak => "sweep_peak",
@@ -101,10 +220,14 @@ impl ChartKind {
 /// One chart, prepared for drawing: plain numbers and labels, no plotters state.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Chart {
+    /// See [`rows`]: the summary, populations, services and paired charts.
+    Rows(ChartKind, rows::RowsData),
+    /// See [`attempts`].
+    Attempts(attempts::AttemptsData),
     /// See [`load`].
     Load(load::LoadData),
-    /// See [`summary`].
-    Summary(summary::SummaryData),
+    /// See [`raster`].
+    Raster(raster::RasterData),
     /// See [`latency`].
     Latency(latency::LatencyData),
     /// See [`sweep`].
@@ -115,8 +238,10 @@ impl Chart {
     /// Which chart this is.
     pub fn kind(&self) -> ChartKind {
         match self {
+            Chart::Rows(k, _) => *k,
+            Chart::Attempts(_) => ChartKind::Attempts,
             Chart::Load(_) => ChartKind::Load,
-            Chart::Summary(_) => ChartKind::Summary,
+            Chart::Raster(_) => ChartKind::Raster,
             Chart::Latency(_) => ChartKind::Latency,
             Chart::Sweep(d) => d.kind,
         }
@@ -125,8 +250,10 @@ impl Chart {
     /// Size in pixels (PNG) or user units (SVG).
     pub fn size(&self) -> (u32, u32) {
         match self {
+            Chart::Rows(_, d) => d.size(),
+            Chart::Attempts(d) => d.size(),
             Chart::Load(d) => d.size(),
-            Chart::Summary(_) => summary::SIZE,
+            Chart::Raster(d) => d.size(),
             Chart::Latency(_) => latency::SIZE,
             Chart::Sweep(_) => sweep::SIZE,
         }
@@ -135,8 +262,10 @@ impl Chart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         root.fill(&WHITE).map_err(msg)?;
         match self {
+            Chart::Rows(_, d) => rows::draw(d, root),
+            Chart::Attempts(d) => attempts::draw(d, root),
             Chart::Load(d) => load::draw(d, root),
-            Chart::Summary(d) => summary::draw(d, root),
+            Chart::Raster(d) => raster::draw(d, root),
             Chart::Latency(d) => latency::draw(d, root),
             Chart::Sweep(d) => sweep::draw(d, root),
         }?;
@@ -144,27 +273,61 @@ impl Chart {
     }
 }
 
-/// Every chart of a scenario file, in report order: load, summary and latency (of the last
-/// sweep point, the heaviest in a typical sweep), then the sweep charts when there are swept
+/// Every chart of a scenario file, in report order: summary, attempts, load, raster (when an
+/// attempt sample was recorded), latency, populations (with several), services (with
+/// several), paired (with two strategies and two replications or more), all of the last
+/// sweep point (the heaviest in a typical sweep); then the sweep charts when there are swept
 /// keys. Pure: the same results give the same charts.
-pub fn charts(file: &ScenarioFile, result: &ScenarioResult) -> Vec<Chart> {
+pub fn charts(file: &ScenarioFile, result: &ScenarioResult, options: &ChartOptions) -> Vec<Chart> {
     let Some((index, point)) = result.points.iter().enumerate().next_back() else {
         return Vec::new();
     };
     let scenario = &file.points[index].scenario;
     let at = point_label(file, index);
+    let log = options.log_y;
     let mut out = vec![
-        Chart::Load(load::series(scenario, point, &at, MAX_DRAWN_POINTS)),
-        Chart::Summary(summary::series(scenario, point, &at)),
-        Chart::Latency(latency::series(&scenario.name, point, &at)),
+        Chart::Rows(
+            ChartKind::Summary,
+            summary::series(scenario, point, &at, log),
+        ),
+        Chart::Attempts(attempts::series(
+            scenario,
+            point,
+            &at,
+            MAX_DRAWN_POINTS,
+            log,
+        )),
+        Chart::Load(load::series(scenario, point, &at, MAX_DRAWN_POINTS, log)),
     ];
+    if let Some(r) = raster::series(scenario, point, &at) {
+        out.push(Chart::Raster(r));
+    }
+    out.push(Chart::Latency(latency::series(&scenario.name, point, &at)));
+    if scenario.populations.len() > 1 {
+        out.push(Chart::Rows(
+            ChartKind::Populations,
+            summary::populations(scenario, point, &at, log),
+        ));
+    }
+    if scenario.services.len() > 1 {
+        out.push(Chart::Rows(
+            ChartKind::Services,
+            summary::services(scenario, point, &at, log),
+        ));
+    }
+    if scenario.strategies.len() > 1 && scenario.replications > 1 {
+        out.push(Chart::Rows(
+            ChartKind::Paired,
+            summary::paired(scenario, point, &at),
+        ));
+    }
     if !file.axes.is_empty() {
         for metric in [
             sweep::Metric::Calls,
             sweep::Metric::Completion,
             sweep::Metric::Peak,
         ] {
-            out.push(Chart::Sweep(sweep::series(file, result, metric)));
+            out.push(Chart::Sweep(sweep::series(file, result, metric, log)));
         }
     }
     out
@@ -199,18 +362,21 @@ fn ensure_font() -> Result<(), String> {
 pub fn render_svg(chart: &Chart) -> Result<String, String> {
     ensure_font()?;
     let mut svg = String::new();
+    let fragments = Rc::new(RefCell::new(canvas::Fragments::default()));
     {
-        let root = SVGBackend::with_string(&mut svg, chart.size()).into_drawing_area();
+        let backend = SVGBackend::with_string(&mut svg, chart.size());
+        let root = canvas::SvgCanvas::new(backend, fragments.clone()).into_drawing_area();
         chart.draw(&root)?;
     }
-    Ok(svg)
+    let prefix = format!("{}-g", chart.kind().stem());
+    Ok(canvas::finish_svg(&svg, &fragments.borrow(), &prefix))
 }
 
 /// Draws `chart` as a PNG file at `path`. The encoder picks the format from the extension,
 /// so `path` must end in `.png`; callers pass a temporary name and rename it into place.
 pub fn render_png(chart: &Chart, path: &Path) -> Result<(), String> {
     ensure_font()?;
-    let root = BitMapBackend::new(path, chart.size()).into_drawing_area();
+    let root = canvas::PngCanvas::new(BitMapBackend::new(path, chart.size())).into_drawing_area();
     chart.draw(&root)
 }
 
@@ -306,37 +472,56 @@ pub fn fmt_value(v: f64) -> String {
 
 /// The mark drawn before a legend entry.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Swatch {
+pub enum Swatch {
     /// A filled square (areas, bars, shaded windows).
     Fill(RGBColor, f64),
     /// A line; `dash` = (dash, gap) in pixels, `None` for solid.
     Line(RGBColor, Option<(i32, i32)>),
-    /// A solid line with a marker (see [`marker_shape`]).
-    Marker(RGBColor, usize),
+    /// A strategy's line: its colour, dash and marker.
+    Look(Look),
+    /// A marker alone.
+    Dot(RGBColor, usize),
 }
 
 /// Height of one line of legend entries.
 const LEGEND_LINE: i32 = 24;
 
 /// Where each legend entry goes: (x, line), filling lines from `x0` and wrapping before `x1`.
-fn legend_layout<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+/// Pure: text is measured with the bundled font, so a chart can size its legend band before
+/// it draws.
+pub(crate) fn legend_positions(
     (x0, x1): (i32, i32),
     entries: &[(Swatch, String)],
-) -> Result<Vec<(i32, i32)>, String> {
-    let style = text(TICK);
+) -> Vec<(i32, i32)> {
     let mut out = Vec::with_capacity(entries.len());
     let (mut x, mut line) = (x0, 0);
     for (_, label) in entries {
-        let (w, _) = area.estimate_text_size(label, &style).map_err(msg)?;
-        let width = 28 + w as i32;
+        let width = 28 + canvas::text_width(label, TICK).ceil() as i32;
         if x > x0 && x + width > x1 {
             (x, line) = (x0, line + 1);
         }
         out.push((x, line));
         x += width + 22;
     }
-    Ok(out)
+    out
+}
+
+/// Height in pixels of a legend of `entries` between `x0` and `x1` (0 without entries).
+pub(crate) fn legend_band(span: (i32, i32), entries: &[(Swatch, String)]) -> u32 {
+    let lines = legend_positions(span, entries)
+        .iter()
+        .map(|p| p.1 + 1)
+        .max()
+        .unwrap_or(0);
+    (lines * LEGEND_LINE) as u32
+}
+
+fn legend_layout<DB: DrawingBackend>(
+    _area: &DrawingArea<DB, Shift>,
+    span: (i32, i32),
+    entries: &[(Swatch, String)],
+) -> Result<Vec<(i32, i32)>, String> {
+    Ok(legend_positions(span, entries))
 }
 
 /// Height a legend of `entries` needs between `x0` and `x1` (0 without entries).
@@ -384,9 +569,12 @@ pub(crate) fn legend<DB: DrawingBackend>(
                     from = to + gap;
                 }
             }
-            Swatch::Marker(c, marker) => {
-                area.draw(&PathElement::new([(x, y), (x + 22, y)], c.stroke_width(3)))
+            Swatch::Look(l) => {
+                dashed(area, &[(x, y), (x + 22, y)], l.color, l.dash, 2)?;
+                area.draw(&(EmptyElement::at((x + 11, y)) + marker_shape(l.marker, l.color)))
                     .map_err(msg)?;
+            }
+            Swatch::Dot(c, marker) => {
                 area.draw(&(EmptyElement::at((x + 11, y)) + marker_shape(marker, c)))
                     .map_err(msg)?;
             }
@@ -397,18 +585,142 @@ pub(crate) fn legend<DB: DrawingBackend>(
     Ok(())
 }
 
-/// A marker centred on its anchor: circle, triangle, square, diamond, in turn.
+/// A marker centred on its anchor: circle, triangle, square, diamond, inverted triangle,
+/// plus, cross, in turn ([`MARKERS`] shapes).
 pub(crate) fn marker_shape<DB: DrawingBackend>(
     marker: usize,
     c: RGBColor,
 ) -> DynElement<'static, DB, (i32, i32)> {
     let style = c.filled();
-    match marker % 4 {
+    match marker % MARKERS {
         0 => Circle::new((0, 0), 5, style).into_dyn(),
         1 => Polygon::new(vec![(0, -6), (6, 5), (-6, 5)], style).into_dyn(),
         2 => Rectangle::new([(-5, -5), (5, 5)], style).into_dyn(),
-        _ => Polygon::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0)], style).into_dyn(),
+        3 => Polygon::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0)], style).into_dyn(),
+        4 => Polygon::new(vec![(0, 6), (6, -5), (-6, -5)], style).into_dyn(),
+        5 => Polygon::new(
+            vec![
+                (-2, -7),
+                (2, -7),
+                (2, -2),
+                (7, -2),
+                (7, 2),
+                (2, 2),
+                (2, 7),
+                (-2, 7),
+                (-2, 2),
+                (-7, 2),
+                (-7, -2),
+                (-2, -2),
+            ],
+            style,
+        )
+        .into_dyn(),
+        _ => Polygon::new(
+            vec![
+                (-6, -4),
+                (-4, -6),
+                (0, -2),
+                (4, -6),
+                (6, -4),
+                (2, 0),
+                (6, 4),
+                (4, 6),
+                (0, 2),
+                (-4, 6),
+                (-6, 4),
+                (-2, 0),
+            ],
+            style,
+        )
+        .into_dyn(),
     }
+}
+
+/// A hollow marker: the shape's outline (for differences that are not significant).
+pub(crate) fn hollow_marker<DB: DrawingBackend>(
+    marker: usize,
+    c: RGBColor,
+) -> DynElement<'static, DB, (i32, i32)> {
+    let style = c.stroke_width(2);
+    match marker % MARKERS {
+        0 => Circle::new((0, 0), 5, style).into_dyn(),
+        2 => Rectangle::new([(-5, -5), (5, 5)], style).into_dyn(),
+        1 => PathElement::new(vec![(0, -6), (6, 5), (-6, 5), (0, -6)], style).into_dyn(),
+        4 => PathElement::new(vec![(0, 6), (6, -5), (-6, -5), (0, 6)], style).into_dyn(),
+        _ => PathElement::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0), (0, -7)], style).into_dyn(),
+    }
+}
+
+/// Draws the polyline `points` (pixels of `area`) in colour `c`, solid or dashed with
+/// pattern `dash` = (dash, gap), `width` pixels wide. The pattern runs on along the whole
+/// line, across its corners.
+pub(crate) fn dashed<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    points: &[(i32, i32)],
+    c: RGBColor,
+    dash: Option<(i32, i32)>,
+    width: u32,
+) -> Result<(), String> {
+    let style = c.stroke_width(width);
+    let Some((on, off)) = dash else {
+        return area
+            .draw(&PathElement::new(points.to_vec(), style))
+            .map_err(msg);
+    };
+    for seg in dash_segments(points, on as f64, off as f64) {
+        area.draw(&PathElement::new(seg, style)).map_err(msg)?;
+    }
+    Ok(())
+}
+
+/// The dashes of a polyline: pieces `on` long separated by gaps `off` long, the pattern
+/// carried across corners.
+pub fn dash_segments(points: &[(i32, i32)], on: f64, off: f64) -> Vec<Vec<(i32, i32)>> {
+    let mut out = Vec::new();
+    let mut current: Vec<(i32, i32)> = Vec::new();
+    // Position within the pattern: [0, on) draws, [on, on + off) skips.
+    let mut phase = 0.0;
+    let period = on + off;
+    if period <= 0.0 {
+        return vec![points.to_vec()];
+    }
+    for w in points.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let (dx, dy) = ((b.0 - a.0) as f64, (b.1 - a.1) as f64);
+        let len = (dx * dx + dy * dy).sqrt();
+        let mut t = 0.0;
+        let at = |t: f64| {
+            let f = if len > 0.0 { t / len } else { 0.0 };
+            (
+                (a.0 as f64 + dx * f).round() as i32,
+                (a.1 as f64 + dy * f).round() as i32,
+            )
+        };
+        while t < len {
+            let drawing = phase < on;
+            let left = if drawing { on - phase } else { period - phase };
+            let step = left.min(len - t);
+            if drawing {
+                if current.is_empty() {
+                    current.push(at(t));
+                }
+                current.push(at(t + step));
+            }
+            t += step;
+            phase += step;
+            if phase >= period {
+                phase -= period;
+            }
+            if phase >= on && !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    if current.len() > 1 {
+        out.push(current);
+    }
+    out
 }
 
 /// Height of the title band.
@@ -584,6 +896,80 @@ mod tests {
             ["0.001", "0.01", "0.1", "1", "10", "100", "1000"]
         );
         assert!(log_ticks(&(0.0..1.0), 10).is_empty());
+    }
+
+    #[test]
+    fn a_value_axis_turns_logarithmic_above_a_hundredfold_span_or_when_asked() {
+        // The quickstart's no-jitter spike (100k req/s) beside a 3k req/s recovery: 33x.
+        assert!(!use_log([100_000.0, 3_000.0, 0.0], false));
+        // The budgets' calls: 80 671 beside the breaker's 208: 388x.
+        assert!(use_log([80_671.0, 208.0, 10_000.0], false));
+        // Exactly 100x is not more than 100x.
+        assert!(!use_log([1.0, 100.0], false));
+        // Zeros, negatives and non-finite values do not count.
+        assert!(!use_log([0.0, -5.0, f64::NAN, 50.0, 60.0], false));
+        // The lowest 5% do not either: a steady 300 req/s against a capacity of 2 000, with
+        // a partial last bucket at 1 req/s, stays linear...
+        let steady: Vec<f64> = (0..90).map(|_| 300.0).chain([1.0, 2_000.0]).collect();
+        assert!(!use_log(steady.iter().copied(), false));
+        // ... while a spike over a long low recovery turns logarithmic.
+        let storm: Vec<f64> = (0..90)
+            .map(|i| if i < 5 { 100_000.0 } else { 300.0 })
+            .collect();
+        assert!(use_log(storm.iter().copied(), false));
+        // --log-y forces it, but only where there is something to put on it.
+        assert!(use_log([2.0, 3.0], true));
+        assert!(!use_log([0.0, 0.0], true));
+        assert!(!use_log(std::iter::empty(), true));
+        assert_eq!(log_range([0.0, 30.0, 8_000.0], 1.0), Some(10.0..8_000.0));
+        assert_eq!(log_range([0.0], 1.0), None);
+    }
+
+    #[test]
+    fn at_least_twelve_strategies_look_different() {
+        // No two of the first 70 share colour and marker; two sharing a colour (10 apart)
+        // differ in marker, and within 12 strategies in dash too.
+        for n in [12, 24, 70] {
+            for i in 0..n {
+                for j in i + 1..n {
+                    let (a, b) = (look(i), look(j));
+                    assert!(
+                        a.color != b.color || a.marker != b.marker,
+                        "{i} and {j} of {n}"
+                    );
+                    if n <= 12 && a.color == b.color {
+                        assert_ne!(a.dash, b.dash, "{i} and {j}");
+                    }
+                }
+            }
+        }
+        // Neighbours differ in all three.
+        for i in 0..69 {
+            let (a, b) = (look(i), look(i + 1));
+            assert!(a.color != b.color && a.marker != b.marker && a.dash != b.dash);
+        }
+        // Every colour is distinct from the others and from white.
+        for (i, a) in PALETTE.iter().enumerate() {
+            assert_ne!(*a, RGBColor(255, 255, 255));
+            assert!(PALETTE[..i].iter().all(|b| b != a));
+        }
+    }
+
+    #[test]
+    fn dashes_follow_the_pattern_across_corners() {
+        // A 30 px line in 10-on, 5-off dashes: on 0-10, off 10-15, on 15-25, off 25-30.
+        let d = dash_segments(&[(0, 0), (30, 0)], 10.0, 5.0);
+        assert_eq!(d, vec![vec![(0, 0), (10, 0)], vec![(15, 0), (25, 0)]]);
+        // Around a corner at 12 px the second dash starts 3 px after it.
+        let d = dash_segments(&[(0, 0), (12, 0), (12, 20)], 10.0, 5.0);
+        assert_eq!(
+            d,
+            vec![
+                vec![(0, 0), (10, 0)],
+                vec![(12, 3), (12, 13)],
+                vec![(12, 18), (12, 20)]
+            ]
+        );
     }
 
     #[test]

@@ -1,309 +1,495 @@
-//! `summary`: the strategy comparison. Three bar panels side by side (calls the server
-//! absorbed, completion time, peak load), one bar per strategy in its palette colour, the
-//! value printed on each bar, and 95% confidence whiskers when there is more than one
-//! replication.
+//! The charts drawn as rows (see [`super::rows`]): `summary` (the verdict as bars: work,
+//! completion, the peaks and the requests lost, strategies in rank order), `populations`
+//! and `services` (the same strategies, grouped by population or service) and `paired`
+//! (a forest plot of the paired differences from the first strategy).
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::RGBColor;
 
-use super::{
-    DESC, INK, Swatch, TICK, color, draw_title, fmt_tick, fmt_value, legend, msg, text, value_range,
-};
+use super::rows::{Group, Item, Panel, Row, RowsData, Scale};
+use super::{INK, Swatch, color, fmt_value, look, use_log};
+use crate::metrics::paired::METRICS;
 use crate::metrics::summary::Stat;
 use crate::model::Scenario;
+use crate::report::verdict::{self, percent, times};
 use crate::runner::PointResult;
 
-/// Chart size.
-pub const SIZE: (u32, u32) = (1400, 520);
+/// Fill of the requests given up, in every chart.
+pub const GAVE_UP: RGBColor = RGBColor(190, 190, 190);
+/// Opacity of a strategy's bars.
+const BAR: f64 = 0.85;
+/// Opacity of the whole-run peak, drawn beside the recovery peak.
+const OVERALL: f64 = 0.3;
 
-/// One bar.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bar {
-    /// Strategy name.
-    pub strategy: String,
-    /// Index into the palette.
-    pub color: usize,
-    /// Mean and 95% CI half-width over replications.
-    pub value: Stat,
+/// `(mean of 5 runs, whiskers: 95% CI)` or `(1 run)`.
+fn runs_note(replications: u32) -> String {
+    if replications > 1 {
+        format!(" (mean of {replications} runs, whiskers: 95% CI)")
+    } else {
+        " (1 run)".to_string()
+    }
 }
 
-/// One panel: a metric over every strategy.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Panel {
-    /// Panel caption.
-    pub caption: String,
-    /// Value-axis description, with its unit.
-    pub unit: String,
-    /// One bar per strategy, in scenario order.
-    pub bars: Vec<Bar>,
-    /// A dashed reference line and its label (the capacity, on the peak panel).
-    pub reference: Option<(f64, String)>,
+/// `(mean of 5 runs)` or `(1 run)`, for charts without whiskers.
+fn runs(replications: u32) -> String {
+    if replications > 1 {
+        format!(" (mean of {replications} runs)")
+    } else {
+        " (1 run)".to_string()
+    }
 }
 
-/// The summary chart's numbers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SummaryData {
-    /// Chart title.
-    pub title: String,
-    /// Calls, completion time, peak load.
-    pub panels: Vec<Panel>,
-    /// Whether the whiskers mean anything (replications > 1).
-    pub whiskers: bool,
+/// The scale of a panel over `values`.
+fn scale(values: impl IntoIterator<Item = f64>, log_y: bool) -> Scale {
+    if use_log(values, log_y) {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
 }
 
-/// Prepares the summary chart of one point; `at` is appended to the title.
-pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> SummaryData {
-    let bars = |f: &dyn Fn(&crate::metrics::summary::StrategySummary) -> Stat| -> Vec<Bar> {
-        point
+/// The stacked bar of succeeded and gave up, as shares of `requests`.
+fn outcome(index: usize, succeeded: f64, gave_up: f64, requests: f64) -> Item {
+    let share = |v: f64| {
+        if requests > 0.0 {
+            100.0 * v / requests
+        } else {
+            0.0
+        }
+    };
+    Item::Stack {
+        parts: vec![
+            (share(succeeded), color(index), BAR),
+            (share(gave_up), GAVE_UP, 1.0),
+        ],
+        label: if gave_up > 0.0 && requests > 0.0 {
+            format!("{} gave up", percent(gave_up / requests))
+        } else {
+            "none gave up".into()
+        },
+    }
+}
+
+/// The `summary` chart of one point: one row per strategy in the verdict's rank order; panels
+/// for calls (with the minimum, one call per request), completion, the recovery peak beside
+/// the whole run's peak (per bucket, with the capacity), and succeeded vs gave up.
+pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -> RowsData {
+    let v = verdict::verdict(point, scenario);
+    let order: Vec<usize> = v.lines.iter().map(|l| l.index).collect();
+    let s = |i: usize| &point.strategies[i].summary;
+    let bar = |i: usize, stat: Stat, alpha: f64, label: String| Item::Bar {
+        value: stat.mean,
+        ci: stat.ci95,
+        color: color(i),
+        alpha,
+        label,
+    };
+    let requests = point.strategies.first().map_or(0.0, |x| x.summary.requests);
+    let calls: Vec<Vec<Item>> = order
+        .iter()
+        .map(|&i| {
+            let st = s(i);
+            let label = if st.requests > 0.0 {
+                format!(
+                    "{} = {}",
+                    fmt_value(st.calls.mean),
+                    times(st.calls.mean / st.requests)
+                )
+            } else {
+                fmt_value(st.calls.mean)
+            };
+            vec![bar(i, st.calls, BAR, label)]
+        })
+        .collect();
+    let completion: Vec<Vec<Item>> = order
+        .iter()
+        .map(|&i| {
+            let st = s(i);
+            vec![bar(
+                i,
+                st.completion_s,
+                BAR,
+                format!("{} s", fmt_value(st.completion_s.mean)),
+            )]
+        })
+        .collect();
+    let peaks: Vec<Vec<Item>> = order
+        .iter()
+        .map(|&i| {
+            let st = s(i);
+            vec![
+                bar(i, st.peak_rps, OVERALL, fmt_value(st.peak_rps.mean)),
+                bar(
+                    i,
+                    st.recovery_peak_rps,
+                    BAR,
+                    match v.capacity_rps {
+                        Some(_) if st.recovery_peak_rps.mean == 0.0 => "0".into(),
+                        Some(c) => format!(
+                            "{} = {}",
+                            fmt_value(st.recovery_peak_rps.mean),
+                            times(st.recovery_peak_rps.mean / c)
+                        ),
+                        None => fmt_value(st.recovery_peak_rps.mean),
+                    },
+                ),
+            ]
+        })
+        .collect();
+    let outcomes: Vec<Vec<Item>> = order
+        .iter()
+        .map(|&i| {
+            let st = s(i);
+            vec![outcome(i, st.succeeded, st.gave_up, st.requests)]
+        })
+        .collect();
+    let calls_values = order.iter().map(|&i| s(i).calls.mean).chain([requests]);
+    let completion_values = order.iter().map(|&i| s(i).completion_s.mean);
+    let peak_values = order
+        .iter()
+        .flat_map(|&i| [s(i).peak_rps.mean, s(i).recovery_peak_rps.mean])
+        .chain(v.capacity_rps);
+    let rows = order
+        .iter()
+        .zip(&v.lines)
+        .map(|(&i, l)| Row {
+            label: format!(
+                "{}. {}{}",
+                l.rank,
+                s(i).strategy,
+                if l.loses_more { " (loses more)" } else { "" }
+            ),
+            look: Some(i),
+        })
+        .collect();
+    let grey = INK;
+    RowsData {
+        title: format!(
+            "{}{at}: strategies ranked, fewest requests lost first{}",
+            scenario.name,
+            runs_note(scenario.replications)
+        ),
+        legend: vec![
+            (
+                Swatch::Fill(grey, OVERALL),
+                format!("peak_rps: busiest {} of the whole run", v.bucket),
+            ),
+            (
+                Swatch::Fill(grey, BAR),
+                format!("recovery_peak_rps: busiest {} after the trigger", v.bucket),
+            ),
+            (
+                Swatch::Fill(grey, BAR),
+                "succeeded (in the strategy's colour)".into(),
+            ),
+            (Swatch::Fill(GAVE_UP, 1.0), "gave up".into()),
+        ],
+        groups: vec![Group { label: None, rows }],
+        panels: vec![
+            Panel {
+                caption: "work: calls".into(),
+                axis: "calls per run (= calls per request)".into(),
+                unit: String::new(),
+                scale: scale(calls_values, log_y),
+                reference: Some((
+                    requests,
+                    format!("one call per request ({})", fmt_value(requests)),
+                )),
+                items: calls,
+            },
+            Panel {
+                caption: "completion_s".into(),
+                axis: "time until the last request ended (s)".into(),
+                unit: String::new(),
+                scale: scale(completion_values, log_y),
+                reference: None,
+                items: completion,
+            },
+            Panel {
+                caption: format!("peaks per {} bucket", v.bucket),
+                axis: "arrivals per second (= x capacity)".into(),
+                unit: String::new(),
+                scale: scale(peak_values, log_y),
+                reference: v
+                    .capacity_rps
+                    .map(|c| (c, format!("capacity ({} req/s)", fmt_value(c)))),
+                items: peaks,
+            },
+            Panel {
+                caption: "succeeded vs gave up".into(),
+                axis: "share of logical requests (%)".into(),
+                unit: "%".into(),
+                scale: Scale::Share,
+                reference: None,
+                items: outcomes,
+            },
+        ],
+    }
+}
+
+/// The `populations` chart: per population (a group), one row per strategy: calls per
+/// request, and succeeded vs gave up.
+pub fn populations(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -> RowsData {
+    let mut groups = Vec::new();
+    let mut work = Vec::new();
+    let mut outcomes = Vec::new();
+    for (p, spec) in scenario.populations.iter().enumerate() {
+        let requests = point
             .strategies
+            .first()
+            .and_then(|s| s.populations.get(p))
+            .map_or(0.0, |x| x.requests);
+        groups.push(Group {
+            label: Some(format!(
+                "{}: {} requests per run",
+                spec.name,
+                fmt_value(requests)
+            )),
+            rows: point
+                .strategies
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Row {
+                    label: s.summary.strategy.clone(),
+                    look: Some(i),
+                })
+                .collect(),
+        });
+        for (i, s) in point.strategies.iter().enumerate() {
+            let pop = &s.populations[p];
+            work.push(vec![Item::Bar {
+                value: pop.amplification,
+                ci: 0.0,
+                color: color(i),
+                alpha: BAR,
+                label: format!(
+                    "{} ({} calls)",
+                    times(pop.amplification),
+                    fmt_value(pop.calls)
+                ),
+            }]);
+            outcomes.push(vec![outcome(i, pop.succeeded, pop.gave_up, pop.requests)]);
+        }
+    }
+    let values = work.iter().flatten().map(|i| match i {
+        Item::Bar { value, .. } => *value,
+        _ => 0.0,
+    });
+    RowsData {
+        title: format!(
+            "{}{at}: each population's calls per request and requests lost{}",
+            scenario.name,
+            runs(scenario.replications)
+        ),
+        legend: vec![
+            (Swatch::Fill(INK, BAR), "succeeded".into()),
+            (Swatch::Fill(GAVE_UP, 1.0), "gave up".into()),
+        ],
+        groups,
+        panels: vec![
+            Panel {
+                caption: "calls per request (amplification)".into(),
+                axis: "calls at the entry service per logical request".into(),
+                unit: "x".into(),
+                scale: scale(values.chain([1.0]), log_y),
+                reference: Some((1.0, "one call per request".into())),
+                items: work,
+            },
+            Panel {
+                caption: "succeeded vs gave up".into(),
+                axis: "share of the population's requests (%)".into(),
+                unit: "%".into(),
+                scale: Scale::Share,
+                reference: None,
+                items: outcomes,
+            },
+        ],
+    }
+}
+
+/// The `services` chart: per service (a group), one row per strategy: calls per client
+/// request, and the service's peak arrivals as a multiple of its capacity.
+pub fn services(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -> RowsData {
+    let bucket = verdict::bucket_label(scenario.bucket);
+    let mut groups = Vec::new();
+    let mut calls = Vec::new();
+    let mut peaks = Vec::new();
+    for (k, spec) in scenario.services.iter().enumerate() {
+        let server = &spec.server;
+        let service = server.service.mean();
+        let capacity = (!server.is_occ() && !service.is_zero())
+            .then(|| server.concurrency as f64 / service.as_secs_f64());
+        groups.push(Group {
+            label: Some(match capacity {
+                Some(c) => format!(
+                    "{}: {} slots / {} mean service = {} req/s",
+                    spec.name,
+                    server.concurrency,
+                    service,
+                    fmt_value(c)
+                ),
+                None => format!("{}: capacity n/a", spec.name),
+            }),
+            rows: point
+                .strategies
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Row {
+                    label: s.summary.strategy.clone(),
+                    look: Some(i),
+                })
+                .collect(),
+        });
+        for (i, s) in point.strategies.iter().enumerate() {
+            let v = &s.services[k];
+            calls.push(vec![Item::Bar {
+                value: v.amplification,
+                ci: 0.0,
+                color: color(i),
+                alpha: BAR,
+                label: format!("{} ({} calls)", times(v.amplification), fmt_value(v.calls)),
+            }]);
+            let x = capacity.map_or(f64::NAN, |c| v.peak_rps / c);
+            peaks.push(vec![Item::Bar {
+                value: if x.is_finite() { x } else { 0.0 },
+                ci: 0.0,
+                color: color(i),
+                alpha: BAR,
+                label: if x.is_finite() {
+                    format!("{} ({} req/s)", times(x), fmt_value(v.peak_rps))
+                } else {
+                    format!("{} req/s", fmt_value(v.peak_rps))
+                },
+            }]);
+        }
+    }
+    let bar_values = |items: &Vec<Vec<Item>>| -> Vec<f64> {
+        items
             .iter()
-            .enumerate()
-            .map(|(i, s)| Bar {
-                strategy: s.summary.strategy.clone(),
-                color: i,
-                value: f(&s.summary),
+            .flatten()
+            .map(|i| match i {
+                Item::Bar { value, .. } => *value,
+                _ => 0.0,
             })
             .collect()
     };
-    let server = &scenario.entry().server;
-    let service = server.service.mean().as_secs_f64();
-    let capacity = (service > 0.0).then(|| server.concurrency as f64 / service);
-    let requests = point.strategies.first().map_or(0.0, |s| s.summary.requests);
-    let r = scenario.replications;
-    SummaryData {
+    let calls_scale = scale(bar_values(&calls).into_iter().chain([1.0]), log_y);
+    let peaks_scale = scale(bar_values(&peaks).into_iter().chain([1.0]), log_y);
+    RowsData {
         title: format!(
-            "{}: work, completion time and peak load per strategy{at}",
-            scenario.name
+            "{}{at}: calls and peak load at each service{}",
+            scenario.name,
+            runs(scenario.replications)
         ),
+        legend: Vec::new(),
+        groups,
         panels: vec![
             Panel {
-                caption: "calls the server absorbed".into(),
-                unit: "attempts reaching the server".into(),
-                bars: bars(&|s| s.calls),
-                reference: Some((
-                    requests,
-                    format!("logical requests ({})", fmt_value(requests)),
-                )),
+                caption: "calls per client request (amplification)".into(),
+                axis: "calls at the service per logical client request".into(),
+                unit: "x".into(),
+                scale: calls_scale,
+                reference: Some((1.0, "one call per client request".into())),
+                items: calls,
             },
             Panel {
-                caption: "time until the last request ended".into(),
-                unit: "completion time (s)".into(),
-                bars: bars(&|s| s.completion_s),
-                reference: None,
-            },
-            Panel {
-                caption: "highest load in any bucket".into(),
-                unit: "peak arrivals (req/s)".into(),
-                bars: bars(&|s| s.peak_rps),
-                reference: capacity.map(|c| (c, format!("capacity ({} req/s)", fmt_tick(c)))),
+                caption: format!("peak arrivals per {bucket} bucket"),
+                axis: "as a multiple of the service's capacity".into(),
+                unit: "x".into(),
+                scale: peaks_scale,
+                reference: Some((1.0, "capacity".into())),
+                items: peaks,
             },
         ],
-        whiskers: r > 1,
-    }
-    .with_subtitle(r)
-}
-
-impl SummaryData {
-    fn with_subtitle(mut self, replications: u32) -> Self {
-        self.title.push_str(&if replications > 1 {
-            format!(" (mean of {replications} runs, whiskers: 95% CI)")
-        } else {
-            " (1 run)".to_string()
-        });
-        self
     }
 }
 
-/// Draws the chart on `root`.
-pub fn draw<DB: DrawingBackend>(
-    d: &SummaryData,
-    root: &DrawingArea<DB, Shift>,
-) -> Result<(), String> {
-    let (title_area, area) = root.split_vertically(40);
-    draw_title(&title_area, &d.title)?;
-    let cells = area.split_evenly((1, d.panels.len().max(1)));
-    for (panel, cell) in d.panels.iter().zip(&cells) {
-        draw_panel(panel, d.whiskers, cell)?;
-    }
-    Ok(())
-}
-
-fn draw_panel<DB: DrawingBackend>(
-    p: &Panel,
-    whiskers: bool,
-    area: &DrawingArea<DB, Shift>,
-) -> Result<(), String> {
-    let n = p.bars.len();
-    let top = p
-        .bars
-        .iter()
-        .map(|b| b.value.mean + if whiskers { b.value.ci95 } else { 0.0 })
-        .chain(p.reference.as_ref().map(|r| r.0))
-        .fold(0.0, f64::max);
-    // Extra headroom for the value printed above the tallest bar.
-    let y = value_range(top * 1.06);
-    // Caption, then a one-line band for the reference line's legend (empty when there is
-    // none, so the three plots stay aligned), then the plot.
-    let (caption_area, rest) = area.split_vertically(30);
-    let (legend_area, plot_area) = rest.split_vertically(24);
-    draw_title_sized(&caption_area, &p.caption)?;
-    if let Some((_, label)) = &p.reference {
-        legend(
-            &legend_area,
-            (Y_AREA + 14, legend_area.dim_in_pixel().0 as i32),
-            &[(Swatch::Line(INK, Some((8, 5))), label.clone())],
-        )?;
-    }
-    let (w, _) = plot_area.dim_in_pixel();
-    let slot = (w as i32 - Y_AREA - 24) / n.max(1) as i32;
-    let names = fit_names(&plot_area, &p.bars, slot - 2)?;
-    let mut chart = ChartBuilder::on(&plot_area)
-        .margin(12)
-        .margin_top(4)
-        .x_label_area_size(30)
-        .y_label_area_size(Y_AREA)
-        // Bar i is centred on x = i · SLOT; ticks only there, where the names go. (Integer
-        // units, as plotters' key-point axes need a default-formatted coordinate.)
-        .build_cartesian_2d(
-            (-SLOT / 2..n as i32 * SLOT - SLOT / 2)
-                .with_key_points((0..n as i32).map(|i| i * SLOT).collect()),
-            y.clone(),
-        )
-        .map_err(msg)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .y_labels(6)
-        .x_label_formatter(&|v| {
-            if v % SLOT == 0 && *v >= 0 {
-                names.get((v / SLOT) as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .y_label_formatter(&|v| fmt_tick(*v))
-        .label_style(text(TICK))
-        .axis_desc_style(text(DESC))
-        .y_desc(p.unit.as_str())
-        .light_line_style(WHITE.mix(0.0))
-        .bold_line_style(INK.mix(0.08))
-        .draw()
-        .map_err(msg)?;
-    chart
-        .draw_series(p.bars.iter().enumerate().map(|(i, b)| {
-            let x = i as i32 * SLOT;
-            Rectangle::new(
-                [(x - BAR, 0.0), (x + BAR, b.value.mean)],
-                color(b.color).mix(0.85).filled(),
-            )
-        }))
-        .map_err(msg)?;
-    if whiskers {
-        for (i, b) in p.bars.iter().enumerate() {
-            let x = i as i32 * SLOT;
-            let (lo, hi) = (b.value.mean - b.value.ci95, b.value.mean + b.value.ci95);
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    [(x, lo.max(0.0)), (x, hi)],
-                    INK.stroke_width(2),
-                )))
-                .map_err(msg)?;
-            // Caps: short horizontal ticks, in pixels, so they look the same on every scale.
-            for v in [lo.max(0.0), hi] {
-                chart
-                    .draw_series(std::iter::once(
-                        EmptyElement::at((x, v))
-                            + PathElement::new([(-7, 0), (7, 0)], INK.stroke_width(2)),
-                    ))
-                    .map_err(msg)?;
-            }
-        }
-    }
-    let above = text(TICK).pos(Pos::new(HPos::Center, VPos::Bottom));
-    chart
-        .draw_series(p.bars.iter().enumerate().map(|(i, b)| {
-            let hi = b.value.mean + if whiskers { b.value.ci95 } else { 0.0 };
-            // A few pixels above the bar or whisker cap, so the text never touches it.
-            EmptyElement::at((i as i32 * SLOT, hi))
-                + Text::new(fmt_value(b.value.mean), (0, -5), above.clone())
-        }))
-        .map_err(msg)?;
-    if let Some((level, _)) = &p.reference {
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(-SLOT / 2, *level), (n as i32 * SLOT - SLOT / 2, *level)],
-                8,
-                5,
-                INK.stroke_width(2),
-            ))
-            .map_err(msg)?;
-    }
-    Ok(())
-}
-
-/// Width of the y label area.
-const Y_AREA: i32 = 82;
-/// Width of one strategy's slot on the x axis, in axis units.
-const SLOT: i32 = 100;
-/// Half the width of a bar, in axis units.
-const BAR: i32 = 34;
-
-fn draw_title_sized<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    caption: &str,
-) -> Result<(), String> {
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
-    let (w, h) = area.dim_in_pixel();
-    area.draw(&Text::new(
-        caption.to_string(),
-        (w as i32 / 2, h as i32 / 2),
-        text(19.0).pos(Pos::new(HPos::Center, VPos::Center)),
-    ))
-    .map_err(msg)
-}
-
-/// The bar labels, each shortened with an ellipsis until it fits `slot` pixels, so
-/// neighbouring names never overlap.
-fn fit_names<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    bars: &[Bar],
-    slot: i32,
-) -> Result<Vec<String>, String> {
-    let style = text(TICK);
-    bars.iter()
-        .map(|b| {
-            let mut chars = b.strategy.chars().count();
-            loop {
-                let name = ellipsize(&b.strategy, chars);
-                let (w, _) = area.estimate_text_size(&name, &style).map_err(msg)?;
-                if w as i32 <= slot || chars <= 2 {
-                    return Ok(name);
+/// The `paired` chart (a forest plot): per metric of `paired.csv`, each strategy's paired
+/// difference from the first as a percentage of the first's mean, with its 95% interval;
+/// filled when the interval excludes 0 (significant), hollow when not.
+pub fn paired(scenario: &Scenario, point: &PointResult, at: &str) -> RowsData {
+    let baseline = point.strategies.first();
+    let base_name = baseline.map_or("", |b| b.summary.strategy.as_str());
+    let mut panels = Vec::new();
+    for (metric, read) in METRICS {
+        let base = baseline
+            .map(|b| Stat::of(&b.replicates.iter().map(read).collect::<Vec<_>>()).mean)
+            .unwrap_or(0.0);
+        let relative = base != 0.0;
+        let scale = |v: f64| if relative { 100.0 * v / base } else { v };
+        let items = point
+            .strategies
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, s)| {
+                let row = point
+                    .paired
+                    .iter()
+                    .find(|r| r.metric == metric && r.strategy == s.summary.strategy);
+                match row {
+                    Some(r) => {
+                        let (d, ci) = (scale(r.mean_diff), scale(r.ci95).abs());
+                        vec![Item::Dot {
+                            value: d,
+                            lo: d - ci,
+                            hi: d + ci,
+                            filled: r.significant(),
+                            color: color(i),
+                            marker: look(i).marker,
+                            label: format!(
+                                "{}{} ± {}{}",
+                                if d > 0.0 { "+" } else { "" },
+                                fmt_value(d),
+                                fmt_value(ci),
+                                if relative { "%" } else { "" }
+                            ),
+                        }]
+                    }
+                    None => Vec::new(),
                 }
-                chars -= 1;
-            }
-        })
-        .collect()
-}
-
-/// `name` cut to `max` characters with an ellipsis.
-fn ellipsize(name: &str, max: usize) -> String {
-    if name.chars().count() <= max {
-        name.to_string()
-    } else {
-        let mut s: String = name.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
+            })
+            .collect();
+        panels.push(Panel {
+            caption: metric.to_string(),
+            axis: if relative {
+                format!("difference vs {base_name} (% of its mean)")
+            } else {
+                format!("difference vs {base_name}")
+            },
+            unit: if relative { "%".into() } else { String::new() },
+            scale: Scale::Diverging,
+            reference: None,
+            items,
+        });
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_names_are_shortened_with_an_ellipsis() {
-        assert_eq!(ellipsize("full", 6), "full");
-        assert_eq!(ellipsize("decorrelated", 6), "decor…");
+    RowsData {
+        title: format!(
+            "{}{at}: paired differences from {base_name}, 95% intervals over {} replications",
+            scenario.name, scenario.replications
+        ),
+        legend: vec![
+            (
+                Swatch::Dot(INK, 0),
+                "significant (the interval excludes 0)".into(),
+            ),
+            (
+                Swatch::Line(INK, None),
+                "95% interval of the paired differences; hollow: not significant".into(),
+            ),
+        ],
+        groups: vec![Group {
+            label: None,
+            rows: point
+                .strategies
+                .iter()
+                .enumerate()
+                .skip(1)
+                .map(|(i, s)| Row {
+                    label: s.summary.strategy.clone(),
+                    look: Some(i),
+                })
+                .collect(),
+        }],
+        panels,
     }
 }

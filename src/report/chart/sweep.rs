@@ -11,8 +11,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 use super::{
-    ChartKind, DESC, INK, Swatch, TICK, color, fmt_tick, header, log_ticks, marker_shape, msg,
-    text, value_range,
+    ChartKind, DASHES, DESC, INK, Swatch, TICK, color, dash_segments, fmt_tick, header, log_range,
+    log_ticks, look, marker_shape, msg, text, use_log, value_range,
 };
 use crate::metrics::summary::{Stat, StrategySummary};
 use crate::runner::ScenarioResult;
@@ -86,6 +86,8 @@ pub struct Line {
     /// Marker shape index: the combination of the other swept keys, or the strategy when
     /// only one key is swept.
     pub marker: usize,
+    /// Dash pattern: the strategy's when only one key is swept, else the combination's.
+    pub dash: Option<(i32, i32)>,
     /// (x, metric) in increasing x.
     pub points: Vec<(f64, Stat)>,
 }
@@ -111,6 +113,8 @@ pub struct SweepData {
     pub baseline: Vec<(f64, f64)>,
     /// Whether to draw whiskers (replications > 1).
     pub whiskers: bool,
+    /// Whether the value axis is logarithmic.
+    pub log_y: bool,
 }
 
 /// Parses a swept value label as a number: plain numbers as they are, durations in seconds.
@@ -123,7 +127,12 @@ fn numeric(label: &str) -> Option<(f64, bool)> {
 }
 
 /// Prepares one sweep chart. `file` must have at least one swept key.
-pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> SweepData {
+pub fn series(
+    file: &ScenarioFile,
+    result: &ScenarioResult,
+    metric: Metric,
+    log_y: bool,
+) -> SweepData {
     let axis0 = &file.axes[0];
     let parsed: Option<Vec<(f64, bool)>> = axis0.labels.iter().map(|l| numeric(l)).collect();
     let (axis, unit) = match parsed {
@@ -179,6 +188,7 @@ pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> S
                     label,
                     color: s,
                     marker: combo,
+                    dash: DASHES[combo % DASHES.len()],
                     points: vec![(x, stat)],
                 }),
             }
@@ -193,7 +203,9 @@ pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> S
         // One line per strategy: give each its own marker too, so lines that coincide or
         // colours a reader cannot tell apart are still told apart by shape.
         for line in &mut lines {
-            line.marker = line.color;
+            let l = look(line.color);
+            line.marker = l.marker;
+            line.dash = l.dash;
         }
     }
     baseline.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -215,6 +227,14 @@ pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> S
         }
     };
     let (what, y_desc) = metric.describe();
+    let y_desc = if metric == Metric::Peak {
+        format!(
+            "peak arrivals per {} bucket (req/s)",
+            crate::report::verdict::bucket_label(file.first().bucket)
+        )
+    } else {
+        y_desc.to_string()
+    };
     let name = &file.first().name;
     let replications = file.first().replications;
     SweepData {
@@ -229,7 +249,7 @@ pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> S
             }
         ),
         x_desc: format!("{}{unit}", axis0.path),
-        y_desc: y_desc.to_string(),
+        y_desc,
         axis,
         x,
         lines,
@@ -239,6 +259,24 @@ pub fn series(file: &ScenarioFile, result: &ScenarioResult, metric: Metric) -> S
             Vec::new()
         },
         whiskers: replications > 1,
+        log_y: false,
+    }
+    .with_log(log_y)
+}
+
+impl SweepData {
+    /// Turns the value axis logarithmic when asked or when the values span more than 100x.
+    fn with_log(mut self, forced: bool) -> Self {
+        let values = self
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1.mean))
+            .chain(self.baseline.iter().map(|b| b.1));
+        self.log_y = use_log(values, forced);
+        if self.log_y {
+            self.y_desc.push_str(" (log)");
+        }
+        self
     }
 }
 
@@ -277,13 +315,49 @@ where
     X: AsRangedCoord<Value = f64>,
     X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
-    let top = d
-        .lines
-        .iter()
-        .flat_map(|l| l.points.iter())
-        .map(|(_, s)| s.mean + if d.whiskers { s.ci95 } else { 0.0 })
-        .chain(d.baseline.iter().map(|b| b.1))
-        .fold(0.0, f64::max);
+    let values = || {
+        d.lines
+            .iter()
+            .flat_map(|l| l.points.iter())
+            .flat_map(|(_, s)| {
+                let ci = if d.whiskers { s.ci95 } else { 0.0 };
+                [s.mean, s.mean - ci, s.mean + ci]
+            })
+            .chain(d.baseline.iter().map(|b| b.1))
+    };
+    if d.log_y
+        && let Some(range) = log_range(values(), 1.3)
+    {
+        let ticks = log_ticks(&range, 10);
+        let floor = range.start;
+        return draw_xy(
+            d,
+            root,
+            x,
+            range.log_scale().with_key_points(ticks),
+            x_label,
+            floor,
+        );
+    }
+    let top = values().fold(0.0, f64::max);
+    draw_xy(d, root, x, value_range(top), x_label, 0.0)
+}
+
+fn draw_xy<DB, X, Y>(
+    d: &SweepData,
+    root: &DrawingArea<DB, Shift>,
+    x: X,
+    y: Y,
+    x_label: &dyn Fn(&f64) -> String,
+    floor: f64,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
     let mut entries: Vec<(Swatch, String)> = Vec::new();
     if !d.baseline.is_empty() {
         entries.push((
@@ -291,11 +365,16 @@ where
             "logical requests (no retries)".to_string(),
         ));
     }
-    entries.extend(
-        d.lines
-            .iter()
-            .map(|l| (Swatch::Marker(color(l.color), l.marker), l.label.clone())),
-    );
+    entries.extend(d.lines.iter().map(|l| {
+        (
+            Swatch::Look(super::Look {
+                color: color(l.color),
+                marker: l.marker,
+                dash: l.dash,
+            }),
+            l.label.clone(),
+        )
+    }));
     let body = header(root, &d.title, 16 + 85, &entries)?;
     let mut chart = ChartBuilder::on(&body)
         .margin(16)
@@ -303,7 +382,7 @@ where
         .margin_right(30)
         .x_label_area_size(55)
         .y_label_area_size(85)
-        .build_cartesian_2d(x, value_range(top))
+        .build_cartesian_2d(x, y)
         .map_err(msg)?;
     let categories = match &d.axis {
         XAxis::Categories(c) => c.len(),
@@ -333,41 +412,47 @@ where
             ))
             .map_err(msg)?;
     }
+    let plot = chart.plotting_area();
+    let (ox, oy) = plot.get_base_pixel();
+    let shift = plot.strip_coord_spec();
     for line in &d.lines {
         let c = color(line.color);
         let marker = line.marker;
-        chart
-            .draw_series(LineSeries::new(
-                line.points.iter().map(|(x, s)| (*x, s.mean)),
-                c.stroke_width(3),
-            ))
-            .map_err(msg)?;
+        let px: Vec<(i32, i32)> = line
+            .points
+            .iter()
+            .map(|(x, s)| {
+                let (a, b) = plot.map_coordinate(&(*x, s.mean.max(floor)));
+                (a - ox, b - oy)
+            })
+            .collect();
+        let pieces = match line.dash {
+            None => vec![px],
+            Some((on, off)) => dash_segments(&px, on as f64, off as f64),
+        };
+        for piece in pieces {
+            shift
+                .draw(&PathElement::new(piece, c.stroke_width(3)))
+                .map_err(msg)?;
+        }
         if d.whiskers {
             for (x, s) in &line.points {
-                let (lo, hi) = ((s.mean - s.ci95).max(0.0), s.mean + s.ci95);
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        [(*x, lo), (*x, hi)],
-                        c.stroke_width(2),
-                    )))
+                let (lo, hi) = ((s.mean - s.ci95).max(floor), s.mean + s.ci95);
+                plot.draw(&PathElement::new([(*x, lo), (*x, hi)], c.stroke_width(2)))
                     .map_err(msg)?;
                 for v in [lo, hi] {
-                    chart
-                        .draw_series(std::iter::once(
-                            EmptyElement::at((*x, v))
-                                + PathElement::new([(-6, 0), (6, 0)], c.stroke_width(2)),
-                        ))
-                        .map_err(msg)?;
+                    plot.draw(
+                        &(EmptyElement::at((*x, v))
+                            + PathElement::new([(-6, 0), (6, 0)], c.stroke_width(2))),
+                    )
+                    .map_err(msg)?;
                 }
             }
         }
-        chart
-            .draw_series(
-                line.points
-                    .iter()
-                    .map(|(x, s)| EmptyElement::at((*x, s.mean)) + marker_shape(marker, c)),
-            )
-            .map_err(msg)?;
+        for (x, s) in &line.points {
+            plot.draw(&(EmptyElement::at((*x, s.mean.max(floor))) + marker_shape(marker, c)))
+                .map_err(msg)?;
+        }
     }
     Ok(())
 }

@@ -1,0 +1,306 @@
+//! `attempts`: the sawtooth picture of a storm. Per strategy, the client attempts reaching
+//! the entry service per second, first attempts and retries stacked per bucket
+//! (`timeseries.csv`'s `first_attempts` and `retries`), against the capacity as a step line
+//! drawn from the `concurrency` series (capacity steps, autoscaling and crashes show), and
+//! the outage windows shaded and labelled by kind.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::timeseries::{self, Area, Band, Level, Spec, YAxis, level_steps, steps};
+use super::{INK, Swatch, draw_title, fmt_tick, legend, legend_band, outage_style, use_log};
+use crate::model::Scenario;
+use crate::report::verdict::bucket_label;
+use crate::runner::PointResult;
+
+/// Width of the chart.
+const WIDTH: u32 = 1400;
+/// Height of the title row.
+const TITLE: u32 = 40;
+/// Height of one strategy's row.
+const ROW: u32 = 200;
+/// Width of the value-axis label area.
+const Y_AREA: i32 = 84;
+/// Fill of first attempts.
+pub const FIRST: RGBColor = RGBColor(110, 110, 110);
+/// Fill of retries.
+pub const RETRY: RGBColor = RGBColor(213, 94, 0);
+/// Dash of the capacity line.
+const CAPACITY_DASH: Option<(i32, i32)> = Some((8, 5));
+/// Dash of the rate-limit line.
+const LIMIT_DASH: Option<(i32, i32)> = Some((3, 4));
+
+/// One strategy's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptsPanel {
+    /// Strategy name.
+    pub strategy: String,
+    /// First attempts plus retries per second, as a step curve (the top of the stack).
+    pub total: Vec<(f64, f64)>,
+    /// First attempts per second, as a step curve.
+    pub first: Vec<(f64, f64)>,
+    /// Capacity in requests per second over time (`None`: not defined).
+    pub capacity: Option<Vec<(f64, f64)>>,
+}
+
+/// The attempts chart's numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptsData {
+    /// Title.
+    pub title: String,
+    /// Value-axis description.
+    pub y_desc: String,
+    /// Right end of the time axis, seconds.
+    pub t_end: f64,
+    /// The value axis, shared by every row.
+    pub y: YAxis,
+    /// Outage windows.
+    pub bands: Vec<Band>,
+    /// The rate limiter's rate, when there is one.
+    pub rate_limit: Option<f64>,
+    /// Key entries.
+    pub legend: Vec<(Swatch, String)>,
+    /// One row per strategy.
+    pub panels: Vec<AttemptsPanel>,
+}
+
+impl AttemptsData {
+    fn legend_height(&self) -> u32 {
+        legend_band((Y_AREA + 10, WIDTH as i32 - 20), &self.legend)
+    }
+
+    /// Chart size: one row per strategy.
+    pub fn size(&self) -> (u32, u32) {
+        (
+            WIDTH,
+            TITLE
+                + self.legend_height()
+                + ROW * self.panels.len().max(1) as u32
+                + timeseries::X_DESC,
+        )
+    }
+}
+
+/// The outage windows of service `service`, shaded and labelled by kind.
+pub fn bands(scenario: &Scenario, service: usize) -> Vec<Band> {
+    scenario.services[service]
+        .server
+        .outages
+        .iter()
+        .map(|o| {
+            let (color, label) = outage_style(&o.kind);
+            Band {
+                start: o.start.as_secs_f64(),
+                end: o.end.as_secs_f64(),
+                color,
+                label: Some(label),
+            }
+        })
+        .collect()
+}
+
+/// The outage windows of every service, labelled by kind, and by service when there are
+/// several (`db: down`): a downstream outage is what the clients retry against.
+pub fn all_bands(scenario: &Scenario) -> Vec<Band> {
+    let many = scenario.services.len() > 1;
+    (0..scenario.services.len())
+        .flat_map(|k| {
+            bands(scenario, k).into_iter().map(move |mut b| {
+                if many {
+                    b.label = b
+                        .label
+                        .map(|l| format!("{}: {l}", scenario.services[k].name));
+                }
+                b
+            })
+        })
+        .collect()
+}
+
+/// Capacity over time of service `service` in one strategy's mean series: slots (the
+/// `concurrency` column) / mean service time; `None` for an OCC server or zero service.
+pub fn capacity_series(
+    scenario: &Scenario,
+    service: usize,
+    timeline: &[crate::metrics::summary::MeanBucket],
+    t_end: f64,
+) -> Option<Vec<(f64, f64)>> {
+    let server = &scenario.services[service].server;
+    let mean = server.service.mean();
+    if server.is_occ() || mean.is_zero() {
+        return None;
+    }
+    let per_slot = 1.0 / mean.as_secs_f64();
+    let gauge: Vec<(f64, f64)> = timeline
+        .iter()
+        .map(|b| (b.t_s, b.concurrency() * per_slot))
+        .collect();
+    Some(level_steps(&gauge, t_end))
+}
+
+/// Prepares the attempts chart of one point. `at` is appended to the title; each curve
+/// keeps at most `max_points` points; `log_y` forces a log value axis.
+pub fn series(
+    scenario: &Scenario,
+    point: &PointResult,
+    at: &str,
+    max_points: usize,
+    log_y: bool,
+) -> AttemptsData {
+    let bucket = scenario.bucket.as_secs_f64();
+    let t_end = point
+        .strategies
+        .iter()
+        .map(|s| s.timeline().len() as f64 * bucket)
+        .fold(0.0, f64::max)
+        .max(bucket);
+    let panels: Vec<AttemptsPanel> = point
+        .strategies
+        .iter()
+        .map(|s| {
+            let tl = s.timeline();
+            let first: Vec<(f64, f64)> = tl
+                .iter()
+                .map(|b| (b.t_s, b.first_attempts() / bucket))
+                .collect();
+            let total: Vec<(f64, f64)> = tl
+                .iter()
+                .map(|b| (b.t_s, (b.first_attempts() + b.retries()) / bucket))
+                .collect();
+            AttemptsPanel {
+                strategy: s.summary.strategy.clone(),
+                total: steps(&total, bucket, max_points),
+                first: steps(&first, bucket, max_points),
+                capacity: capacity_series(scenario, 0, tl, t_end),
+            }
+        })
+        .collect();
+    let server = &scenario.entry().server;
+    let rate_limit = server.rate_limit.map(|r| r.rate);
+    let values: Vec<f64> = panels
+        .iter()
+        .flat_map(|p| {
+            p.total
+                .iter()
+                .map(|v| v.1)
+                .chain(p.capacity.iter().flatten().map(|v| v.1))
+        })
+        .chain(rate_limit)
+        .collect();
+    let log = use_log(values.iter().copied(), log_y);
+    let bands = all_bands(scenario);
+    let mut legend = vec![
+        (Swatch::Fill(FIRST, 0.45), "first attempts".to_string()),
+        (
+            Swatch::Fill(RETRY, 0.6),
+            "retries (stacked on top)".to_string(),
+        ),
+    ];
+    if panels.iter().any(|p| p.capacity.is_some()) {
+        legend.push((
+            Swatch::Line(INK, CAPACITY_DASH),
+            format!("capacity: slots / {} mean service", server.service.mean()),
+        ));
+    }
+    if let Some(r) = rate_limit {
+        legend.push((
+            Swatch::Line(INK, LIMIT_DASH),
+            format!("rate limit {} req/s", fmt_tick(r)),
+        ));
+    }
+    let mut kinds: Vec<String> = Vec::new();
+    for b in &bands {
+        let label = b.label.clone().unwrap_or_default();
+        if !kinds.contains(&label) {
+            legend.push((Swatch::Fill(b.color, 0.3), format!("outage: {label}")));
+            kinds.push(label);
+        }
+    }
+    let name = if scenario.services.len() > 1 {
+        scenario.entry().name.clone()
+    } else {
+        "the server".to_string()
+    };
+    AttemptsData {
+        title: format!(
+            "{}{at}: client attempts per second reaching {name}, per {} bucket",
+            scenario.name,
+            bucket_label(scenario.bucket)
+        ),
+        y_desc: "attempts/s".into(),
+        t_end,
+        y: YAxis::new(values.iter().copied(), log),
+        bands,
+        rate_limit,
+        legend,
+        panels,
+    }
+}
+
+/// Draws the chart on `root`.
+pub fn draw<DB: DrawingBackend>(
+    d: &AttemptsData,
+    root: &DrawingArea<DB, Shift>,
+) -> Result<(), String> {
+    let (head, body) = root.split_vertically(TITLE + d.legend_height());
+    let (title_area, legend_area) = head.split_vertically(TITLE);
+    draw_title(&title_area, &d.title)?;
+    legend(&legend_area, (Y_AREA + 10, WIDTH as i32 - 20), &d.legend)?;
+    let mut rest = body;
+    let n = d.panels.len();
+    for (i, p) in d.panels.iter().enumerate() {
+        let last = i + 1 == n;
+        let row = if last {
+            rest.clone()
+        } else {
+            let (row, below) = rest.split_vertically(ROW);
+            rest = below;
+            row
+        };
+        let areas = [
+            Area {
+                points: p.first.clone(),
+                color: FIRST,
+                alpha: 0.45,
+                under: None,
+            },
+            Area {
+                points: p.total.clone(),
+                color: RETRY,
+                alpha: 0.6,
+                under: Some(p.first.clone()),
+            },
+        ];
+        let mut levels = Vec::new();
+        if let Some(c) = &p.capacity {
+            levels.push(Level {
+                points: c.clone(),
+                color: INK,
+                dash: CAPACITY_DASH,
+            });
+        }
+        if let Some(r) = d.rate_limit {
+            levels.push(Level {
+                points: vec![(0.0, r), (d.t_end, r)],
+                color: INK,
+                dash: LIMIT_DASH,
+            });
+        }
+        timeseries::panel(
+            &row,
+            &Spec {
+                caption: &p.strategy,
+                y_desc: &d.y_desc,
+                y_area: Y_AREA,
+                x_labels: 14,
+                t_end: d.t_end,
+                y: &d.y,
+                bands: &d.bands,
+                areas: &areas,
+                levels: &levels,
+                last,
+            },
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,749 @@
+//! The verdict: what the console and `report.html` open with.
+//!
+//! One line per strategy, ranked: its success share, its work as a multiple of the minimum
+//! (one call per logical request), its completion time and its recovery peak as a multiple of
+//! the entry service's capacity; then, for each strategy that lost more requests than
+//! another, what it traded them for, and, with replications, which differences from the
+//! first strategy are significant.
+//!
+//! **The ranking rule.** A strategy that loses more requests never ranks ahead of one that
+//! loses fewer. "More" means beyond the noise: strategy A loses more than B when A's
+//! give-ups, less their 95% confidence half-width over replications, exceed B's plus theirs
+//! (the intervals do not overlap; with one replication, any difference counts). Ranks are
+//! given one at a time: the next rank goes to a strategy that loses more than no strategy
+//! still unranked; among those, to the one with the least work (fewest calls), and among
+//! those whose calls are equal within their intervals, to the one that finished first.
+//! The strategies that lose more than no other strategy at all form the *leading group*:
+//! the summary table highlights best values among them only.
+//!
+//! Pure: the same results give the same verdict.
+
+use crate::metrics::paired::PairedRow;
+use crate::metrics::summary::{Stat, StrategySummary};
+use crate::model::Scenario;
+use crate::report::chart::fmt_value;
+use crate::runner::PointResult;
+use crate::time::SimDuration;
+
+/// One strategy's line of the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// 1-based rank.
+    pub rank: usize,
+    /// Index of the strategy in the scenario (its colour in every chart).
+    pub index: usize,
+    /// Strategy name.
+    pub strategy: String,
+    /// Logical client requests (mean per run).
+    pub requests: f64,
+    /// Succeeded / requests (`None` without requests).
+    pub success_share: Option<f64>,
+    /// Give-ups, mean and 95% half-width.
+    pub gave_up: Stat,
+    /// Calls per logical request: 1 is the minimum.
+    pub work: f64,
+    /// Completion time, seconds.
+    pub completion_s: f64,
+    /// Recovery peak, requests per second (per bucket).
+    pub recovery_peak_rps: f64,
+    /// The recovery peak as a multiple of capacity (`None` when capacity is not defined).
+    pub recovery_peak_x: Option<f64>,
+    /// Whether it loses more requests than some other strategy (outside the leading group).
+    pub loses_more: bool,
+    /// For a strategy outside the leading group: what it traded its lost requests for.
+    pub trade: Option<String>,
+}
+
+/// The verdict of one sweep point (the only point without a sweep).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The time-series bucket, e.g. `100 ms`: what every peak is measured over.
+    pub bucket: String,
+    /// The entry service's capacity, requests per second, when defined.
+    pub capacity_rps: Option<f64>,
+    /// How the capacity was derived, or why there is none.
+    pub capacity_note: String,
+    /// Replications per strategy.
+    pub replications: u32,
+    /// One line per strategy, in rank order.
+    pub lines: Vec<Line>,
+    /// With two replications or more: per strategy after the first, which differences from
+    /// the first strategy are significant (paired, 95%).
+    pub paired: Vec<String>,
+}
+
+impl Verdict {
+    /// Indices (scenario order) of the leading group: the strategies that lose more
+    /// requests than no other.
+    pub fn leading(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .lines
+            .iter()
+            .filter(|l| !l.loses_more)
+            .map(|l| l.index)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The rank of the strategy at `index` (scenario order).
+    pub fn rank_of(&self, index: usize) -> Option<usize> {
+        self.lines.iter().find(|l| l.index == index).map(|l| l.rank)
+    }
+
+    /// The rule, in one line, for the head of the verdict.
+    pub fn rule(&self) -> String {
+        format!(
+            "ranked by give-ups (a strategy that loses more requests, beyond the 95% CI{}, \
+             never ranks ahead), then by work (calls per request, 1x = one call each), then \
+             by completion",
+            if self.replications < 2 {
+                "; one run: any difference counts"
+            } else {
+                ""
+            }
+        )
+    }
+
+    /// The capacity, for the head of the verdict: `capacity 10k req/s (200 slots / 20ms
+    /// mean service); peaks per 100 ms bucket`.
+    pub fn capacity_line(&self) -> String {
+        match self.capacity_rps {
+            Some(c) => format!(
+                "capacity {} req/s ({}); peaks per {} bucket",
+                fmt_value(c),
+                self.capacity_note,
+                self.bucket
+            ),
+            None => format!(
+                "capacity n/a ({}); peaks per {} bucket",
+                self.capacity_note, self.bucket
+            ),
+        }
+    }
+}
+
+/// How a line reads: `succeeded 99.74%  work 8.25x  completion 15.0 s  recovery peak 0.32x
+/// capacity`, as cells (aligned by the console, a table row in the report).
+pub fn cells(line: &Line) -> [String; 4] {
+    [
+        format!(
+            "succeeded {}",
+            line.success_share.map_or("n/a".into(), percent)
+        ),
+        format!("work {}", times(line.work)),
+        format!("completion {} s", fmt_value(line.completion_s)),
+        format!(
+            "recovery peak {}",
+            match line.recovery_peak_x {
+                Some(x) => format!("{} capacity", times(x)),
+                None => format!("{} req/s", fmt_value(line.recovery_peak_rps)),
+            }
+        ),
+    ]
+}
+
+/// A bucket width as people write it: `100 ms`, `1 s`, `250 µs`.
+pub fn bucket_label(bucket: SimDuration) -> String {
+    let ns = bucket.as_nanos();
+    if ns > 0 && ns.is_multiple_of(1_000_000_000) {
+        format!("{} s", ns / 1_000_000_000)
+    } else if ns >= 1_000_000 && ns.is_multiple_of(1_000_000) {
+        format!("{} ms", ns / 1_000_000)
+    } else if ns >= 1_000 && ns.is_multiple_of(1_000) {
+        format!("{} µs", ns / 1_000)
+    } else if ns >= 1_000_000 {
+        format!("{} ms", fmt_value(ns as f64 / 1e6))
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+/// The entry service's capacity in requests per second (slots / mean service time), and
+/// how it was derived; `None` for an OCC server or a zero service time.
+pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
+    let server = &scenario.entry().server;
+    if server.is_occ() {
+        return (None, "an OCC server has no slots".into());
+    }
+    let service = server.service.mean();
+    if service.is_zero() {
+        return (None, "zero service time".into());
+    }
+    let rps = server.concurrency as f64 / service.as_secs_f64();
+    let mut note = format!("{} slots / {} mean service", server.concurrency, service);
+    if !server.capacity.is_empty() || server.autoscale.is_some() {
+        note.push_str(", at the start");
+    }
+    (Some(rps), note)
+}
+
+/// A share as a percentage: `100%`, `99.74%`, `62.2%`, `0.26%`, `0%`; never rounded to
+/// 0% or 100% when it is not.
+pub fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if !p.is_finite() {
+        return "n/a".into();
+    }
+    if p <= 0.0 {
+        return "0%".into();
+    }
+    if p >= 100.0 {
+        return "100%".into();
+    }
+    let text = if !(1.0..=99.0).contains(&p) {
+        format!("{p:.2}")
+    } else {
+        format!("{p:.1}")
+    };
+    match text.as_str() {
+        "100.00" => ">99.99%".into(),
+        "0.00" => "<0.01%".into(),
+        t => format!("{t}%"),
+    }
+}
+
+/// A multiple: `7.59x`, `12.3x`, `150x`.
+pub fn times(x: f64) -> String {
+    if !x.is_finite() {
+        "n/a".into()
+    } else if x == 0.0 {
+        "0x".into()
+    } else if x < 0.1 {
+        format!("{}x", fmt_value(x))
+    } else if x < 9.995 {
+        format!("{x:.2}x")
+    } else if x < 99.95 {
+        format!("{x:.1}x")
+    } else {
+        format!("{}x", fmt_value(x.round()))
+    }
+}
+
+/// Whether interval `a` lies entirely above interval `b` (`mean ± ci95`).
+fn above(a: Stat, b: Stat) -> bool {
+    a.mean - a.ci95 > b.mean + b.ci95 + 1e-9 * b.mean.abs().max(1.0)
+}
+
+/// The give-ups of a strategy as a statistic.
+fn gave_up(s: &StrategySummary) -> Stat {
+    Stat {
+        mean: s.gave_up,
+        ci95: s.gave_up_ci95,
+    }
+}
+
+/// The ranking of `summaries` (indices, best first) and which of them lose more than some
+/// other strategy. See the module documentation for the rule.
+pub fn rank(summaries: &[&StrategySummary]) -> (Vec<usize>, Vec<bool>) {
+    let n = summaries.len();
+    let loses = |a: usize, b: usize| above(gave_up(summaries[a]), gave_up(summaries[b]));
+    let loses_more: Vec<bool> = (0..n).map(|a| (0..n).any(|b| loses(a, b))).collect();
+    let mut left: Vec<usize> = (0..n).collect();
+    let mut order = Vec::with_capacity(n);
+    while !left.is_empty() {
+        let candidates: Vec<usize> = left
+            .iter()
+            .copied()
+            .filter(|&a| !left.iter().any(|&b| loses(a, b)))
+            .collect();
+        // The lightest candidate, then every candidate whose calls are equal to its within
+        // their intervals: the one of those that finished first.
+        let calls = |i: usize| summaries[i].calls;
+        let lightest = candidates
+            .iter()
+            .copied()
+            .min_by(|&a, &b| calls(a).mean.total_cmp(&calls(b).mean).then(a.cmp(&b)))
+            .expect("some strategy loses more than no other");
+        let pick = candidates
+            .iter()
+            .copied()
+            .filter(|&c| !above(calls(c), calls(lightest)))
+            .min_by(|&a, &b| {
+                summaries[a]
+                    .completion_s
+                    .mean
+                    .total_cmp(&summaries[b].completion_s.mean)
+                    .then(calls(a).mean.total_cmp(&calls(b).mean))
+                    .then(a.cmp(&b))
+            })
+            .unwrap_or(lightest);
+        order.push(pick);
+        left.retain(|&i| i != pick);
+    }
+    (order, loses_more)
+}
+
+/// What a strategy can be better at, with the words for it.
+struct Measure {
+    value: fn(&StrategySummary) -> Stat,
+    best: &'static str,
+    better: &'static str,
+    /// Whether giving up buys it directly: fewer attempts and an earlier end are what a
+    /// give-up is, where a lower peak may have other causes.
+    bought: bool,
+}
+
+const MEASURES: [Measure; 5] = [
+    Measure {
+        value: |s| s.completion_s,
+        best: "fastest",
+        better: "faster",
+        bought: true,
+    },
+    Measure {
+        value: |s| s.calls,
+        best: "lightest",
+        better: "lighter",
+        bought: true,
+    },
+    Measure {
+        value: |s| s.recovery_peak_rps,
+        best: "lowest recovery peak",
+        better: "lower recovery peak",
+        bought: false,
+    },
+    Measure {
+        value: |s| s.peak_rps,
+        best: "lowest peak",
+        better: "lower peak",
+        bought: false,
+    },
+    Measure {
+        value: |s| Stat {
+            mean: s.latency_s[2],
+            ci95: 0.0,
+        },
+        best: "lowest p99 latency",
+        better: "lower p99 latency",
+        bought: false,
+    },
+];
+
+/// What strategy `i` traded its lost requests for, against the winner `w`: the measures on
+/// which it does better than the winner (beyond the intervals), as superlatives when no
+/// strategy does better still. `breaker: fastest and lightest because it gave up on 100%`
+/// when it gained time or work (what giving up saves), `full: lowest recovery peak, but it
+/// gave up on 0.26%` when it gained only on peaks or latency (which may have other causes).
+pub fn trade(summaries: &[&StrategySummary], i: usize, w: usize) -> String {
+    let s = summaries[i];
+    let winner = summaries[w];
+    let (mut best, mut better) = (Vec::new(), Vec::new());
+    let mut bought = false;
+    for m in &MEASURES {
+        let mine = (m.value)(s);
+        if !above((m.value)(winner), mine) {
+            continue;
+        }
+        bought |= m.bought;
+        if summaries
+            .iter()
+            .enumerate()
+            .all(|(j, o)| j == i || (m.value)(o).mean >= mine.mean)
+        {
+            best.push(m.best.to_string());
+        } else {
+            better.push(m.better.to_string());
+        }
+    }
+    let lost = if s.requests > 0.0 {
+        percent(s.gave_up / s.requests)
+    } else {
+        fmt_value(s.gave_up)
+    };
+    let mut gains = Vec::new();
+    if !best.is_empty() {
+        gains.push(join_and(&best));
+    }
+    if !better.is_empty() {
+        gains.push(format!("{} than {}", join_and(&better), winner.strategy));
+    }
+    if gains.is_empty() {
+        format!(
+            "{}: gave up on {lost} and did no better than {} on any measure",
+            s.strategy, winner.strategy
+        )
+    } else {
+        format!(
+            "{}: {}{} gave up on {lost}",
+            s.strategy,
+            gains.join(", and "),
+            if bought { " because it" } else { ", but it" }
+        )
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_and(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// Words for a paired metric: (name, lower, higher).
+fn paired_words(metric: &str) -> (&'static str, &'static str, &'static str) {
+    match metric {
+        "calls" => ("calls", "fewer calls", "more calls"),
+        "completion_s" => ("completion", "finished sooner", "finished later"),
+        "recovery_peak_rps" => (
+            "recovery peak",
+            "lower recovery peak",
+            "higher recovery peak",
+        ),
+        "succeeded" => ("successes", "fewer successes", "more successes"),
+        "latency_p99_s" => ("p99 latency", "lower p99 latency", "higher p99 latency"),
+        _ => ("", "lower", "higher"),
+    }
+}
+
+/// The paired sentences: per strategy after the first, its significant differences from the
+/// first (with the relative change), and the metrics that do not differ significantly.
+pub fn paired_sentences(rows: &[PairedRow]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut strategies: Vec<&str> = Vec::new();
+    for r in rows {
+        if !strategies.contains(&r.strategy.as_str()) {
+            strategies.push(&r.strategy);
+        }
+    }
+    for s in strategies {
+        let mine: Vec<&PairedRow> = rows.iter().filter(|r| r.strategy == s).collect();
+        let baseline = &mine[0].baseline;
+        let mut significant = Vec::new();
+        let mut same = Vec::new();
+        for r in &mine {
+            let (name, lower, higher) = paired_words(r.metric);
+            if r.significant() {
+                let change = match r.ratio {
+                    Some(ratio) if ratio.is_finite() => {
+                        let pct = (ratio - 1.0) * 100.0;
+                        if pct.abs() >= 1000.0 {
+                            times(ratio)
+                        } else {
+                            format!("{}{:.0}%", if pct >= 0.0 { "+" } else { "−" }, pct.abs())
+                        }
+                    }
+                    _ => format!("{:+}", fmt_value(r.mean_diff)),
+                };
+                significant.push(format!(
+                    "{} ({change})",
+                    if r.mean_diff < 0.0 { lower } else { higher }
+                ));
+            } else {
+                same.push(name.to_string());
+            }
+        }
+        let mut sentence = format!("{s} vs {baseline}: ");
+        if significant.is_empty() {
+            sentence.push_str("no significant difference");
+        } else {
+            sentence.push_str(&join_and(&significant));
+            if !same.is_empty() {
+                sentence.push_str(&format!("; same {} within noise", join_and(&same)));
+            }
+        }
+        out.push(sentence);
+    }
+    out
+}
+
+/// The verdict of `point`, a point of `scenario`.
+pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
+    let summaries: Vec<&StrategySummary> = point.strategies.iter().map(|s| &s.summary).collect();
+    let (order, loses_more) = rank(&summaries);
+    let (capacity_rps, capacity_note) = capacity(scenario);
+    let winner = order.first().copied();
+    let lines = order
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| {
+            let s = summaries[i];
+            Line {
+                rank: r + 1,
+                index: i,
+                strategy: s.strategy.clone(),
+                requests: s.requests,
+                success_share: (s.requests > 0.0).then(|| s.succeeded / s.requests),
+                gave_up: gave_up(s),
+                work: if s.requests > 0.0 {
+                    s.calls.mean / s.requests
+                } else {
+                    f64::NAN
+                },
+                completion_s: s.completion_s.mean,
+                recovery_peak_rps: s.recovery_peak_rps.mean,
+                recovery_peak_x: capacity_rps.map(|c| s.recovery_peak_rps.mean / c),
+                loses_more: loses_more[i],
+                trade: match winner {
+                    Some(w) if loses_more[i] && w != i => Some(trade(&summaries, i, w)),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    Verdict {
+        bucket: bucket_label(scenario.bucket),
+        capacity_rps,
+        capacity_note,
+        replications: scenario.replications,
+        lines,
+        paired: if scenario.replications >= 2 && summaries.len() >= 2 {
+            paired_sentences(&point.paired)
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::summary::StrategyResult;
+
+    fn stat(mean: f64, ci95: f64) -> Stat {
+        Stat { mean, ci95 }
+    }
+
+    /// A strategy of 10 000 requests: (name, calls, completion, gave up ± ci).
+    fn summary(name: &str, calls: f64, completion: f64, gave_up: (f64, f64)) -> StrategySummary {
+        StrategySummary {
+            strategy: name.into(),
+            replications: 5,
+            requests: 10_000.0,
+            calls: stat(calls, calls * 0.001),
+            completion_s: stat(completion, 0.05),
+            peak_rps: stat(calls, 0.0),
+            recovery_peak_rps: stat(calls / 10.0, 0.0),
+            succeeded: 10_000.0 - gave_up.0,
+            gave_up: gave_up.0,
+            gave_up_ci95: gave_up.1,
+            latency_s: [completion / 2.0, completion * 0.9, completion * 0.95],
+            ..Default::default()
+        }
+    }
+
+    fn names(summaries: &[StrategySummary]) -> Vec<String> {
+        let refs: Vec<&StrategySummary> = summaries.iter().collect();
+        rank(&refs)
+            .0
+            .into_iter()
+            .map(|i| summaries[i].strategy.clone())
+            .collect()
+    }
+
+    #[test]
+    fn more_give_ups_never_rank_ahead_however_light_and_fast() {
+        // The budgets case: the breaker gives up on everything, in one second and 208 calls.
+        let s = vec![
+            summary("no-budget", 80_671.0, 14.9, (17.6, 6.0)),
+            summary("ratio", 11_000.0, 1.36, (10_000.0, 0.0)),
+            summary("breaker", 208.0, 1.0, (10_000.0, 0.0)),
+        ];
+        assert_eq!(names(&s)[0], "no-budget");
+        let refs: Vec<&StrategySummary> = s.iter().collect();
+        let (_, loses) = rank(&refs);
+        assert_eq!(loses, [false, true, true]);
+    }
+
+    #[test]
+    fn give_ups_equal_within_the_interval_rank_by_work_then_completion() {
+        let s = vec![
+            // 30 ± 20 and 10 ± 15 overlap: equal losses, so work decides.
+            summary("heavy", 90_000.0, 10.0, (30.0, 20.0)),
+            summary("light", 70_000.0, 20.0, (10.0, 15.0)),
+            // Same calls as light within the interval (70 000 ± 70), sooner done.
+            summary("light-fast", 70_050.0, 12.0, (12.0, 15.0)),
+            // Clearly more losses: last, however light.
+            summary("lossy", 1_000.0, 1.0, (500.0, 20.0)),
+        ];
+        assert_eq!(names(&s), ["light-fast", "light", "heavy", "lossy"]);
+    }
+
+    #[test]
+    fn with_one_run_any_difference_in_give_ups_counts() {
+        let s = vec![
+            summary("a", 50_000.0, 5.0, (1.0, 0.0)),
+            summary("b", 90_000.0, 9.0, (0.0, 0.0)),
+        ];
+        assert_eq!(names(&s), ["b", "a"]);
+    }
+
+    #[test]
+    fn ranking_is_total_even_when_overlaps_do_not_chain() {
+        // a overlaps b, b overlaps c, but c loses more than a: a must come before c.
+        let s = vec![
+            summary("c", 10.0, 1.0, (100.0, 30.0)),
+            summary("b", 20.0, 1.0, (60.0, 30.0)),
+            summary("a", 30.0, 1.0, (20.0, 30.0)),
+        ];
+        let order = names(&s);
+        let pos = |n: &str| order.iter().position(|o| o == n).unwrap();
+        assert!(pos("a") < pos("c"), "{order:?}");
+        assert_eq!(order.len(), 3);
+    }
+
+    #[test]
+    fn the_trade_sentence_says_what_lost_requests_bought() {
+        let s = [
+            summary("no-budget", 80_671.0, 14.9, (17.6, 6.0)),
+            summary("breaker", 208.0, 1.0, (10_000.0, 0.0)),
+            summary("ratio", 11_000.0, 1.36, (10_000.0, 0.0)),
+        ];
+        let refs: Vec<&StrategySummary> = s.iter().collect();
+        assert_eq!(
+            trade(&refs, 1, 0),
+            "breaker: fastest, lightest, lowest recovery peak, lowest peak and lowest p99 \
+             latency because it gave up on 100%"
+        );
+        assert_eq!(
+            trade(&refs, 2, 0),
+            "ratio: faster, lighter, lower recovery peak, lower peak and lower p99 latency than \
+             no-budget because it gave up on 100%"
+        );
+        // Better on peaks only: no claim that giving up bought it.
+        let q = [
+            summary("equal", 75_000.0, 11.4, (0.0, 0.0)),
+            StrategySummary {
+                recovery_peak_rps: stat(10.0, 0.0),
+                ..summary("full", 82_000.0, 15.0, (26.0, 5.0))
+            },
+        ];
+        let refs: Vec<&StrategySummary> = q.iter().collect();
+        assert_eq!(
+            trade(&refs, 1, 0),
+            "full: lowest recovery peak, but it gave up on 0.26%"
+        );
+        // Worse on everything: said so.
+        let t = [
+            summary("equal", 75_000.0, 11.4, (0.0, 0.0)),
+            summary("no-jitter", 94_000.0, 33.0, (6_200.0, 50.0)),
+        ];
+        let refs: Vec<&StrategySummary> = t.iter().collect();
+        assert_eq!(
+            trade(&refs, 1, 0),
+            "no-jitter: gave up on 62.0% and did no better than equal on any measure"
+        );
+    }
+
+    #[test]
+    fn shares_and_multiples_read_without_false_rounding() {
+        assert_eq!(percent(1.0), "100%");
+        assert_eq!(percent(0.0), "0%");
+        assert_eq!(percent(0.9974), "99.74%");
+        assert_eq!(percent(0.0026), "0.26%");
+        assert_eq!(percent(0.622), "62.2%");
+        assert_eq!(percent(0.999_999), ">99.99%");
+        assert_eq!(percent(0.000_001), "<0.01%");
+        assert_eq!(times(7.5914), "7.59x");
+        assert_eq!(times(12.34), "12.3x");
+        assert_eq!(times(9.9998), "10.0x", "never 10.00x");
+        assert_eq!(times(0.3401), "0.34x");
+        assert_eq!(times(0.0042), "0.004x");
+        assert_eq!(times(12_345.0), "12\u{2009}345x");
+        assert_eq!(bucket_label(SimDuration::from_millis(100)), "100 ms");
+        assert_eq!(bucket_label(SimDuration::from_secs(1)), "1 s");
+        assert_eq!(bucket_label(SimDuration(250_000)), "250 µs");
+    }
+
+    #[test]
+    fn paired_sentences_name_significant_differences_only() {
+        let row = |metric, mean_diff, ci95, ratio| PairedRow {
+            strategy: "equal".into(),
+            baseline: "no-jitter".into(),
+            metric,
+            mean_diff,
+            ci95,
+            ratio: Some(ratio),
+        };
+        let rows = vec![
+            row("calls", -18_000.0, 300.0, 0.81),
+            row("completion_s", -21.6, 0.2, 0.346),
+            row("recovery_peak_rps", -100.0, 500.0, 0.99),
+            row("succeeded", 6_200.0, 40.0, 2.64),
+            row("latency_p99_s", 0.1, 0.5, 1.01),
+        ];
+        assert_eq!(
+            paired_sentences(&rows),
+            [
+                "equal vs no-jitter: fewer calls (−19%), finished sooner (−65%) and more \
+              successes (+164%); same recovery peak and p99 latency within noise"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_verdict_of_a_point_lines_up_ranks_shares_and_capacity() {
+        let text = r#"
+name = "v"
+replications = 2
+[clients]
+count = 10
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 4
+service = { dist = "constant", value = "20ms" }
+[retry]
+max_attempts = 3
+[[strategy]]
+name = "a"
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "b"
+base = "1ms"
+cap = "1ms"
+"#;
+        let scenario = crate::scenario::sweep::load_str("v.toml", text)
+            .unwrap()
+            .points
+            .remove(0)
+            .scenario;
+        let result = |s: StrategySummary| StrategyResult {
+            summary: s,
+            services: Vec::new(),
+            populations: Vec::new(),
+            timelines: Vec::new(),
+            replicates: Vec::new(),
+            requests: Vec::new(),
+            attempts: Vec::new(),
+        };
+        let point = PointResult {
+            labels: Vec::new(),
+            strategies: vec![
+                result(summary("a", 208.0, 1.0, (10_000.0, 0.0))),
+                result(summary("b", 30_000.0, 9.0, (0.0, 0.0))),
+            ],
+            paired: Vec::new(),
+        };
+        let v = verdict(&point, &scenario);
+        assert_eq!(v.capacity_rps, Some(200.0), "4 slots / 20 ms");
+        assert_eq!(v.bucket, "100 ms");
+        assert_eq!(v.leading(), [1]);
+        assert_eq!(v.rank_of(1), Some(1));
+        let first = &v.lines[0];
+        assert_eq!(first.strategy, "b");
+        assert_eq!(first.success_share, Some(1.0));
+        assert_eq!(first.work, 3.0);
+        assert_eq!(first.recovery_peak_x, Some(15.0), "3 000 req/s / 200");
+        assert_eq!(
+            cells(first),
+            [
+                "succeeded 100%",
+                "work 3.00x",
+                "completion 9 s",
+                "recovery peak 15.0x capacity"
+            ]
+        );
+        assert!(
+            v.lines[1]
+                .trade
+                .as_deref()
+                .unwrap()
+                .starts_with("a: fastest")
+        );
+        assert!(v.lines[0].trade.is_none());
+    }
+}
