@@ -4,6 +4,7 @@
 mod commands;
 mod common;
 mod conveniences;
+mod deploy;
 mod docs;
 mod engine_cases;
 mod errors;
