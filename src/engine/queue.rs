@@ -437,11 +437,12 @@ impl EventQueue {
         self.coarse.give_back(j, events);
     }
 
-    /// The id of the next event, likely a request key, when it is already known (cheap and
-    /// only a guess, for prefetching request state before it is needed).
+    /// The id of the event `ahead` places after the next one, likely a request key, when it
+    /// is already in the bucket being consumed (cheap and only a guess, for prefetching
+    /// request state before it is needed).
     #[inline]
-    pub fn upcoming_id(&self) -> Option<u32> {
-        self.current.get(self.head).map(|e| e.id)
+    pub fn upcoming_id(&self, ahead: usize) -> Option<u32> {
+        self.current.get(self.head + ahead).map(|e| e.id)
     }
 
     /// Number of scheduled events.

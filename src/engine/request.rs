@@ -241,6 +241,12 @@ impl Requests {
     pub fn as_slice(&self) -> &[Request] {
         &self.items
     }
+
+    /// Every slot's cold state, for prefetching.
+    #[inline]
+    pub fn infos(&self) -> &[RequestInfo] {
+        &self.infos
+    }
 }
 
 impl std::ops::Index<u32> for Requests {
