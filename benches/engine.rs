@@ -7,7 +7,7 @@
 //! | group | workload |
 //! |---|---|
 //! | `herd` | quickstart.toml: 10 000 clients at t = 0, a 5 s outage, each jitter strategy |
-//! | `herd-million` | the same herd at 1 000 000 clients (no-jitter and full; 10 samples) |
+//! | `herd-million` | the same herd at 1 000 000 clients and 100x the server, as million.toml (no-jitter and full; 10 samples) |
 //! | `occ` | brooker-occ.toml at N = 100: one optimistic write per client, five strategies |
 //! | `open-loop` | steady-outage.toml: 500 req/s of Poisson arrivals for 120 s, a 30 s outage |
 //! | `graph` | three-tier.toml: api -> mid -> db, the db down for 20 s, four retry policies |
@@ -69,15 +69,22 @@ fn strategies(
     g.finish();
 }
 
-/// quickstart.toml with `clients` clients.
+/// quickstart.toml scaled to `clients` clients: the server's slots and queue grow with them
+/// (200 slots and 400 places per 10 000 clients), so every size runs the same herd shape
+/// (about 26 events per client) and only the state's size changes.
 fn herd_of(clients: u32) -> Scenario {
-    let text =
-        herdsim::scenario::QUICKSTART.replace("count = 10000", &format!("count = {clients}"));
-    assert_ne!(
-        text,
-        herdsim::scenario::QUICKSTART,
-        "the quickstart's client count"
-    );
+    let q = herdsim::scenario::QUICKSTART;
+    let scaled = [
+        ("count = 10000 ", clients),
+        ("concurrency = 200 ", clients / 50),
+        ("queue = 400 ", clients / 25),
+    ];
+    let mut text = q.to_string();
+    for (from, value) in scaled {
+        assert!(text.contains(from), "quickstart.toml has `{from}`");
+        let key = from.split(" = ").next().expect("a key");
+        text = text.replace(from, &format!("{key} = {value} "));
+    }
     scenario("quickstart.toml", &text)
 }
 
