@@ -165,6 +165,12 @@ fn run_command(args: &RunArgs) -> Result<()> {
             "--threads: expected a number from 1 to {MAX_THREADS}, found {t}"
         )));
     }
+    if args.shard_count.is_some() && !matches!(args.shard, Some(crate::shard::ShardArg::Auto)) {
+        // Silently ignoring it would run another split than the user asked for.
+        return Err(Error::Usage(
+            "--shard-count: only read with --shard auto (a Kubernetes Indexed Job's completions); with --shard I/N the count is N".into(),
+        ));
+    }
     if let Some(r) = args.replications
         && !(1..=MAX_REPLICATIONS).contains(&r)
     {

@@ -240,3 +240,29 @@ fn shard_auto_reads_the_batch_engines_environment() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no batch array found"));
 }
+
+#[test]
+fn shard_count_without_shard_auto_is_refused() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    for extra in [
+        &["--shard", "0/3", "--shard-count", "5"][..],
+        &["--shard-count", "5"],
+    ] {
+        let mut args = vec!["run", "sweep.toml", "--no-charts", "--quiet"];
+        args.extend_from_slice(extra);
+        let out = herdsim()
+            .current_dir(ws.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("--shard-count: only read with --shard auto"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!ws.path().join("output").exists(), "nothing written");
+    }
+}
