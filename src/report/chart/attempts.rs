@@ -8,7 +8,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::timeseries::{self, Area, Band, Level, Spec, YAxis, level_steps, steps};
-use super::{INK, Swatch, draw_title, fmt_tick, legend, legend_band, outage_style, use_log};
+use super::{
+    INK, Swatch, draw_title, fmt_tick, legend, legend_band, outage_style, stacked_rows, use_log,
+};
 use crate::model::Scenario;
 use crate::report::verdict::bucket_label;
 use crate::runner::PointResult;
@@ -246,17 +248,10 @@ pub fn draw<DB: DrawingBackend>(
     let (title_area, legend_area) = head.split_vertically(TITLE);
     draw_title(&title_area, &d.title)?;
     legend(&legend_area, (Y_AREA + 10, WIDTH as i32 - 20), &d.legend)?;
-    let mut rest = body;
     let n = d.panels.len();
-    for (i, p) in d.panels.iter().enumerate() {
+    let rows = stacked_rows(body, n, ROW);
+    for (i, (p, row)) in d.panels.iter().zip(rows).enumerate() {
         let last = i + 1 == n;
-        let row = if last {
-            rest.clone()
-        } else {
-            let (row, below) = rest.split_vertically(ROW);
-            rest = below;
-            row
-        };
         let areas = [
             Area {
                 points: p.first.clone(),

@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 use super::attempts::{bands, capacity_series};
 use super::timeseries::{self, Area, Band, Level, Spec, YAxis, level_steps, steps};
-use super::{INK, Swatch, draw_title, fmt_tick, legend, legend_band, use_log};
+use super::{INK, Swatch, draw_title, fmt_tick, legend, legend_band, stacked_rows, use_log};
 use crate::model::Scenario;
 use crate::report::verdict::bucket_label;
 use crate::runner::PointResult;
@@ -335,17 +335,10 @@ pub fn draw<DB: DrawingBackend>(d: &LoadData, root: &DrawingArea<DB, Shift>) -> 
             &c.legend,
         )?;
     }
-    let mut rest = body;
     let n = d.strategies.len();
-    for (r, strategy) in d.strategies.iter().enumerate() {
+    let rows = stacked_rows(body, n, ROW);
+    for (r, (strategy, row)) in d.strategies.iter().zip(rows).enumerate() {
         let last = r + 1 == n;
-        let row = if last {
-            rest.clone()
-        } else {
-            let (row, below) = rest.split_vertically(ROW);
-            rest = below;
-            row
-        };
         let mut right = row;
         for (k, c) in d.columns.iter().enumerate() {
             let cell_area = if k + 1 == d.columns.len() {

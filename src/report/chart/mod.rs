@@ -744,6 +744,26 @@ pub(crate) fn header<DB: DrawingBackend>(
     Ok(body)
 }
 
+/// Splits `body` into `n` rows stacked from the top, `row` pixels each but the last, which
+/// takes what is left (so rounding never leaves a strip unused).
+pub(crate) fn stacked_rows<DB: DrawingBackend>(
+    body: DrawingArea<DB, Shift>,
+    n: usize,
+    row: u32,
+) -> Vec<DrawingArea<DB, Shift>> {
+    let mut rows = Vec::with_capacity(n);
+    let mut rest = body;
+    for _ in 1..n {
+        let (top, below) = rest.split_vertically(row);
+        rows.push(top);
+        rest = below;
+    }
+    if n > 0 {
+        rows.push(rest);
+    }
+    rows
+}
+
 /// Draws `title` centred in `area`: at full size when it fits, else smaller, else on two
 /// lines split at the space nearest the middle (long sweep-point titles).
 pub(crate) fn draw_title<DB: DrawingBackend>(

@@ -14,7 +14,9 @@ use plotters::prelude::*;
 
 use super::attempts::bands;
 use super::timeseries::Band;
-use super::{DESC, INK, Swatch, TICK, draw_title, fmt_tick, legend, legend_band, msg, text};
+use super::{
+    DESC, INK, Swatch, TICK, draw_title, fmt_tick, legend, legend_band, msg, stacked_rows, text,
+};
 use crate::metrics::{AttemptOutcome, AttemptRecord};
 use crate::model::Scenario;
 use crate::runner::PointResult;
@@ -281,17 +283,10 @@ pub fn draw<DB: DrawingBackend>(
     let (title_area, legend_area) = head.split_vertically(TITLE);
     draw_title(&title_area, &d.title)?;
     legend(&legend_area, (Y_AREA + 10, WIDTH as i32 - 20), &d.legend)?;
-    let mut rest = body;
     let count = d.panels.len();
-    for (i, p) in d.panels.iter().enumerate() {
+    let rows = stacked_rows(body, count, ROW);
+    for (i, (p, area)) in d.panels.iter().zip(rows).enumerate() {
         let last = i + 1 == count;
-        let area = if last {
-            rest.clone()
-        } else {
-            let (row, below) = rest.split_vertically(ROW);
-            rest = below;
-            row
-        };
         let n = p.rows.len().max(1) as i32;
         let mut chart = ChartBuilder::on(&area)
             .caption(
