@@ -480,10 +480,16 @@ fn write_outputs(
         &layout.summary_json(),
         &report::json::summary_json(file, result, seed, &args.set)?,
     )?;
-    report::write_atomic(
-        &layout.timeseries_csv(),
-        &report::csv::timeseries_csv(file, result)?,
-    )?;
+    let timeseries = layout.timeseries_csv();
+    report::write_atomic_with(&timeseries, |tmp| {
+        // The temporary file exists (created exclusively): opened without creating.
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(tmp)
+            .map_err(|e| Error::io("cannot write", &timeseries, e))?;
+        report::csv::write_timeseries_csv(file, result, f, &timeseries)
+    })?;
     report::write_atomic(
         &layout.csv("services"),
         &report::csv::services_csv(&file.axes, result)?,

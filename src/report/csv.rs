@@ -236,16 +236,28 @@ fn table(
     result: &ScenarioResult,
     rows: impl Fn(usize, &mut dyn FnMut(Vec<String>) -> Result<()>) -> Result<()>,
 ) -> Result<Vec<u8>> {
-    let mut w = writer();
-    w.write_record(header(axes, columns)).map_err(csv_err)?;
+    let w = table_into(writer(), csv_err, axes, columns, result, rows)?;
+    finish(w)
+}
+
+/// [`table`] into any writer; `err` names a failed write.
+fn table_into<W: std::io::Write>(
+    mut w: csv::Writer<W>,
+    err: impl Fn(csv::Error) -> Error,
+    axes: &[SweepAxis],
+    columns: &[&str],
+    result: &ScenarioResult,
+    rows: impl Fn(usize, &mut dyn FnMut(Vec<String>) -> Result<()>) -> Result<()>,
+) -> Result<csv::Writer<W>> {
+    w.write_record(header(axes, columns)).map_err(&err)?;
     for (p, point) in result.points.iter().enumerate() {
         let mut emit = |row: Vec<String>| -> Result<()> {
             w.write_record(point.labels.iter().cloned().chain(row))
-                .map_err(csv_err)
+                .map_err(&err)
         };
         rows(p, &mut emit)?;
     }
-    finish(w)
+    Ok(w)
 }
 
 /// `summary.csv`: one row per (sweep point, strategy), in scenario order.
@@ -261,7 +273,46 @@ pub fn summary_csv(axes: &[SweepAxis], result: &ScenarioResult, seed: u64) -> Re
 /// `timeseries.csv`: one row per (sweep point, strategy, service, bucket), means over
 /// replications; one block of rows per service.
 pub fn timeseries_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<u8>> {
-    table(&file.axes, TIMESERIES_COLUMNS, result, |p, emit| {
+    let w = table_into(
+        writer(),
+        csv_err,
+        &file.axes,
+        TIMESERIES_COLUMNS,
+        result,
+        timeseries_rows(file, result),
+    )?;
+    finish(w)
+}
+
+/// [`timeseries_csv`] written into `out` (the file at `path`) as it is formatted: a long
+/// sweep's series runs to many megabytes, and building them in memory first would double
+/// the peak memory of a run that keeps it independent of replications.
+pub fn write_timeseries_csv(
+    file: &ScenarioFile,
+    result: &ScenarioResult,
+    out: impl std::io::Write,
+    path: &std::path::Path,
+) -> Result<()> {
+    let err = |e: csv::Error| Error::io("cannot write", path, std::io::Error::other(e));
+    let w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(std::io::BufWriter::new(out));
+    let mut w = table_into(
+        w,
+        err,
+        &file.axes,
+        TIMESERIES_COLUMNS,
+        result,
+        timeseries_rows(file, result),
+    )?;
+    w.flush().map_err(|e| Error::io("cannot write", path, e))
+}
+
+fn timeseries_rows<'a>(
+    file: &'a ScenarioFile,
+    result: &'a ScenarioResult,
+) -> impl Fn(usize, &mut dyn FnMut(Vec<String>) -> Result<()>) -> Result<()> + 'a {
+    move |p, emit| {
         let services = &file.points[p].scenario.services;
         for s in &result.points[p].strategies {
             for (service, timeline) in services.iter().zip(&s.timelines) {
@@ -274,7 +325,7 @@ pub fn timeseries_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Ve
             }
         }
         Ok(())
-    })
+    }
 }
 
 /// `services.csv`: one row per (sweep point, strategy, service), means per replication.
