@@ -143,21 +143,27 @@ struct Wheel {
     buckets: Vec<Vec<Event>>,
     occupied: Vec<u64>,
     spares: Vec<Vec<Event>>,
+    /// Largest buffer (in events) a bucket keeps for itself once emptied.
+    keep: usize,
 }
 
 /// Spare large buffers a wheel keeps (bounded memory: a few herd waves' worth).
 const SPARES: usize = 16;
 /// Largest buffer (in events) kept as a spare: 1.5 MB.
 const SPARE_LIMIT: usize = 1 << 16;
-/// Largest buffer (in events) a bucket keeps for itself once emptied.
+/// Largest buffer (in events) a fine bucket keeps for itself once emptied: fine buckets are
+/// reused every 67 ms. A coarse slot comes back once per 18-minute epoch, so its buckets keep
+/// none: 16 384 of them keeping a few kilobytes each grew a steady open workload by 60 MB
+/// over its first 18 minutes.
 const KEEP_BUCKET: usize = 256;
 
 impl Wheel {
-    fn new(bits: u32) -> Self {
+    fn new(bits: u32, keep: usize) -> Self {
         Wheel {
             buckets: (0..1usize << bits).map(|_| Vec::new()).collect(),
             occupied: vec![0; (1usize << bits) / 64],
             spares: Vec::new(),
+            keep,
         }
     }
 
@@ -198,7 +204,7 @@ impl Wheel {
     fn take(&mut self, i: usize, out: &mut Vec<Event>) {
         self.occupied[i >> 6] &= !(1 << (i & 63));
         let bucket = &mut self.buckets[i];
-        if out.is_empty() && out.capacity() <= KEEP_BUCKET {
+        if out.is_empty() && out.capacity() <= self.keep {
             // Trade buffers instead of copying: the bucket keeps `out`'s (empty, small) one,
             // so a bucket never holds on to a large buffer it does not need.
             std::mem::swap(out, bucket);
@@ -219,7 +225,7 @@ impl Wheel {
     /// times over) or to the allocator.
     fn give_back(&mut self, i: usize, mut buffer: Vec<Event>) {
         buffer.clear();
-        if buffer.capacity() <= KEEP_BUCKET {
+        if buffer.capacity() <= self.keep {
             self.buckets[i] = buffer;
         } else if self.spares.len() < SPARES && buffer.capacity() <= SPARE_LIMIT {
             self.spares.push(buffer);
@@ -300,8 +306,8 @@ impl EventQueue {
             current: Vec::with_capacity(capacity),
             head: 0,
             fine_at: 0,
-            fine: Wheel::new(FINE_BITS),
-            coarse: Wheel::new(COARSE_BITS),
+            fine: Wheel::new(FINE_BITS, KEEP_BUCKET),
+            coarse: Wheel::new(COARSE_BITS, 0),
             far: std::collections::BinaryHeap::new(),
             far_seq: 0,
             len: 0,
