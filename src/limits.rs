@@ -100,20 +100,32 @@ pub struct Estimate {
     pub per_run_working: u64,
     /// Runs in progress at once (the worker threads).
     pub parallel: u64,
+    /// Bytes of one group's accumulator (the largest over sweep points).
+    pub per_group: u64,
+    /// Groups being accumulated at once (one per run in progress, and one finishing).
+    pub open_groups: u64,
+    /// Bytes of results kept for the files beyond the runs' own: the reduced time series of
+    /// every group and the first replication's attempt sample.
+    pub results: u64,
 }
 
 impl fmt::Display for Estimate {
-    /// `5.8 GB (1000000 runs x 5.8 KB kept until the end, 2 x 1.2 MB in progress)`.
+    /// `5.8 GB (1000000 runs x 5.8 KB kept until the end, 2 x 1.2 MB in progress, 3 x
+    /// 4.0 MB accumulating, 12.0 MB of reduced results)`: the parts add up to the total,
+    /// less a fixed base for the program itself.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} ({} run{} x {} kept until the end, {} x {} in progress)",
+            "{} ({} run{} x {} kept until the end, {} x {} in progress, {} x {} accumulating, {} of reduced results)",
             Bytes(self.total),
             self.runs,
             if self.runs == 1 { "" } else { "s" },
             Bytes(self.per_run_kept),
             self.parallel,
             Bytes(self.per_run_working),
+            self.open_groups,
+            Bytes(self.per_group),
+            Bytes(self.results),
         )
     }
 }
@@ -252,6 +264,7 @@ pub fn estimate(
     attempts: Option<bool>,
 ) -> Estimate {
     let mut kept = 0u64;
+    let mut results = 0u64;
     let mut runs = 0u64;
     let mut per_run_kept = 0u64;
     let mut per_run_working = 0u64;
@@ -312,30 +325,33 @@ pub fn estimate(
             );
         let point_runs = strategies.saturating_mul(reps);
         runs = runs.saturating_add(point_runs);
-        kept = kept
-            .saturating_add(run_kept.saturating_mul(point_runs))
-            .saturating_add(first_only)
-            .saturating_add(
-                (GROUP_BUCKET_BYTES / 2)
-                    .saturating_mul(buckets)
-                    .saturating_mul(services)
-                    .saturating_mul(strategies),
-            );
+        kept = kept.saturating_add(run_kept.saturating_mul(point_runs));
+        results = results.saturating_add(first_only).saturating_add(
+            (GROUP_BUCKET_BYTES / 2)
+                .saturating_mul(buckets)
+                .saturating_mul(services)
+                .saturating_mul(strategies),
+        );
         per_run_kept = per_run_kept.max(run_kept);
         per_run_working = per_run_working.max(working);
         per_group = per_group.max(group);
     }
     let parallel = (threads.max(1) as u64).min(runs.max(1));
+    let open_groups = parallel + 1;
     let total = BASE_BYTES
         .saturating_add(kept)
+        .saturating_add(results)
         .saturating_add(parallel.saturating_mul(per_run_working))
-        .saturating_add((parallel + 1).saturating_mul(per_group));
+        .saturating_add(open_groups.saturating_mul(per_group));
     Estimate {
         total,
         runs,
         per_run_kept,
         per_run_working,
         parallel,
+        per_group,
+        open_groups,
+        results,
     }
 }
 
