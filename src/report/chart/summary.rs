@@ -21,6 +21,21 @@ const BAR: f64 = 0.85;
 const OVERALL: f64 = 0.3;
 
 /// `(mean of 5 runs, whiskers: 95% CI)` or `(1 run)`.
+/// One row per strategy of `point` from the `from`-th on, labelled with its name and drawn
+/// in its colour and mark.
+fn strategy_rows(point: &PointResult, from: usize) -> Vec<Row> {
+    point
+        .strategies
+        .iter()
+        .enumerate()
+        .skip(from)
+        .map(|(i, s)| Row {
+            label: s.summary.strategy.clone(),
+            look: Some(i),
+        })
+        .collect()
+}
+
 fn runs_note(replications: u32) -> String {
     if replications > 1 {
         format!(" (mean of {replications} runs, whiskers: 95% CI)")
@@ -244,15 +259,7 @@ pub fn populations(scenario: &Scenario, point: &PointResult, at: &str, log_y: bo
                 spec.name,
                 fmt_value(requests)
             )),
-            rows: point
-                .strategies
-                .iter()
-                .enumerate()
-                .map(|(i, s)| Row {
-                    label: s.summary.strategy.clone(),
-                    look: Some(i),
-                })
-                .collect(),
+            rows: strategy_rows(point, 0),
         });
         for (i, s) in point.strategies.iter().enumerate() {
             let pop = &s.populations[p];
@@ -329,15 +336,7 @@ pub fn services(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool)
                 ),
                 None => format!("{}: capacity n/a", spec.name),
             }),
-            rows: point
-                .strategies
-                .iter()
-                .enumerate()
-                .map(|(i, s)| Row {
-                    label: s.summary.strategy.clone(),
-                    look: Some(i),
-                })
-                .collect(),
+            rows: strategy_rows(point, 0),
         });
         for (i, s) in point.strategies.iter().enumerate() {
             let v = &s.services[k];
@@ -479,16 +478,7 @@ pub fn paired(scenario: &Scenario, point: &PointResult, at: &str) -> RowsData {
         ],
         groups: vec![Group {
             label: None,
-            rows: point
-                .strategies
-                .iter()
-                .enumerate()
-                .skip(1)
-                .map(|(i, s)| Row {
-                    label: s.summary.strategy.clone(),
-                    look: Some(i),
-                })
-                .collect(),
+            rows: strategy_rows(point, 1),
         }],
         panels,
     }
