@@ -184,7 +184,7 @@ pub struct CompletionsArgs {
 /// `herdsim man`.
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// A command whose page to print (run, check, schedule, compare, init, completions);
+    /// A command whose page to print (run, merge, check, schedule, compare, init, completions);
     /// default: the page of herdsim itself.
     pub command: Option<String>,
 }
