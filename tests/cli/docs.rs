@@ -60,6 +60,7 @@ fn help_points_at_nothing_outside_the_repository() {
     let mut pages = vec![vec!["--help"]];
     for c in [
         "run",
+        "merge",
         "check",
         "schedule",
         "compare",
