@@ -1,34 +1,37 @@
-//! The commands behind the CLI: `run`, `check`, `schedule`, `compare`, `init`,
-//! `completions` and `man`.
+//! The commands behind the CLI: `run`, `merge`, `check`, `schedule`, `compare`, `init`,
+//! `completions` and `man`. Sharded runs and `merge` are in [`shards`], the progress bar in
+//! [`progress`], `schedule` in [`schedule`].
 //!
 //! Order of work, as in hyperfine's `main`: load and validate *every* scenario first (a
 //! refused scenario writes nothing), then run each one on a rayon pool of `--threads`
 //! workers, then hand the results to the exporters in [`crate::report`]. Only this module
 //! and `report` print; the library below them returns data.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rand::{RngExt, SeedableRng};
-
 use crate::cli::{
-    CheckArgs, Cli, Command, CompareArgs, CompletionsArgs, InitArgs, ManArgs, RunArgs, ScheduleArgs,
+    CheckArgs, Cli, Command, CompareArgs, CompletionsArgs, InitArgs, ManArgs, RunArgs,
 };
-use crate::engine::SimRng;
 use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
 use crate::limits::{self, MAX_REPLICATIONS, MAX_THREADS, MemoryLimit};
 use crate::model::Source;
-use crate::model::backoff::Backoff;
-use crate::model::policy::{Beyond, RetryAfterPolicy, next_delay, parse_retry_after_header};
 use crate::report::output_dir::{self, Staging};
 use crate::report::{self, OutputLayout, console};
 use crate::runner::{self, RunOptions, ScenarioResult};
 use crate::scenario::sweep::{ScenarioFile, Setting, load_with_settings};
 use crate::scenario::{QUICKSTART, QUICKSTART_NAME};
-use crate::time::SimDuration;
+
+mod progress;
+mod schedule;
+mod shards;
+
+use progress::Progress;
+pub use progress::{estimate_events, progress_message};
+use schedule::schedule_command;
+pub use schedule::schedule_table;
+use shards::{merge_command, run_shards};
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
@@ -300,170 +303,6 @@ struct Outputs {
     log_y: bool,
 }
 
-/// Runs one shard of every file (`--shard`) and writes each file's partial results into
-/// `<out>/<name>/shard-i-of-n/`, replacing an earlier run of the same shard.
-fn run_shards(
-    files: &[ScenarioFile],
-    shard: crate::shard::ShardArg,
-    args: &RunArgs,
-    pool: &rayon::ThreadPool,
-) -> Result<()> {
-    use crate::shard::{Manifest, ShardArg, folder_name, run_hash, shard_files};
-    let shard = match shard {
-        ShardArg::Fixed(s) => s,
-        ShardArg::Auto => {
-            crate::shard::shard_from_env(|k| std::env::var(k).ok(), args.shard_count)?
-        }
-    };
-    for file in files {
-        let first = file.first();
-        let total = runner::plan(file).len();
-        let mine = shard.jobs(total).len() as u64;
-        let progress = Progress::new(file, mine, pool.current_num_threads(), args.quiet);
-        let started = Instant::now();
-        let options = RunOptions {
-            record_requests: args.requests,
-            // Always the first replication's sample (a few thousand attempts at most): the
-            // merge may draw the raster chart although the shards were run without charts.
-            sample_attempts: Some(args.attempts),
-            on_events: Some(&|n| progress.events(n)),
-        };
-        let partial =
-            pool.install(|| runner::run_shard(file, shard, options, &|| progress.run_done()));
-        let wall = started.elapsed().as_secs_f64();
-        progress.finish();
-        let partial = partial?;
-        let mut manifest = Manifest {
-            herdsim: env!("CARGO_PKG_VERSION").to_string(),
-            scenario: first.name.clone(),
-            file: file.file.clone(),
-            scenario_hash: run_hash(&file.source, first.seed, first.replications),
-            seed: first.seed,
-            replications: first.replications,
-            shard: shard.index,
-            shards: shard.count,
-            total_jobs: total,
-            jobs: partial.jobs.clone(),
-            requests: args.requests,
-            attempts: args.attempts,
-            set: args
-                .set
-                .iter()
-                .map(|s| format!("{}={}", s.path, s.text))
-                .collect(),
-            partial_sha256: String::new(),
-        };
-        let files_bytes = shard_files(&mut manifest, &file.source, &partial)?;
-        let folder = args.out.join(&first.name);
-        let staging = Staging::begin(&folder, &folder_name(shard))?;
-        for (name, bytes) in &files_bytes {
-            report::write_atomic(&staging.path().join(name), bytes)
-                .map_err(|e| staging.name_target(e))?;
-        }
-        let target = staging.target().to_path_buf();
-        staging.commit()?;
-        if !args.quiet {
-            print_stdout(&format!(
-                "{}: shard {} of {}: {mine} of {total} runs written to {}\n",
-                first.name,
-                shard.index,
-                shard.count,
-                crate::text::escape(&target.display().to_string())
-            ))?;
-            let events: u64 = partial.groups.iter().flatten().map(|g| g.events()).sum();
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(
-                err,
-                "{}: {mine} runs, {events} events simulated in {wall:.3} s wall",
-                first.name
-            );
-        }
-    }
-    Ok(())
-}
-
-/// `herdsim merge DIR`: checks and merges the shards in DIR and writes the files of the
-/// whole run, byte for byte those of an unsharded run, into DIR (keeping the shard
-/// folders) or into `--out`.
-fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
-    let shards = crate::shard::read_shards(&args.dir)?;
-    let m = shards[0].manifest.clone();
-    // The stored text already has the run's `--set` settings written in.
-    let mut file =
-        crate::scenario::sweep::load_str(&m.file, &shards[0].source).map_err(Error::Scenario)?;
-    for p in &mut file.points {
-        p.scenario.seed = m.seed;
-        p.scenario.replications = m.replications;
-    }
-    if runner::plan(&file).len() != m.total_jobs {
-        return Err(Error::Usage(format!(
-            "merge: the scenario of the shards plans {} jobs, their manifests {}",
-            runner::plan(&file).len(),
-            m.total_jobs
-        )));
-    }
-    let partials: Vec<runner::Partial> = shards.iter().map(|s| s.partial.clone()).collect();
-    let result = runner::merge(&file, partials);
-    let outputs = Outputs {
-        requests: m.requests,
-        attempts: m.attempts,
-        set: m
-            .set
-            .iter()
-            .map(|s| crate::scenario::sweep::Setting::parse(s))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::Usage(format!("merge: a manifest's --set settings: {e}")))?,
-        charts: (!args.no_charts).then(|| args.format.clone()),
-        log_y: args.log_y,
-    };
-    let name = file.first().name.clone();
-    let (out, in_place) = match &args.out {
-        Some(out) => (out.clone(), false),
-        None => (
-            args.dir
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from(".")),
-            true,
-        ),
-    };
-    if in_place
-        && args
-            .dir
-            .file_name()
-            .is_none_or(|n| n.to_string_lossy() != name)
-    {
-        return Err(Error::Usage(format!(
-            "merge: {} holds shards of scenario \"{name}\"; merging in place needs the folder to be named {name} (or give --out)",
-            crate::text::escape(&args.dir.display().to_string())
-        )));
-    }
-    output_dir::check_out(&out)?;
-    output_dir::install_signal_cleanup();
-    let staging = Staging::begin(&out, &name)?;
-    let layout = OutputLayout::at(staging.path());
-    write_outputs(&layout, &file, &result, &outputs).map_err(|e| staging.name_target(e))?;
-    if in_place {
-        // The folder is replaced whole: the shards go along (copied, so a failed swap loses
-        // nothing), and merging again gives the same files.
-        for s in &shards {
-            let to = staging
-                .path()
-                .join(s.dir.file_name().expect("a shard folder has a name"));
-            std::fs::create_dir(&to).map_err(|e| Error::io("cannot create folder", &to, e))?;
-            for f in ["manifest.json", "scenario.toml", "partial.json"] {
-                std::fs::copy(s.dir.join(f), to.join(f))
-                    .map_err(|e| Error::io("cannot write", to.join(f), e))?;
-            }
-        }
-    }
-    staging.commit()?;
-    if !args.quiet {
-        print_stdout(&console::table(&file, &result))?;
-    }
-    Ok(())
-}
-
 fn write_outputs(
     layout: &OutputLayout,
     file: &ScenarioFile,
@@ -536,124 +375,7 @@ fn sample_attempts(args: &RunArgs) -> Option<bool> {
     }
 }
 
-/// Events a run is assumed to simulate per client request before any run of the file has
-/// finished: the quickstart herd's 26 (the outage herd retries several times). A steadier
-/// workload needs fewer, so the bar jumps ahead when the first run ends rather than
-/// stalling near its end.
-const EVENTS_PER_REQUEST: u64 = 26;
-
-/// The progress bar of one scenario file on stderr: runs done, events simulated, and a bar
-/// over the estimated events of the whole file, so it moves inside long runs. Hidden with
-/// `--quiet` or when stderr is not a terminal.
-struct Progress {
-    bar: ProgressBar,
-    runs: u64,
-    threads: u64,
-    prior: u64,
-    events: AtomicU64,
-    done: AtomicU64,
-}
-
-impl Progress {
-    fn new(file: &ScenarioFile, runs: u64, threads: usize, quiet: bool) -> Progress {
-        let prior = file
-            .points
-            .iter()
-            .map(|p| {
-                let s = &p.scenario;
-                limits::requests_per_run(s)
-                    .saturating_mul(EVENTS_PER_REQUEST)
-                    .saturating_mul(s.strategies.len() as u64 * s.replications as u64)
-            })
-            .fold(0, u64::saturating_add)
-            .max(1);
-        let bar = if quiet || !std::io::stderr().is_terminal() {
-            ProgressBar::hidden()
-        } else {
-            let bar = ProgressBar::with_draw_target(Some(prior), ProgressDrawTarget::stderr());
-            bar.set_message(progress_message(0, runs, 0));
-            let style = ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {msg}, {elapsed} elapsed, ETA {eta}",
-            )
-            .expect("static template is valid")
-            .progress_chars("=> ");
-            bar.set_style(style);
-            bar.set_prefix(file.first().name.clone());
-            bar
-        };
-        let progress = Progress {
-            bar,
-            runs,
-            threads: threads.max(1) as u64,
-            prior,
-            events: AtomicU64::new(0),
-            done: AtomicU64::new(0),
-        };
-        progress.update();
-        progress
-    }
-
-    /// Called from worker threads with the events simulated since the last call.
-    fn events(&self, n: u64) {
-        self.events.fetch_add(n, Ordering::Relaxed);
-        self.update();
-    }
-
-    /// Called from worker threads when a run has ended.
-    fn run_done(&self) {
-        self.done.fetch_add(1, Ordering::Relaxed);
-        self.update();
-    }
-
-    fn update(&self) {
-        if self.bar.is_hidden() {
-            return;
-        }
-        let events = self.events.load(Ordering::Relaxed);
-        let done = self.done.load(Ordering::Relaxed);
-        let total = estimate_events(self.runs, done, self.threads, events, self.prior);
-        self.bar.set_length(total);
-        self.bar.set_position(events.min(total));
-        self.bar
-            .set_message(progress_message(done, self.runs, events));
-    }
-
-    fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
-/// The estimated events of all `runs` of a file, `done` of them finished, `events`
-/// simulated so far on `threads` workers: before a run has finished, `prior` (grown as the
-/// events pass 90% of it); after, the mean per run so far (in-progress runs counted as half
-/// done) times the runs. Never below the events simulated so far.
-pub fn estimate_events(runs: u64, done: u64, threads: u64, events: u64, prior: u64) -> u64 {
-    let grown = events.saturating_add(events / 9);
-    if done == 0 {
-        return prior.max(grown);
-    }
-    let running = threads.min(runs.saturating_sub(done));
-    let per_run = events as f64 / (done as f64 + 0.5 * running as f64);
-    let total = (per_run * runs as f64) as u64;
-    if done >= runs {
-        events
-    } else {
-        total.max(grown)
-    }
-}
-
-/// The text beside the bar: `2/4 runs, 53.1 M events`.
-pub fn progress_message(done: u64, runs: u64, events: u64) -> String {
-    let events = if events >= 1_000_000 {
-        format!("{:.1} M", events as f64 / 1e6)
-    } else if events >= 1_000 {
-        format!("{:.0} k", events as f64 / 1e3)
-    } else {
-        events.to_string()
-    };
-    format!("{done}/{runs} runs, {events} events")
-}
-
+/// The closing line of a scenario on stderr: runs, events, wall time and events/s.
 fn report_closing(file: &ScenarioFile, result: &ScenarioResult, wall: f64, runs: u64, quiet: bool) {
     let name = &file.first().name;
     let mut err = std::io::stderr().lock();
@@ -685,128 +407,6 @@ fn print_stdout(text: &str) -> Result<()> {
         Err(e) => Err(Error::io("cannot write to", Path::new("<stdout>"), e)),
         Ok(()) => Ok(()),
     }
-}
-
-/// The table `herdsim schedule` prints: per retry, the un-jittered ladder, a few sample
-/// clients' delays, and min / max / distinct count across all clients.
-pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
-    if args.multiplier.is_nan() || args.multiplier < 1.0 {
-        return Err(Error::Usage(format!(
-            "--multiplier: expected a number >= 1, found {}",
-            args.multiplier
-        )));
-    }
-    if args.cap < args.base {
-        return Err(Error::Usage(format!(
-            "--cap: expected cap >= base ({}), found {}",
-            args.base, args.cap
-        )));
-    }
-    if args.clients == 0 || args.attempts == 0 {
-        return Err(Error::Usage(
-            "--clients and --attempts: expected numbers >= 1, found 0".into(),
-        ));
-    }
-    let backoff = Backoff {
-        base: args.base,
-        cap: args.cap,
-        multiplier: args.multiplier,
-        jitter: args.jitter,
-    };
-    let policy = RetryAfterPolicy {
-        honor: true,
-        max: args.retry_after_max,
-        beyond: Beyond::Ignore,
-    };
-    let hint = args
-        .retry_after
-        .as_deref()
-        .map(|h| parse_retry_after_header(h).unwrap_or(SimDuration::ZERO));
-    let retries = args.attempts - 1;
-    // Every delay is kept (the distinct count needs them all): refuse before allocating
-    // when they would not fit, rather than abort on a failed allocation.
-    let memory = MemoryLimit::new(args.max_memory);
-    let needed = (args.clients as u64)
-        .saturating_mul(retries as u64)
-        .saturating_mul(std::mem::size_of::<SimDuration>() as u64)
-        .saturating_add(limits::BASE_BYTES);
-    if needed > memory.bytes {
-        return Err(Error::Limit(format!(
-            "schedule: {} clients x {retries} retries need an estimated {} of memory, more than the limit of {memory}: lower --clients or --attempts, or change the limit with --max-memory",
-            args.clients,
-            limits::Bytes(needed)
-        )));
-    }
-    // columns[retry][client], each client drawing from its own seeded stream.
-    let mut columns: Vec<Vec<SimDuration>> = (0..retries)
-        .map(|_| Vec::with_capacity(args.clients as usize))
-        .collect();
-    for client in 0..args.clients {
-        let seed = runner::derive_seed(args.seed, 0, client, 0);
-        let mut rng = SimRng::from_seed(seed);
-        let mut prev = backoff.base;
-        for (n, column) in (1..=retries).zip(&mut columns) {
-            let u = rng.random::<f64>();
-            let d = next_delay(&backoff, &policy, n, prev, hint, u);
-            prev = d;
-            column.push(d);
-        }
-    }
-    let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
-    let samples = args.clients.min(3) as usize;
-    let mut out = format!(
-        "schedule: base {}, cap {}, multiplier {}, jitter {}, {} attempts, {} clients, seed {}{}\ndelays in ms\n",
-        args.base,
-        args.cap,
-        args.multiplier,
-        args.jitter.describe(),
-        args.attempts,
-        args.clients,
-        args.seed,
-        args.retry_after
-            .as_ref()
-            .map(|h| format!(", Retry-After \"{h}\""))
-            .unwrap_or_default()
-    );
-    let mut rows = vec![{
-        let mut h = vec!["retry".to_string(), "expo".to_string()];
-        h.extend((0..samples).map(|c| format!("client-{c}")));
-        h.extend(["min", "max", "distinct"].map(String::from));
-        h
-    }];
-    for (r, column) in columns.iter_mut().enumerate() {
-        let mut row = vec![(r + 1).to_string(), ms(backoff.expo(r as u32 + 1))];
-        row.extend(column.iter().take(samples).map(|d| ms(*d)));
-        // Sorted in place, once its samples are taken: no copy of the column.
-        column.sort_unstable();
-        let distinct = 1 + column.windows(2).filter(|w| w[0] != w[1]).count();
-        row.extend([
-            ms(*column.first().expect("clients >= 1")),
-            ms(*column.last().expect("clients >= 1")),
-            distinct.to_string(),
-        ]);
-        rows.push(row);
-        // Freed as soon as it is printed.
-        *column = Vec::new();
-    }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:>w$}"))
-            .collect();
-        out.push_str(&cells.join("  "));
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-fn schedule_command(args: &ScheduleArgs) -> Result<()> {
-    let table = schedule_table(args)?;
-    print_stdout(&table)
 }
 
 fn compare_command(args: &CompareArgs) -> Result<()> {
@@ -896,30 +496,4 @@ pub fn man_page(command: Option<&str>) -> Result<String> {
 
 fn man_command(args: &ManArgs) -> Result<()> {
     print_stdout(&man_page(args.command.as_deref())?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_event_estimate_moves_inside_runs_and_settles_on_the_count() {
-        // Nothing finished: the prior, until the events near it.
-        assert_eq!(estimate_events(4, 0, 2, 1_000, 100_000), 100_000);
-        assert_eq!(estimate_events(4, 0, 2, 99_000, 100_000), 110_000);
-        // One of 4 runs done, 2 in progress on 2 threads: 3 M events are 2 runs' worth.
-        assert_eq!(estimate_events(4, 1, 2, 3_000_000, 1), 6_000_000);
-        // All done: exactly the events.
-        assert_eq!(estimate_events(4, 4, 2, 6_100_000, 1), 6_100_000);
-    }
-
-    #[test]
-    fn the_progress_message_counts_runs_and_events() {
-        assert_eq!(
-            progress_message(2, 4, 53_140_000),
-            "2/4 runs, 53.1 M events"
-        );
-        assert_eq!(progress_message(0, 4, 262_144), "0/4 runs, 262 k events");
-        assert_eq!(progress_message(0, 4, 12), "0/4 runs, 12 events");
-    }
 }

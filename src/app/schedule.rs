@@ -1,0 +1,137 @@
+//! `herdsim schedule`: the delays a retry policy produces, per retry, for a sample of
+//! clients, without running a simulation.
+
+use rand::{RngExt, SeedableRng};
+
+use super::print_stdout;
+use crate::cli::ScheduleArgs;
+use crate::engine::SimRng;
+use crate::error::{Error, Result};
+use crate::limits::{self, MemoryLimit};
+use crate::model::backoff::Backoff;
+use crate::model::policy::{Beyond, RetryAfterPolicy, next_delay, parse_retry_after_header};
+use crate::time::SimDuration;
+use crate::{report, runner};
+
+/// The table `herdsim schedule` prints: per retry, the un-jittered ladder, a few sample
+/// clients' delays, and min / max / distinct count across all clients.
+pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
+    if args.multiplier.is_nan() || args.multiplier < 1.0 {
+        return Err(Error::Usage(format!(
+            "--multiplier: expected a number >= 1, found {}",
+            args.multiplier
+        )));
+    }
+    if args.cap < args.base {
+        return Err(Error::Usage(format!(
+            "--cap: expected cap >= base ({}), found {}",
+            args.base, args.cap
+        )));
+    }
+    if args.clients == 0 || args.attempts == 0 {
+        return Err(Error::Usage(
+            "--clients and --attempts: expected numbers >= 1, found 0".into(),
+        ));
+    }
+    let backoff = Backoff {
+        base: args.base,
+        cap: args.cap,
+        multiplier: args.multiplier,
+        jitter: args.jitter,
+    };
+    let policy = RetryAfterPolicy {
+        honor: true,
+        max: args.retry_after_max,
+        beyond: Beyond::Ignore,
+    };
+    let hint = args
+        .retry_after
+        .as_deref()
+        .map(|h| parse_retry_after_header(h).unwrap_or(SimDuration::ZERO));
+    let retries = args.attempts - 1;
+    // Every delay is kept (the distinct count needs them all): refuse before allocating
+    // when they would not fit, rather than abort on a failed allocation.
+    let memory = MemoryLimit::new(args.max_memory);
+    let needed = (args.clients as u64)
+        .saturating_mul(retries as u64)
+        .saturating_mul(std::mem::size_of::<SimDuration>() as u64)
+        .saturating_add(limits::BASE_BYTES);
+    if needed > memory.bytes {
+        return Err(Error::Limit(format!(
+            "schedule: {} clients x {retries} retries need an estimated {} of memory, more than the limit of {memory}: lower --clients or --attempts, or change the limit with --max-memory",
+            args.clients,
+            limits::Bytes(needed)
+        )));
+    }
+    // columns[retry][client], each client drawing from its own seeded stream.
+    let mut columns: Vec<Vec<SimDuration>> = (0..retries)
+        .map(|_| Vec::with_capacity(args.clients as usize))
+        .collect();
+    for client in 0..args.clients {
+        let seed = runner::derive_seed(args.seed, 0, client, 0);
+        let mut rng = SimRng::from_seed(seed);
+        let mut prev = backoff.base;
+        for (n, column) in (1..=retries).zip(&mut columns) {
+            let u = rng.random::<f64>();
+            let d = next_delay(&backoff, &policy, n, prev, hint, u);
+            prev = d;
+            column.push(d);
+        }
+    }
+    let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
+    let samples = args.clients.min(3) as usize;
+    let mut out = format!(
+        "schedule: base {}, cap {}, multiplier {}, jitter {}, {} attempts, {} clients, seed {}{}\ndelays in ms\n",
+        args.base,
+        args.cap,
+        args.multiplier,
+        args.jitter.describe(),
+        args.attempts,
+        args.clients,
+        args.seed,
+        args.retry_after
+            .as_ref()
+            .map(|h| format!(", Retry-After \"{h}\""))
+            .unwrap_or_default()
+    );
+    let mut rows = vec![{
+        let mut h = vec!["retry".to_string(), "expo".to_string()];
+        h.extend((0..samples).map(|c| format!("client-{c}")));
+        h.extend(["min", "max", "distinct"].map(String::from));
+        h
+    }];
+    for (r, column) in columns.iter_mut().enumerate() {
+        let mut row = vec![(r + 1).to_string(), ms(backoff.expo(r as u32 + 1))];
+        row.extend(column.iter().take(samples).map(|d| ms(*d)));
+        // Sorted in place, once its samples are taken: no copy of the column.
+        column.sort_unstable();
+        let distinct = 1 + column.windows(2).filter(|w| w[0] != w[1]).count();
+        row.extend([
+            ms(*column.first().expect("clients >= 1")),
+            ms(*column.last().expect("clients >= 1")),
+            distinct.to_string(),
+        ]);
+        rows.push(row);
+        // Freed as soon as it is printed.
+        *column = Vec::new();
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect();
+        out.push_str(&cells.join("  "));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// `herdsim schedule`: prints the table.
+pub(super) fn schedule_command(args: &ScheduleArgs) -> Result<()> {
+    let table = schedule_table(args)?;
+    print_stdout(&table)
+}

@@ -1,0 +1,179 @@
+//! Sharded runs: `run --shard` runs one shard of each scenario's jobs and writes its
+//! partial results with a manifest; `merge` checks the shards of a run and writes the files
+//! of the whole run, byte for byte those of an unsharded `run`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{Outputs, Progress, print_stdout, write_outputs};
+use crate::cli::RunArgs;
+use crate::error::{Error, Result};
+use crate::report::output_dir::{self, Staging};
+use crate::report::{self, OutputLayout, console};
+use crate::runner::{self, RunOptions};
+use crate::scenario::sweep::ScenarioFile;
+
+/// Runs one shard of every file (`--shard`) and writes each file's partial results into
+/// `<out>/<name>/shard-i-of-n/`, replacing an earlier run of the same shard.
+pub(super) fn run_shards(
+    files: &[ScenarioFile],
+    shard: crate::shard::ShardArg,
+    args: &RunArgs,
+    pool: &rayon::ThreadPool,
+) -> Result<()> {
+    use crate::shard::{Manifest, ShardArg, folder_name, run_hash, shard_files};
+    let shard = match shard {
+        ShardArg::Fixed(s) => s,
+        ShardArg::Auto => {
+            crate::shard::shard_from_env(|k| std::env::var(k).ok(), args.shard_count)?
+        }
+    };
+    for file in files {
+        let first = file.first();
+        let total = runner::plan(file).len();
+        let mine = shard.jobs(total).len() as u64;
+        let progress = Progress::new(file, mine, pool.current_num_threads(), args.quiet);
+        let started = Instant::now();
+        let options = RunOptions {
+            record_requests: args.requests,
+            // Always the first replication's sample (a few thousand attempts at most): the
+            // merge may draw the raster chart although the shards were run without charts.
+            sample_attempts: Some(args.attempts),
+            on_events: Some(&|n| progress.events(n)),
+        };
+        let partial =
+            pool.install(|| runner::run_shard(file, shard, options, &|| progress.run_done()));
+        let wall = started.elapsed().as_secs_f64();
+        progress.finish();
+        let partial = partial?;
+        let mut manifest = Manifest {
+            herdsim: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: first.name.clone(),
+            file: file.file.clone(),
+            scenario_hash: run_hash(&file.source, first.seed, first.replications),
+            seed: first.seed,
+            replications: first.replications,
+            shard: shard.index,
+            shards: shard.count,
+            total_jobs: total,
+            jobs: partial.jobs.clone(),
+            requests: args.requests,
+            attempts: args.attempts,
+            set: args
+                .set
+                .iter()
+                .map(|s| format!("{}={}", s.path, s.text))
+                .collect(),
+            partial_sha256: String::new(),
+        };
+        let files_bytes = shard_files(&mut manifest, &file.source, &partial)?;
+        let folder = args.out.join(&first.name);
+        let staging = Staging::begin(&folder, &folder_name(shard))?;
+        for (name, bytes) in &files_bytes {
+            report::write_atomic(&staging.path().join(name), bytes)
+                .map_err(|e| staging.name_target(e))?;
+        }
+        let target = staging.target().to_path_buf();
+        staging.commit()?;
+        if !args.quiet {
+            print_stdout(&format!(
+                "{}: shard {} of {}: {mine} of {total} runs written to {}\n",
+                first.name,
+                shard.index,
+                shard.count,
+                crate::text::escape(&target.display().to_string())
+            ))?;
+            let events: u64 = partial.groups.iter().flatten().map(|g| g.events()).sum();
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(
+                err,
+                "{}: {mine} runs, {events} events simulated in {wall:.3} s wall",
+                first.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `herdsim merge DIR`: checks and merges the shards in DIR and writes the files of the
+/// whole run, byte for byte those of an unsharded run, into DIR (keeping the shard
+/// folders) or into `--out`.
+pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
+    let shards = crate::shard::read_shards(&args.dir)?;
+    let m = shards[0].manifest.clone();
+    // The stored text already has the run's `--set` settings written in.
+    let mut file =
+        crate::scenario::sweep::load_str(&m.file, &shards[0].source).map_err(Error::Scenario)?;
+    for p in &mut file.points {
+        p.scenario.seed = m.seed;
+        p.scenario.replications = m.replications;
+    }
+    if runner::plan(&file).len() != m.total_jobs {
+        return Err(Error::Usage(format!(
+            "merge: the scenario of the shards plans {} jobs, their manifests {}",
+            runner::plan(&file).len(),
+            m.total_jobs
+        )));
+    }
+    let partials: Vec<runner::Partial> = shards.iter().map(|s| s.partial.clone()).collect();
+    let result = runner::merge(&file, partials);
+    let outputs = Outputs {
+        requests: m.requests,
+        attempts: m.attempts,
+        set: m
+            .set
+            .iter()
+            .map(|s| crate::scenario::sweep::Setting::parse(s))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::Usage(format!("merge: a manifest's --set settings: {e}")))?,
+        charts: (!args.no_charts).then(|| args.format.clone()),
+        log_y: args.log_y,
+    };
+    let name = file.first().name.clone();
+    let (out, in_place) = match &args.out {
+        Some(out) => (out.clone(), false),
+        None => (
+            args.dir
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+            true,
+        ),
+    };
+    if in_place
+        && args
+            .dir
+            .file_name()
+            .is_none_or(|n| n.to_string_lossy() != name)
+    {
+        return Err(Error::Usage(format!(
+            "merge: {} holds shards of scenario \"{name}\"; merging in place needs the folder to be named {name} (or give --out)",
+            crate::text::escape(&args.dir.display().to_string())
+        )));
+    }
+    output_dir::check_out(&out)?;
+    output_dir::install_signal_cleanup();
+    let staging = Staging::begin(&out, &name)?;
+    let layout = OutputLayout::at(staging.path());
+    write_outputs(&layout, &file, &result, &outputs).map_err(|e| staging.name_target(e))?;
+    if in_place {
+        // The folder is replaced whole: the shards go along (copied, so a failed swap loses
+        // nothing), and merging again gives the same files.
+        for s in &shards {
+            let to = staging
+                .path()
+                .join(s.dir.file_name().expect("a shard folder has a name"));
+            std::fs::create_dir(&to).map_err(|e| Error::io("cannot create folder", &to, e))?;
+            for f in ["manifest.json", "scenario.toml", "partial.json"] {
+                std::fs::copy(s.dir.join(f), to.join(f))
+                    .map_err(|e| Error::io("cannot write", to.join(f), e))?;
+            }
+        }
+    }
+    staging.commit()?;
+    if !args.quiet {
+        print_stdout(&console::table(&file, &result))?;
+    }
+    Ok(())
+}
