@@ -62,6 +62,10 @@ pub struct MergeArgs {
     /// Write `<out>/<name>/` here instead of into DIR itself.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Refuse to merge when the estimated memory exceeds this, e.g. 2GiB or 500MB
+    /// (default: 80% of this machine's memory).
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub max_memory: Option<u64>,
     /// Print nothing on stdout.
     #[arg(long)]
     pub quiet: bool,

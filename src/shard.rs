@@ -195,6 +195,20 @@ pub struct ShardData {
     pub partial: Partial,
 }
 
+/// The bytes of every shard folder's `partial.json` under `dir` (those that exist), to
+/// estimate the memory of a merge before reading them.
+pub fn partial_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("shard-"))
+        .filter_map(|e| std::fs::metadata(e.path().join("partial.json")).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
 /// Reads and checks every `shard-*-of-*` folder of `dir` (a scenario's output folder):
 /// one scenario hash, one shard count, one herdsim version, every shard and every job
 /// exactly once, data files intact. Refusals are [`Error::Usage`] (exit 2).

@@ -100,6 +100,18 @@ pub(super) fn run_shards(
 /// whole run, byte for byte those of an unsharded run, into DIR (keeping the shard
 /// folders) or into `--out`.
 pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
+    // Every partial result is read into memory: refuse before reading what cannot fit.
+    let partial = crate::shard::partial_bytes(&args.dir);
+    let estimate = crate::limits::merge_estimate(partial);
+    let memory = crate::limits::MemoryLimit::new(args.max_memory);
+    if estimate > memory.bytes {
+        return Err(Error::Limit(format!(
+            "merge: {}: the shards' partial results ({}) need an estimated {} of memory to merge, more than the limit of {memory}: merge on a machine with more memory, or change the limit with --max-memory",
+            crate::text::escape(&args.dir.display().to_string()),
+            crate::limits::Bytes(partial),
+            crate::limits::Bytes(estimate),
+        )));
+    }
     let shards = crate::shard::read_shards(&args.dir)?;
     let m = shards[0].manifest.clone();
     // The stored text already has the run's `--set` settings written in.

@@ -132,6 +132,29 @@ fn a_missing_shard_is_refused_by_name() {
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
 }
 
+/// The merge reads every partial result into memory: above `--max-memory` it refuses
+/// before reading any (exit 2, the estimate and the limit), and writes nothing.
+#[test]
+fn a_merge_beyond_the_memory_limit_is_refused_with_its_estimate() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    for i in 0..2 {
+        run(&ws, "out", &["--no-charts", "--shard", &format!("{i}/2")]);
+    }
+    let m = merge(&ws, "out/tiny", &["--max-memory", "1MB"]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        stderr.contains("merge: out/tiny: the shards' partial results (")
+            && stderr.contains("of memory to merge, more than the limit of 1.0 MB (--max-memory)"),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("out/tiny/summary.csv").exists());
+    // Within the limit, the same shards merge.
+    assert!(merge(&ws, "out/tiny", &["--no-charts"]).status.success());
+    assert!(ws.path().join("out/tiny/summary.csv").exists());
+}
+
 #[test]
 fn shards_of_another_run_are_refused() {
     let ws = Workspace::new();
