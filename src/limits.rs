@@ -130,6 +130,21 @@ impl fmt::Display for Estimate {
     }
 }
 
+impl Estimate {
+    /// The estimate for one shard of the file (`run --shard`): a shard keeps the accumulator
+    /// of every group it has jobs in until it writes them (they are merged later, not
+    /// reduced), and round robin gives each shard jobs in nearly every group, so all
+    /// `groups` count as open instead of one per thread.
+    pub fn holding_every_group(mut self, groups: u64) -> Estimate {
+        if groups > self.open_groups {
+            let extra = (groups - self.open_groups).saturating_mul(self.per_group);
+            self.total = self.total.saturating_add(extra);
+            self.open_groups = groups;
+        }
+        self
+    }
+}
+
 /// Time-series buckets a run of `s` holds at most: it stops at `time_limit`.
 pub fn max_buckets(s: &Scenario) -> u64 {
     s.time_limit.as_nanos().div_ceil(s.bucket.as_nanos().max(1)) + 1
@@ -192,7 +207,9 @@ pub fn sampled_attempts_per_run(s: &Scenario) -> u64 {
         })
         .max()
         .unwrap_or(1);
-    requests.saturating_mul(attempts)
+    requests
+        .saturating_mul(attempts)
+        .min(crate::engine::ATTEMPT_SAMPLE_MAX as u64)
 }
 
 /// Requests in flight at once in a run of `s`: every closed client, and for open and trace

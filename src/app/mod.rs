@@ -197,7 +197,14 @@ fn run_command(args: &RunArgs) -> Result<()> {
     let memory = MemoryLimit::new(args.max_memory);
     let sample_attempts = sample_attempts(args);
     for f in &files {
-        check_limits(f, threads, args.requests, sample_attempts, memory)?;
+        check_limits(
+            f,
+            threads,
+            args.requests,
+            sample_attempts,
+            memory,
+            args.shard.is_some(),
+        )?;
     }
     output_dir::check_out(&args.out)?;
     output_dir::install_signal_cleanup();
@@ -251,15 +258,24 @@ fn run_command(args: &RunArgs) -> Result<()> {
 }
 
 /// Refuses a file whose runs exceed [`limits::MAX_RUNS`] or whose estimated memory exceeds
-/// `memory` (exit 2), naming the numbers and what to change.
+/// `memory` (exit 2), naming the numbers and what to change. `sharded`: for one shard of
+/// it, which holds every group's accumulator until the end.
 fn check_limits(
     file: &ScenarioFile,
     threads: usize,
     requests: bool,
     attempts: Option<bool>,
     memory: MemoryLimit,
+    sharded: bool,
 ) -> Result<()> {
-    let estimate = limits::estimate(file, threads, requests, attempts);
+    let mut estimate = limits::estimate(file, threads, requests, attempts);
+    if sharded {
+        let groups = file
+            .points
+            .iter()
+            .map(|p| p.scenario.strategies.len() as u64);
+        estimate = estimate.holding_every_group(groups.sum());
+    }
     let s = file.first();
     if estimate.runs > limits::MAX_RUNS {
         return Err(Error::Limit(format!(

@@ -146,6 +146,12 @@ pub const PROGRESS_EVERY: u64 = 1 << 18;
 /// Most client requests (closed: clients) whose attempts are recorded per run.
 pub const ATTEMPT_SAMPLE: u64 = 2_000;
 
+/// Most attempts the sample records per run: the first ones whose outcome is known. A
+/// raster of 2 000 requests shows at most this many marks usefully, and without a bound the
+/// memory estimate must assume every sampled request makes `max_attempts` (up to 65 535)
+/// attempts: 2 000 x 65 535 records per run.
+pub const ATTEMPT_SAMPLE_MAX: usize = 100_000;
+
 impl<'a> Simulation<'a> {
     /// Prepares a run of `scenario.strategies[strategy]` with the streams of `seed`, and
     /// schedules every population's first requests. `record_requests` keeps one
@@ -1395,6 +1401,9 @@ impl<'a> Simulation<'a> {
     /// Records the attempt of sampled client request `key` that just ended with `status`.
     #[cold]
     fn record_attempt(&mut self, key: u32, status: Status) {
+        if self.metrics.attempts.len() >= ATTEMPT_SAMPLE_MAX {
+            return;
+        }
         let (r, info) = (self.requests[key], *self.requests.info(key));
         let outcome = match status {
             Status::Ok => AttemptOutcome::Served,

@@ -681,6 +681,66 @@ fn no_attempts_csv_without_the_flag() {
     assert!(dir.join("summary.json").is_file());
 }
 
+/// The sample records at most `ATTEMPT_SAMPLE_MAX` attempts per run: 2 000 sampled clients
+/// retrying 100 times against a server that is always down would make 200 000.
+#[test]
+fn the_attempt_sample_stops_at_its_bound() {
+    let ws = Workspace::new();
+    ws.file(
+        "down.toml",
+        r#"name = "down"
+seed = 1
+replications = 1
+[clients]
+count = 2000
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "1ms" }
+[[server.outages]]
+start = "0s"
+end = "1h"
+[retry]
+max_attempts = 100
+[[strategy]]
+name = "fixed"
+base = "10ms"
+cap = "10ms"
+jitter = "none"
+"#,
+    );
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "down.toml",
+            "--out",
+            "out",
+            "--quiet",
+            "--no-charts",
+            "--attempts",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(ws.path().join("out/down/attempts.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count() - 1,
+        herdsim::engine::ATTEMPT_SAMPLE_MAX,
+        "rows of attempts.csv"
+    );
+    let summary = std::fs::read_to_string(ws.path().join("out/down/summary.csv")).unwrap();
+    assert!(
+        summary.contains(",200000,"),
+        "every attempt still counts: {summary}"
+    );
+}
+
 // ---- progress ---------------------------------------------------------------------------
 
 /// On a terminal the bar shows runs and events; `script` gives the run a terminal.
