@@ -542,6 +542,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_shard_holds_every_group_open() {
+        let e = Estimate {
+            total: 1_000,
+            runs: 40,
+            per_run_kept: 0,
+            per_run_working: 100,
+            parallel: 2,
+            per_group: 50,
+            open_groups: 3,
+            results: 0,
+        };
+        let shard = e.holding_every_group(10);
+        assert_eq!((shard.open_groups, shard.total), (10, 1_000 + 7 * 50));
+        // Fewer groups than the unsharded run keeps open: unchanged.
+        assert_eq!(e.holding_every_group(2).total, 1_000);
+    }
+
+    #[test]
     fn sizes_parse_in_both_unit_systems() {
         assert_eq!(parse_size("2GiB"), Ok(2 << 30));
         assert_eq!(parse_size("512 MiB"), Ok(512 << 20));
