@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::recovery::{Recovery, recovery};
 use super::{
-    AttemptRecord, BUCKET_FIELDS, Bucket, Latencies, PopulationBucket, RequestRecord, RunMetrics,
-    latency::SortedLatencies,
+    AttemptRecord, BUCKET_FIELDS, Bucket, Latencies, PopulationBucket, PopulationMetrics,
+    RequestRecord, RunMetrics, ServiceMetrics, latency::SortedLatencies,
 };
 use crate::model::Scenario;
 use crate::model::outcome::GiveUpReason;
@@ -113,6 +113,78 @@ struct PopulationTotals {
     timeline: Vec<[u64; 3]>,
 }
 
+impl ServiceTotals {
+    /// One run's counters, as totals of one run.
+    fn of_run(s: &ServiceMetrics) -> Self {
+        ServiceTotals {
+            calls: s.calls,
+            accepted: s.accepted,
+            rejected: s.rejected,
+            shed: s.shed,
+            wasted: s.wasted,
+            lost: s.lost,
+            requests: s.requests,
+            succeeded: s.succeeded,
+            gave_up: s.gave_up,
+            success_attempts: s.success_attempts,
+            retries: s.retries,
+            timeouts: s.timeouts,
+            budget_allowed: s.budget_allowed,
+            budget_refused: s.budget_refused,
+            breaker_open_ns: s.breaker_open.as_nanos() as u128,
+            timeline: series(s.timeline.iter().map(Bucket::fields)),
+        }
+    }
+
+    /// Adds `o`'s sums: folding runs one by one or merging accumulators gives the same.
+    fn merge(&mut self, o: ServiceTotals) {
+        self.calls += o.calls;
+        self.accepted += o.accepted;
+        self.rejected += o.rejected;
+        self.shed += o.shed;
+        self.wasted += o.wasted;
+        self.lost += o.lost;
+        self.requests += o.requests;
+        self.succeeded += o.succeeded;
+        add_arrays(&mut self.gave_up, &o.gave_up);
+        self.success_attempts += o.success_attempts;
+        add_arrays(&mut self.retries, &o.retries);
+        self.timeouts += o.timeouts;
+        self.budget_allowed += o.budget_allowed;
+        self.budget_refused += o.budget_refused;
+        self.breaker_open_ns += o.breaker_open_ns;
+        merge_series(&mut self.timeline, &o.timeline);
+    }
+}
+
+impl PopulationTotals {
+    /// One run's counters, as totals of one run.
+    fn of_run(p: PopulationMetrics) -> Self {
+        PopulationTotals {
+            requests: p.requests,
+            calls: p.calls,
+            succeeded: p.succeeded,
+            gave_up: p.gave_up,
+            latencies: p.latencies,
+            timeline: series(
+                p.timeline
+                    .iter()
+                    .map(|b: &PopulationBucket| [b.first_attempts, b.succeeded, b.gave_up]),
+            ),
+        }
+    }
+
+    /// Adds `o`'s sums.
+    fn merge(&mut self, o: PopulationTotals) {
+        self.requests += o.requests;
+        self.calls += o.calls;
+        self.succeeded += o.succeeded;
+        self.gave_up += o.gave_up;
+        self.latencies.merge(&o.latencies);
+        merge_series(&mut self.timeline, &o.timeline);
+    }
+}
+
 /// The runs of one strategy (at one sweep point), folded as they end. It serialises, so
 /// shards of a sweep run on different machines can be merged into exactly the state one
 /// machine would have reached ([`StrategyAccumulator::merge`]).
@@ -182,35 +254,14 @@ impl StrategyAccumulator {
                 .collect(),
         });
         for (t, s) in self.services.iter_mut().zip(&run.services) {
-            t.calls += s.calls;
-            t.accepted += s.accepted;
-            t.rejected += s.rejected;
-            t.shed += s.shed;
-            t.wasted += s.wasted;
-            t.lost += s.lost;
-            t.requests += s.requests;
-            t.succeeded += s.succeeded;
-            add_arrays(&mut t.gave_up, &s.gave_up);
-            t.success_attempts += s.success_attempts;
-            add_arrays(&mut t.retries, &s.retries);
-            t.timeouts += s.timeouts;
-            t.budget_allowed += s.budget_allowed;
-            t.budget_refused += s.budget_refused;
-            t.breaker_open_ns += s.breaker_open.as_nanos() as u128;
-            add_series(&mut t.timeline, s.timeline.iter().map(Bucket::fields));
+            t.merge(ServiceTotals::of_run(s));
         }
-        for (t, p) in self.populations.iter_mut().zip(&run.populations) {
-            t.requests += p.requests;
-            t.calls += p.calls;
-            t.succeeded += p.succeeded;
-            t.gave_up += p.gave_up;
-            t.latencies.merge(&p.latencies);
-            add_series(
-                &mut t.timeline,
-                p.timeline
-                    .iter()
-                    .map(|b: &PopulationBucket| [b.first_attempts, b.succeeded, b.gave_up]),
-            );
+        for (t, p) in self
+            .populations
+            .iter_mut()
+            .zip(std::mem::take(&mut run.populations))
+        {
+            t.merge(PopulationTotals::of_run(p));
         }
         self.latencies.merge(&run.latencies);
         self.success_latencies.merge(&run.success_latencies);
@@ -240,30 +291,10 @@ impl StrategyAccumulator {
             }
         }
         for (t, o) in self.services.iter_mut().zip(other.services) {
-            t.calls += o.calls;
-            t.accepted += o.accepted;
-            t.rejected += o.rejected;
-            t.shed += o.shed;
-            t.wasted += o.wasted;
-            t.lost += o.lost;
-            t.requests += o.requests;
-            t.succeeded += o.succeeded;
-            add_arrays(&mut t.gave_up, &o.gave_up);
-            t.success_attempts += o.success_attempts;
-            add_arrays(&mut t.retries, &o.retries);
-            t.timeouts += o.timeouts;
-            t.budget_allowed += o.budget_allowed;
-            t.budget_refused += o.budget_refused;
-            t.breaker_open_ns += o.breaker_open_ns;
-            merge_series(&mut t.timeline, &o.timeline);
+            t.merge(o);
         }
         for (t, o) in self.populations.iter_mut().zip(other.populations) {
-            t.requests += o.requests;
-            t.calls += o.calls;
-            t.succeeded += o.succeeded;
-            t.gave_up += o.gave_up;
-            t.latencies.merge(&o.latencies);
-            merge_series(&mut t.timeline, &o.timeline);
+            t.merge(o);
         }
         self.latencies.merge(&other.latencies);
         self.success_latencies.merge(&other.success_latencies);
@@ -465,16 +496,9 @@ fn add_arrays<const N: usize>(sum: &mut [u64; N], add: &[u64; N]) {
     sum.iter_mut().zip(add).for_each(|(s, a)| *s += a);
 }
 
-fn add_series<const N: usize>(sum: &mut Vec<[u64; N]>, add: impl Iterator<Item = [u32; N]>) {
-    for (i, fields) in add.enumerate() {
-        if sum.len() <= i {
-            sum.push([0; N]);
-        }
-        sum[i]
-            .iter_mut()
-            .zip(fields)
-            .for_each(|(s, v)| *s += v as u64);
-    }
+/// A run's per-bucket counters as sums.
+fn series<const N: usize>(buckets: impl Iterator<Item = [u32; N]>) -> Vec<[u64; N]> {
+    buckets.map(|b| b.map(u64::from)).collect()
 }
 
 /// One run's p99 latency (seconds), from its own samples.
