@@ -198,20 +198,15 @@ impl Wheel {
         }
     }
 
-    /// Empties bucket `i` into `out` (appending, in insertion order). A small buffer stays
-    /// with its bucket; a large one becomes a spare (or is freed when there are enough), so
-    /// the buckets of a herd's waves do not each keep their largest size.
+    /// Moves bucket `i`'s events (in insertion order) into `out`, which is empty, without
+    /// copying them: `out` takes the bucket's buffer, and `out`'s buffer goes back to the
+    /// bucket when small, else to the spares (or the allocator), so a bucket never holds on
+    /// to a large buffer it does not need.
     fn take(&mut self, i: usize, out: &mut Vec<Event>) {
+        debug_assert!(out.is_empty());
         self.occupied[i >> 6] &= !(1 << (i & 63));
-        let bucket = &mut self.buckets[i];
-        if out.is_empty() && out.capacity() <= self.keep {
-            // Trade buffers instead of copying: the bucket keeps `out`'s (empty, small) one,
-            // so a bucket never holds on to a large buffer it does not need.
-            std::mem::swap(out, bucket);
-            return;
-        }
-        out.extend_from_slice(bucket);
-        self.recycle(i);
+        let emptied = std::mem::replace(out, std::mem::take(&mut self.buckets[i]));
+        self.give_back(i, emptied);
     }
 
     /// Takes bucket `i`'s events out (in insertion order) without copying them.
@@ -230,12 +225,6 @@ impl Wheel {
         } else if self.spares.len() < SPARES && buffer.capacity() <= SPARE_LIMIT {
             self.spares.push(buffer);
         }
-    }
-
-    /// Empties bucket `i`'s buffer in place (its events were copied out).
-    fn recycle(&mut self, i: usize) {
-        let buffer = std::mem::take(&mut self.buckets[i]);
-        self.give_back(i, buffer);
     }
 }
 
@@ -585,6 +574,38 @@ mod tests {
                 } else {
                     // 0 .. 1 µs, 1 ms, 1 s, 1000 s ahead (some land on equal times).
                     let t = now + delay * [1, 1_000, 1_000_000, 1_000_000_000][scale as usize];
+                    q.push(Event::new(EventKind::Send, SimTime(t), seq as u32, 0));
+                    reference.push((t, seq));
+                    seq += 1;
+                }
+                proptest::prop_assert_eq!(q.len(), reference.len());
+            }
+            reference.sort();
+            let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time.0, e.id as u64)).collect();
+            proptest::prop_assert_eq!(rest, reference);
+        }
+
+        /// Delays on and around the levels' boundaries (a fine bucket, a coarse slot, two
+        /// slots, an epoch) keep time and insertion order.
+        #[test]
+        fn boundaries_keep_time_and_insertion_order(ops in proptest::collection::vec((0u64..5, 0u64..4, 0u64..3, proptest::bool::ANY), 1..600)) {
+            let mut q = EventQueue::default();
+            let mut now = 0u64;
+            let mut reference: Vec<(u64, u64)> = Vec::new();
+            let mut seq = 0u64;
+            for (level, times, nudge, pop) in ops {
+                if pop {
+                    let got = q.pop().map(|e| (e.time.0, e.id as u64));
+                    reference.sort();
+                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
+                    proptest::prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    let unit = [1u64 << FINE_SHIFT, 1 << COARSE_SHIFT, 2 << COARSE_SHIFT, 1 << EPOCH_SHIFT, 1][level as usize];
+                    // One before, on, or one after a multiple of the unit (never in the past).
+                    let t = (now + unit * times + nudge).saturating_sub(1).max(now);
                     q.push(Event::new(EventKind::Send, SimTime(t), seq as u32, 0));
                     reference.push((t, seq));
                     seq += 1;
