@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::metrics::summary::StrategySummary;
 use crate::model::outcome::GiveUpReason;
-use crate::report::fmt_num;
+use crate::report::{fmt_num, push_num};
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::{ScenarioFile, SweepAxis};
 
@@ -273,15 +273,10 @@ pub fn summary_csv(axes: &[SweepAxis], result: &ScenarioResult, seed: u64) -> Re
 /// `timeseries.csv`: one row per (sweep point, strategy, service, bucket), means over
 /// replications; one block of rows per service.
 pub fn timeseries_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<u8>> {
-    let w = table_into(
-        writer(),
-        csv_err,
-        &file.axes,
-        TIMESERIES_COLUMNS,
-        result,
-        timeseries_rows(file, result),
-    )?;
-    finish(w)
+    let mut out = Vec::new();
+    timeseries_into(&mut out, file, result)
+        .map_err(|e| Error::io("cannot format", "<csv buffer>", e))?;
+    Ok(out)
 }
 
 /// [`timeseries_csv`] written into `out` (the file at `path`) as it is formatted: a long
@@ -293,39 +288,56 @@ pub fn write_timeseries_csv(
     out: impl std::io::Write,
     path: &std::path::Path,
 ) -> Result<()> {
-    let err = |e: csv::Error| Error::io("cannot write", path, std::io::Error::other(e));
-    let w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(std::io::BufWriter::new(out));
-    let mut w = table_into(
-        w,
-        err,
-        &file.axes,
-        TIMESERIES_COLUMNS,
-        result,
-        timeseries_rows(file, result),
-    )?;
-    w.flush().map_err(|e| Error::io("cannot write", path, e))
+    let mut out = std::io::BufWriter::new(out);
+    timeseries_into(&mut out, file, result)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .map_err(|e| Error::io("cannot write", path, e))
 }
 
-fn timeseries_rows<'a>(
-    file: &'a ScenarioFile,
-    result: &'a ScenarioResult,
-) -> impl Fn(usize, &mut dyn FnMut(Vec<String>) -> Result<()>) -> Result<()> + 'a {
-    move |p, emit| {
+/// The rows of `timeseries.csv`. A long sweep has millions of numbers: they are formatted
+/// into one reused line and written as they are (a number never needs CSV quoting), between
+/// a prefix (labels, strategy) and a suffix (service) quoted once per block by the csv
+/// crate. A `String` per field, what [`table`] takes, cost more than the simulation of a
+/// 5-replication Brooker sweep.
+fn timeseries_into(
+    out: &mut impl std::io::Write,
+    file: &ScenarioFile,
+    result: &ScenarioResult,
+) -> std::io::Result<()> {
+    let record = |fields: &mut dyn Iterator<Item = &str>| -> std::io::Result<Vec<u8>> {
+        let mut w = writer();
+        w.write_record(fields).map_err(std::io::Error::other)?;
+        let mut bytes = w.into_inner().map_err(|e| e.into_error())?;
+        bytes.pop(); // the terminator
+        Ok(bytes)
+    };
+    let head = header(&file.axes, TIMESERIES_COLUMNS);
+    out.write_all(&record(&mut head.iter().map(String::as_str))?)?;
+    out.write_all(b"\n")?;
+    let mut line = String::new();
+    for (p, point) in result.points.iter().enumerate() {
         let services = &file.points[p].scenario.services;
-        for s in &result.points[p].strategies {
+        for s in &point.strategies {
+            let labels = point.labels.iter().map(String::as_str);
+            let prefix = record(&mut labels.chain([s.summary.strategy.as_str()]))?;
             for (service, timeline) in services.iter().zip(&s.timelines) {
+                let suffix = record(&mut std::iter::once(service.name.as_str()))?;
                 for b in timeline {
-                    let mut row = vec![s.summary.strategy.clone(), fmt_num(b.t_s)];
-                    row.extend(b.values.iter().map(|v| fmt_num(*v)));
-                    row.push(service.name.clone());
-                    emit(row)?;
+                    line.clear();
+                    for v in std::iter::once(&b.t_s).chain(&b.values) {
+                        line.push(',');
+                        push_num(&mut line, *v);
+                    }
+                    line.push(',');
+                    out.write_all(&prefix)?;
+                    out.write_all(line.as_bytes())?;
+                    out.write_all(&suffix)?;
+                    out.write_all(b"\n")?;
                 }
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// `services.csv`: one row per (sweep point, strategy, service), means per replication.
