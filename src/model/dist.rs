@@ -5,7 +5,7 @@
 //! Samples are drawn in nanoseconds as `f64` and rounded to whole nanoseconds.
 
 use rand::Rng;
-use rand_distr::{Distribution, Exp, LogNormal, Normal, Uniform};
+use rand_distr::{Distribution, Exp, LogNormal, Normal, StandardNormal, Uniform};
 
 use crate::time::SimDuration;
 
@@ -77,9 +77,15 @@ impl Dist {
                 Uniform::new(min.0 as f64, max.0 as f64).expect("validated: min < max"),
             ),
             Dist::Normal { mean, sd } if sd.is_zero() => Sampler::Constant(mean),
-            Dist::Normal { mean, sd } => Sampler::Normal(
-                Normal::new(mean.0 as f64, sd.0 as f64).expect("validated: finite sd"),
-            ),
+            Dist::Normal { mean, sd } => {
+                // `Normal::new` only validates; sampling is `mean + sd * z` (rand_distr's
+                // `from_zscore`), written here so the draw inlines (same values, bit for bit).
+                Normal::new(mean.0 as f64, sd.0 as f64).expect("validated: finite sd");
+                Sampler::Normal {
+                    mean: mean.0 as f64,
+                    sd: sd.0 as f64,
+                }
+            }
             Dist::Exponential { mean } if mean.is_zero() => Sampler::Constant(SimDuration::ZERO),
             Dist::Exponential { mean } => {
                 Sampler::Exp(Exp::new(1.0 / mean.0 as f64).expect("validated: mean > 0"))
@@ -99,7 +105,12 @@ pub enum Sampler {
     /// Uniform in nanoseconds.
     Uniform(Uniform<f64>),
     /// Normal in nanoseconds, folded at zero.
-    Normal(Normal<f64>),
+    Normal {
+        /// Mean, in nanoseconds.
+        mean: f64,
+        /// Standard deviation, in nanoseconds.
+        sd: f64,
+    },
     /// Exponential in nanoseconds.
     Exp(Exp<f64>),
     /// Log-normal in nanoseconds.
@@ -113,7 +124,10 @@ impl Sampler {
         match self {
             Sampler::Constant(v) => *v,
             Sampler::Uniform(d) => SimDuration::from_nanos_f64(d.sample(rng)),
-            Sampler::Normal(d) => SimDuration::from_nanos_f64(d.sample(rng).abs()),
+            Sampler::Normal { mean, sd } => {
+                let z: f64 = StandardNormal.sample(rng);
+                SimDuration::from_nanos_f64((mean + sd * z).abs())
+            }
             Sampler::Exp(d) => SimDuration::from_nanos_f64(d.sample(rng)),
             Sampler::LogNormal(d) => SimDuration::from_nanos_f64(d.sample(rng)),
         }
