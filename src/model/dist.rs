@@ -5,7 +5,7 @@
 //! Samples are drawn in nanoseconds as `f64` and rounded to whole nanoseconds.
 
 use rand::Rng;
-use rand_distr::{Distribution, Exp, LogNormal, Normal, StandardNormal, Uniform};
+use rand_distr::{Distribution, Exp, Exp1, LogNormal, Normal, StandardNormal, Uniform};
 
 use crate::time::SimDuration;
 
@@ -88,7 +88,11 @@ impl Dist {
             }
             Dist::Exponential { mean } if mean.is_zero() => Sampler::Constant(SimDuration::ZERO),
             Dist::Exponential { mean } => {
-                Sampler::Exp(Exp::new(1.0 / mean.0 as f64).expect("validated: mean > 0"))
+                // rand_distr's `Exp::new(lambda)` scales by `1 / lambda`; the same double
+                // division keeps every draw bit for bit what it was through `Exp`.
+                let lambda = 1.0 / mean.0 as f64;
+                Exp::new(lambda).expect("validated: mean > 0");
+                Sampler::Exp { scale: 1.0 / lambda }
             }
             Dist::LogNormal { median, sigma } => Sampler::LogNormal(
                 LogNormal::new((median.0 as f64).ln(), sigma).expect("validated: median > 0"),
@@ -111,8 +115,11 @@ pub enum Sampler {
         /// Standard deviation, in nanoseconds.
         sd: f64,
     },
-    /// Exponential in nanoseconds.
-    Exp(Exp<f64>),
+    /// Exponential in nanoseconds: `scale` (the mean) times a standard exponential draw.
+    Exp {
+        /// The mean, in nanoseconds.
+        scale: f64,
+    },
     /// Log-normal in nanoseconds.
     LogNormal(LogNormal<f64>),
 }
@@ -128,7 +135,10 @@ impl Sampler {
                 let z: f64 = StandardNormal.sample(rng);
                 SimDuration::from_nanos_f64((mean + sd * z).abs())
             }
-            Sampler::Exp(d) => SimDuration::from_nanos_f64(d.sample(rng)),
+            Sampler::Exp { scale } => {
+                let e: f64 = Exp1.sample(rng);
+                SimDuration::from_nanos_f64(e * scale)
+            }
             Sampler::LogNormal(d) => SimDuration::from_nanos_f64(d.sample(rng)),
         }
     }
