@@ -92,7 +92,9 @@ impl Dist {
                 // division keeps every draw bit for bit what it was through `Exp`.
                 let lambda = 1.0 / mean.0 as f64;
                 Exp::new(lambda).expect("validated: mean > 0");
-                Sampler::Exp { scale: 1.0 / lambda }
+                Sampler::Exp {
+                    scale: 1.0 / lambda,
+                }
             }
             Dist::LogNormal { median, sigma } => Sampler::LogNormal(
                 LogNormal::new((median.0 as f64).ln(), sigma).expect("validated: median > 0"),

@@ -1,0 +1,169 @@
+//! Attempts on the caller's side: sending one (breaker admission, budget and time-series
+//! counts, the network leg and the attempt's timers), the OCC read round trip, and the lazy
+//! arming of an attempt's timer once its next step is known to come after its timeout.
+
+use super::{Event, EventKind, Simulation};
+use crate::metrics::class_index;
+use crate::model::outcome::{GiveUpReason, Status};
+use crate::time::{SimDuration, SimTime};
+
+impl Simulation<'_> {
+    /// Sends the request's next attempt now (first, retry or fallback call).
+    pub(super) fn send(&mut self, key: u32) {
+        let now = self.now;
+        let r = &self.requests[key];
+        let policy = self.policies[r.policy as usize];
+        if !r.on_fallback
+            && let Some(g) = policy.breaker
+        {
+            let client = self.requests.info(key).client;
+            let group = &mut self.breakers[g as usize].breakers;
+            match group.admit(group.index(client)) {
+                Some(probe) => self.requests[key].probe = probe,
+                None => {
+                    // The attempt fails fast with class `breaker_open`: it is what the
+                    // request's record shows as its last status, not the earlier 503.
+                    self.requests[key].last_status = Some(Status::BreakerOpen);
+                    return self.give_up(key, GiveUpReason::BreakerOpen);
+                }
+            }
+        }
+        let retry = &policy.strategy.retry;
+        let target = policy.target;
+        let r = &mut self.requests[key];
+        r.serial = r.serial.wrapping_add(1);
+        r.awaiting = true;
+        r.sent += 1;
+        let (serial, first, on_fallback) = (r.serial, r.sent == 1, r.on_fallback);
+        let (last_status, sampled, policy_index) = (r.last_status, r.sampled, r.policy);
+        let timeout = if on_fallback {
+            retry.timeout
+        } else {
+            retry.attempt_timeout(r.attempt as u32)
+        };
+        r.timeout_at = timeout.map_or(SimTime::MAX, |t| now + t);
+        r.response_at_timeout = false;
+        // The two early-failure timers below are the attempt's only timer when they fire.
+        r.timer_armed = false;
+        if sampled {
+            self.requests.info_mut(key).shed = false;
+            let i = key as usize;
+            if self.sent_at.len() <= i {
+                self.sent_at.resize(i + 1, SimTime::ZERO);
+            }
+            self.sent_at[i] = now;
+        }
+        let svc = if on_fallback { self.fallback } else { target };
+        if on_fallback {
+            // Neither a first attempt nor a retry to the primary: a request whose first
+            // attempt the breaker refused reaches here with `sent == 1`, and must not feed
+            // the primary's budget (ratio window, adaptive fill).
+        } else if first {
+            if let Some(b) = policy.budget {
+                let client = self.requests.info(key).client;
+                self.budgets[b as usize].on_first_attempt(client, now);
+            }
+            self.timelines[target as usize].at(now).first_attempts += 1;
+            if let Some(p) = self.population(policy_index) {
+                self.population_bucket(p, now).first_attempts += 1;
+            }
+        } else {
+            // Retries are counted when sent, not when decided: a retry the breaker refuses
+            // at send time, or one the time limit cuts off, was never sent. The class is
+            // the failure that caused it (set by `result`, always retryable here).
+            let class = last_status.expect("a retry follows a failed attempt");
+            self.metrics.services[target as usize].retries[class_index(class)] += 1;
+            self.timelines[target as usize].at(now).retries += 1;
+        }
+
+        let d = &mut self.draws[svc as usize];
+        let latency = d.latency.sample(&mut d.latency_rng);
+        let arrival = now + latency;
+        let give_up_at = |limit: Option<SimDuration>| limit.map(|l| now + l);
+        let connect_limit = match (retry.connect_timeout, timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let server = &self.services[svc as usize];
+        if server
+            .outage_at(arrival)
+            .is_some_and(|o| o.kind.is_unreachable())
+        {
+            // Nothing answers: the attempt fails when the first of its timers expires (or
+            // hangs until the time limit when it has none).
+            if let Some(at) = give_up_at(connect_limit) {
+                self.requests[key].timer_armed = true;
+                self.push(
+                    Event::new(EventKind::Timeout, at, key, serial)
+                        .with_status(Status::Unreachable),
+                );
+            }
+            return;
+        }
+        if let Some(ct) = retry.connect_timeout
+            && latency > ct
+        {
+            let at = give_up_at(connect_limit).expect("connect timeout is set");
+            self.requests[key].timer_armed = true;
+            self.push(Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout));
+            return;
+        }
+        // A read-write OCC attempt reads the row's version first; the write follows the
+        // read's answer. Every other attempt goes straight to the server.
+        let kind = if server.spec().occ == crate::model::Occ::ReadWrite {
+            EventKind::Read
+        } else {
+            EventKind::Arrive
+        };
+        self.requests[key].in_flight += 1;
+        self.push(Event::new(kind, arrival, key, serial).at_service(svc));
+        self.arm_if_later(key, arrival);
+    }
+
+    /// An OCC read reaches the server: the version it sees travels back in the reply.
+    pub(super) fn read(&mut self, key: u32, serial: u32, svc: u16) {
+        let version = self.services[svc as usize].version();
+        let at = self.now + self.latency(svc);
+        self.push(
+            Event::new(EventKind::ReadReply, at, key, serial)
+                .with_aux(version)
+                .at_service(svc),
+        );
+        if self.is_live(key, serial, svc) {
+            self.arm_if_later(key, at);
+        }
+    }
+
+    /// The read's answer reaches the caller, which writes at once with the version it read.
+    pub(super) fn read_reply(&mut self, key: u32, serial: u32, svc: u16, version: u32) {
+        if !self.is_live(key, serial, svc) {
+            // The attempt was abandoned (timed out) meanwhile: it leaves the server side.
+            return self.left_server(key);
+        }
+        let at = self.now + self.latency(svc);
+        self.push(
+            Event::new(EventKind::Arrive, at, key, serial)
+                .with_aux(version)
+                .at_service(svc),
+        );
+        self.arm_if_later(key, at);
+    }
+
+    /// Whether `serial` is the outstanding attempt of `key` to service `svc`.
+    #[inline]
+    pub(super) fn is_live(&self, key: u32, serial: u32, svc: u16) -> bool {
+        self.requests[key].is_live(serial, svc == self.fallback)
+    }
+
+    /// The current attempt's next step happens at `next`: if that is after its timeout, the
+    /// timer must fire first, so it enters the queue now (`SimTime::MAX`: unknown, e.g. queued).
+    #[inline]
+    pub(super) fn arm_if_later(&mut self, key: u32, next: SimTime) {
+        let r = &mut self.requests[key];
+        if next > r.timeout_at && !r.timer_armed {
+            r.timer_armed = true;
+            let (at, serial) = (r.timeout_at, r.serial);
+            self.push(Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout));
+        }
+    }
+}

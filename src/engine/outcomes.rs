@@ -1,0 +1,408 @@
+//! Outcomes on the caller's side: an attempt's result (a response or its timer), the retry
+//! decision after a failure (DESIGN.md's "Retry decision": retryable class, attempts,
+//! rate-limit ladder, Retry-After, backoff, deadline, budget), giving up (or the fallback
+//! call), a request's end and what it records, and the end of the run.
+
+use rand::RngExt;
+
+use super::breaker::Transition;
+use super::budget::Decision;
+use super::request::NONE;
+use super::service::{hint_from_us, hint_to_us};
+use super::source::SourceState;
+use super::{ATTEMPT_SAMPLE_MAX, Event, EventKind, Simulation};
+use crate::metrics::{
+    AttemptOutcome, AttemptRecord, Outcome, PopulationBucket, RequestRecord, RunMetrics,
+};
+use crate::model::Source;
+use crate::model::outcome::{GiveUpReason, Status};
+use crate::time::SimDuration;
+
+impl Simulation<'_> {
+    /// An attempt's result reached the caller: a response from `svc`, or its timer expired.
+    pub(super) fn result(
+        &mut self,
+        key: u32,
+        serial: u32,
+        status: Status,
+        hint: Option<SimDuration>,
+    ) {
+        let now = self.now;
+        let r = &mut self.requests[key];
+        if !r.awaiting || r.serial != serial {
+            return; // a late response or timer of an abandoned attempt
+        }
+        r.awaiting = false;
+        r.last_status = Some(status);
+        let (sampled, on_fallback, policy, probe) = (r.sampled, r.on_fallback, r.policy, r.probe);
+        if hint.is_some() {
+            self.requests.info_mut(key).last_hint_us = hint_to_us(hint);
+        }
+        let target = self.policies[policy as usize].target;
+        if sampled {
+            self.record_attempt(key, status);
+        }
+        if matches!(status, Status::Timeout | Status::Unreachable) && !on_fallback {
+            self.metrics.services[target as usize].timeouts += 1;
+            self.timelines[target as usize].at(now).timeouts += 1;
+        }
+        if on_fallback {
+            return if status == Status::Ok {
+                self.metrics.fallback_succeeded += 1;
+                self.end(key, Outcome::Succeeded)
+            } else {
+                let reason = self.requests.info(key).fallback_reason;
+                self.end(key, Outcome::GaveUp(reason))
+            };
+        }
+        let policy = self.policies[policy as usize];
+        if status != Status::BadRequest
+            && let Some(g) = policy.breaker
+        {
+            let client = self.requests.info(key).client;
+            let group = &mut self.breakers[g as usize];
+            let index = group.breakers.index(client);
+            let failed = status != Status::Ok;
+            if group.breakers.record(index, now, failed, probe) == Transition::Opened {
+                let at = now + group.breakers.open_for();
+                let target = group.target;
+                self.record_breakers(target);
+                self.push(Event::new(EventKind::HalfOpen, at, index, 0).at_service(g));
+            }
+        }
+        if status == Status::Ok {
+            self.end(key, Outcome::Succeeded)
+        } else {
+            self.failure(key, status, hint)
+        }
+    }
+
+    /// The retry decision after a failed attempt (DESIGN.md, "Retry decision").
+    pub(super) fn failure(&mut self, key: u32, status: Status, hint: Option<SimDuration>) {
+        let now = self.now;
+        let policy = self.policies[self.requests[key].policy as usize];
+        let strategy = policy.strategy;
+        let retry = &strategy.retry;
+        if !retry.retries(status) {
+            return self.give_up(key, GiveUpReason::NonRetryable);
+        }
+        let client = self.requests.info(key).client;
+        if let Some(b) = policy.budget {
+            self.budgets[b as usize].on_failure(client);
+        }
+        let attempt = self.requests[key].attempt;
+        let (delay, transport) = match retry.rate_limit {
+            Some(ladder) if status == Status::TooManyRequests => {
+                let info = self.requests.info_mut(key);
+                info.rate_limited = info.rate_limited.saturating_add(1);
+                if ladder.escalates(info.rate_limited) {
+                    return self.give_up(key, GiveUpReason::RateLimitEscalation);
+                }
+                (ladder.wait(hint.filter(|_| retry.retry_after.honor)), false)
+            }
+            _ => {
+                if attempt as u32 >= retry.max_attempts {
+                    return self.give_up(key, GiveUpReason::Attempts);
+                }
+                let delay = match retry.retry_after.choose(hint) {
+                    Some(d) => d,
+                    None => {
+                        let backoff = &strategy.backoff;
+                        let u = if backoff.uses_draw() {
+                            self.backoff_rng.random::<f64>()
+                        } else {
+                            0.0
+                        };
+                        let ladder = &self.ladders[self.requests[key].policy as usize];
+                        let last = *ladder.last().expect("a ladder has a first step");
+                        let expo = ladder.get(attempt as usize - 1).copied().unwrap_or(last);
+                        let info = self.requests.info_mut(key);
+                        let d = backoff.delay_from(expo, info.prev_delay, u);
+                        info.prev_delay = d;
+                        d
+                    }
+                };
+                (delay, true)
+            }
+        };
+        if now + delay >= self.requests.info(key).deadline_at {
+            return self.give_up(key, GiveUpReason::Deadline);
+        }
+        if let Some(b) = policy.budget {
+            let target = policy.target as usize;
+            match self.budgets[b as usize].try_retry(client, now, status) {
+                Decision::Refused => {
+                    self.metrics.services[target].budget_refused += 1;
+                    self.timelines[target].at(now).budget_refused += 1;
+                    return self.give_up(key, GiveUpReason::Budget);
+                }
+                Decision::Allowed { cost } => {
+                    self.metrics.services[target].budget_allowed += 1;
+                    // Remembered even when 0: a retried success refunds its last retry's
+                    // cost, which may be 0 (`retry_cost = 0`), never `success_refund`.
+                    self.requests.info_mut(key).quota_cost = cost as u32;
+                }
+            }
+        }
+        if transport {
+            self.requests[key].attempt += 1;
+        }
+        self.requests.info_mut(key).waited += delay;
+        self.push(Event::new(EventKind::Send, now + delay, key, 0));
+    }
+
+    /// The request would end for `reason`: try the fallback server once, else end it.
+    pub(super) fn give_up(&mut self, key: u32, reason: GiveUpReason) {
+        let r = &mut self.requests[key];
+        let policy = &self.policies[r.policy as usize];
+        if !r.on_fallback
+            && policy.client
+            && self.scenario.fallback.is_some()
+            && policy.strategy.retry.fallback_on.contains(reason)
+        {
+            r.on_fallback = true;
+            self.requests.info_mut(key).fallback_reason = reason;
+            return self.send(key);
+        }
+        self.end(key, Outcome::GaveUp(reason));
+    }
+
+    /// The logical request in `key` ends with `outcome`.
+    pub(super) fn end(&mut self, key: u32, outcome: Outcome) {
+        let now = self.now;
+        self.record_end(key, outcome);
+        let r = self.requests[key];
+        let info = *self.requests.info(key);
+        let policy = self.policies[r.policy as usize];
+        let primary_success = outcome == Outcome::Succeeded && !r.on_fallback;
+        // Every primary attempt after the first passed `try_retry`, so `sent > 1` on a
+        // primary success means "this call was retried" (AWS: refund the retry's cost).
+        let retry_cost = (r.sent > 1).then_some(info.quota_cost as u64);
+        if primary_success && let Some(b) = policy.budget {
+            self.budgets[b as usize].on_success(info.client, retry_cost);
+        }
+        match self.population(r.policy).map(|p| &self.sources[p]) {
+            Some(SourceState::Closed {
+                requests, think, ..
+            }) => {
+                let more = info.number + 1 < *requests;
+                self.requests.info_mut(key).number += 1;
+                if more && now < self.time_limit {
+                    let think = match think {
+                        Some(t) => t.sample(&mut self.think_rng),
+                        None => SimDuration::ZERO,
+                    };
+                    // An event, not a direct call: a request that ends at once (breaker
+                    // open) must not recurse into the next one.
+                    self.push(Event::new(EventKind::Start, now + think, key, 0));
+                }
+            }
+            _ => {
+                self.requests.release_if_done(key);
+                if info.parent != NONE {
+                    self.child_ended(info.parent, outcome == Outcome::Succeeded);
+                }
+            }
+        }
+    }
+
+    /// Books the end of the request in `key`: counters, series, latency, record.
+    pub(super) fn record_end(&mut self, key: u32, outcome: Outcome) {
+        let now = self.now;
+        self.requests[key].awaiting = false;
+        let r = self.requests[key];
+        let info = self.requests.info_mut(key);
+        info.ended = true;
+        let info = *info;
+        let latency = now - info.first_send;
+        let target = self.policies[r.policy as usize].target as usize;
+        let m = &mut self.metrics.services[target];
+        let bucket = self.timelines[target].at(now);
+        let succeeded = outcome == Outcome::Succeeded;
+        match outcome {
+            Outcome::Succeeded => {
+                m.succeeded += 1;
+                m.success_attempts += r.sent as u64;
+                bucket.succeeded += 1;
+            }
+            Outcome::GaveUp(reason) => {
+                m.gave_up[reason as usize] += 1;
+                bucket.gave_up += 1;
+            }
+        }
+        let Some(p) = self.population(r.policy) else {
+            return;
+        };
+        self.open_client_requests -= 1;
+        self.metrics.latencies.record(latency.as_nanos());
+        if succeeded {
+            self.metrics.success_latencies.record(latency.as_nanos());
+        }
+        let pm = &mut self.metrics.populations[p];
+        pm.latencies.record(latency.as_nanos());
+        if succeeded {
+            pm.succeeded += 1;
+        } else {
+            pm.gave_up += 1;
+        }
+        let pb = self.population_bucket(p, now);
+        if succeeded {
+            pb.succeeded += 1;
+        } else {
+            pb.gave_up += 1;
+        }
+        if self.trigger.is_some_and(|t| info.first_send < t) {
+            self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
+            if outcome == Outcome::GaveUp(GiveUpReason::TimeLimit) {
+                self.metrics.backlog_open = true;
+            }
+        }
+        self.metrics.completion = self.metrics.completion.max(now);
+        if self.record_requests {
+            self.metrics.requests.push(RequestRecord {
+                population: p as u16,
+                client: info.client - self.client_offsets[p],
+                request: info.number,
+                outcome,
+                last_status: r.last_status,
+                attempts: r.sent,
+                total_wait: info.waited,
+                retry_after: hint_from_us(info.last_hint_us),
+                latency,
+            });
+        }
+    }
+
+    /// Records the attempt of sampled client request `key` that just ended with `status`.
+    #[cold]
+    pub(super) fn record_attempt(&mut self, key: u32, status: Status) {
+        if self.metrics.attempts.len() >= ATTEMPT_SAMPLE_MAX {
+            return;
+        }
+        let (r, info) = (self.requests[key], *self.requests.info(key));
+        let outcome = match status {
+            Status::Ok => AttemptOutcome::Served,
+            Status::Timeout | Status::Unreachable => AttemptOutcome::TimedOut,
+            Status::Unavailable if info.shed => AttemptOutcome::Shed,
+            _ => AttemptOutcome::Rejected,
+        };
+        let p = self
+            .population(r.policy)
+            .expect("only client requests are sampled");
+        self.metrics.attempts.push(AttemptRecord {
+            population: p as u16,
+            client: info.client - self.client_offsets[p],
+            request: info.number,
+            attempt: r.sent,
+            sent: self.sent_at[key as usize],
+            outcome,
+        });
+    }
+
+    /// A closed client's request the time limit prevented from starting: counted, never sent.
+    pub(super) fn never_started(&mut self, key: u32, number: u32) {
+        let p = self
+            .population(self.requests[key].policy)
+            .expect("closed clients follow their population's policy");
+        let client = self.requests.info(key).client;
+        let reason = GiveUpReason::TimeLimit;
+        self.metrics.services[0].requests += 1;
+        self.metrics.services[0].gave_up[reason as usize] += 1;
+        let pm = &mut self.metrics.populations[p];
+        pm.requests += 1;
+        pm.gave_up += 1;
+        if self.record_requests {
+            self.metrics.requests.push(RequestRecord {
+                population: p as u16,
+                client: client - self.client_offsets[p],
+                request: number,
+                outcome: Outcome::GaveUp(reason),
+                last_status: None,
+                attempts: 0,
+                total_wait: SimDuration::ZERO,
+                retry_after: None,
+                latency: SimDuration::ZERO,
+            });
+        }
+        self.metrics.completion = self.metrics.completion.max(self.time_limit);
+    }
+
+    /// Ends the run: requests still open at the time limit end as `time_limit` there, and
+    /// the series and breaker times are closed.
+    pub(super) fn finish(mut self) -> RunMetrics {
+        let mut closed_left = false;
+        for (p, state) in self.sources.iter().enumerate() {
+            if let (
+                SourceState::Closed {
+                    first_key,
+                    requests,
+                    ..
+                },
+                Source::Closed(c),
+            ) = (state, &self.scenario.populations[p].source)
+            {
+                closed_left |= (*first_key..first_key + c.count)
+                    .any(|k| self.requests.info(k).number < *requests);
+            }
+        }
+        if self.open_client_requests > 0 || closed_left || self.metrics.cut_short {
+            self.metrics.cut_short = true;
+            self.now = self.time_limit.max(self.now);
+            // Every open request ends here, client requests and downstream calls alike
+            // (each is a logical request of its caller), without resuming any job.
+            let reserved = self.requests.reserved();
+            for key in 0..self.requests.len() as u32 {
+                if !self.requests.info(key).ended {
+                    self.record_end(key, Outcome::GaveUp(GiveUpReason::TimeLimit));
+                    if key < reserved {
+                        self.requests.info_mut(key).number += 1;
+                    }
+                }
+            }
+            for p in 0..self.sources.len() {
+                if let SourceState::Closed {
+                    first_key,
+                    requests,
+                    ..
+                } = self.sources[p]
+                {
+                    let count = match &self.scenario.populations[p].source {
+                        Source::Closed(c) => c.count,
+                        _ => 0,
+                    };
+                    for key in first_key..first_key + count {
+                        for number in self.requests.info(key).number..requests {
+                            self.never_started(key, number);
+                        }
+                    }
+                }
+            }
+        }
+        let end = self.now.max(self.metrics.completion);
+        for group in &self.breakers {
+            let open = group.breakers.open_time(self.metrics.completion);
+            self.metrics.services[group.target as usize].breaker_open += open;
+            if group.client {
+                self.metrics.breaker_open += open;
+            }
+        }
+        let timelines = std::mem::take(&mut self.timelines);
+        for (m, t) in self.metrics.services.iter_mut().zip(timelines) {
+            m.timeline = t.finish(end);
+        }
+        let width = self.scenario.bucket.as_nanos().max(1);
+        let buckets = (end.0 / width) as usize + 1;
+        let population_timelines = std::mem::take(&mut self.population_timelines);
+        for (m, mut t) in self
+            .metrics
+            .populations
+            .iter_mut()
+            .zip(population_timelines)
+        {
+            t.resize(buckets.max(t.len()), PopulationBucket::default());
+            m.timeline = t;
+        }
+        self.metrics.peak_requests = self.requests.peak();
+        self.metrics
+    }
+}
