@@ -55,6 +55,18 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Whether handling this event usually reads the request's cold record
+    /// ([`RequestInfo`](super::request::RequestInfo)): a request begins, or an attempt's
+    /// result arrives (the retry decision reads the backoff state and the deadline). The
+    /// other events of a request touch only its hot record.
+    #[inline]
+    pub fn reads_request_info(self) -> bool {
+        matches!(
+            self,
+            EventKind::Start | EventKind::Response | EventKind::Timeout
+        )
+    }
+
     /// Background events change a server but create no work: a run whose queue holds only
     /// these is over.
     pub fn is_background(self) -> bool {
@@ -432,12 +444,11 @@ impl EventQueue {
         self.coarse.give_back(j, events);
     }
 
-    /// The id of the event `ahead` places after the next one, likely a request key, when it
-    /// is already in the bucket being consumed (cheap and only a guess, for prefetching
-    /// request state before it is needed).
+    /// The event `ahead` places after the next one, when it is already in the bucket being
+    /// consumed (cheap and only a guess, for prefetching request state before it is needed).
     #[inline]
-    pub fn upcoming_id(&self, ahead: usize) -> Option<u32> {
-        self.current.get(self.head + ahead).map(|e| e.id)
+    pub fn upcoming(&self, ahead: usize) -> Option<&Event> {
+        self.current.get(self.head + ahead)
     }
 
     /// Number of scheduled events.
