@@ -290,7 +290,7 @@ impl<'a> Simulation<'a> {
             policies,
             ladders,
             edge_policies,
-            queue: EventQueue::with_capacity(reserved as usize),
+            queue: EventQueue::reuse_or_new(reserved as usize),
             background: 0,
             now: SimTime::ZERO,
             time_limit: SimTime(scenario.time_limit.as_nanos()),

@@ -10,7 +10,7 @@ use super::budget::Decision;
 use super::request::NONE;
 use super::service::{hint_from_us, hint_to_us};
 use super::source::SourceState;
-use super::{ATTEMPT_SAMPLE_MAX, Event, EventKind, Simulation};
+use super::{ATTEMPT_SAMPLE_MAX, Event, EventKind, EventQueue, Simulation};
 use crate::metrics::{
     AttemptOutcome, AttemptRecord, Outcome, PopulationBucket, RequestRecord, RunMetrics,
 };
@@ -330,6 +330,7 @@ impl Simulation<'_> {
     /// Ends the run: requests still open at the time limit end as `time_limit` there, and
     /// the series and breaker times are closed.
     pub(super) fn finish(mut self) -> RunMetrics {
+        std::mem::replace(&mut self.queue, EventQueue::hollow()).recycle();
         let mut closed_left = false;
         for (p, state) in self.sources.iter().enumerate() {
             if let (
