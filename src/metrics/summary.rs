@@ -114,8 +114,15 @@ struct PopulationTotals {
 }
 
 impl ServiceTotals {
-    /// One run's counters, as totals of one run.
-    fn of_run(s: &ServiceMetrics) -> Self {
+    /// Adds one run's counters and time series.
+    fn add_run(&mut self, s: &ServiceMetrics) {
+        self.merge(ServiceTotals::counters_of_run(s));
+        add_series(&mut self.timeline, s.timeline.iter().map(Bucket::fields));
+    }
+
+    /// One run's counters as totals of one run, without its time series (added in place by
+    /// [`ServiceTotals::add_run`], not copied first).
+    fn counters_of_run(s: &ServiceMetrics) -> Self {
         ServiceTotals {
             calls: s.calls,
             accepted: s.accepted,
@@ -132,7 +139,7 @@ impl ServiceTotals {
             budget_allowed: s.budget_allowed,
             budget_refused: s.budget_refused,
             breaker_open_ns: s.breaker_open.as_nanos() as u128,
-            timeline: series(s.timeline.iter().map(Bucket::fields)),
+            timeline: Vec::new(),
         }
     }
 
@@ -158,20 +165,21 @@ impl ServiceTotals {
 }
 
 impl PopulationTotals {
-    /// One run's counters, as totals of one run.
-    fn of_run(p: PopulationMetrics) -> Self {
-        PopulationTotals {
+    /// Adds one run's counters and time series.
+    fn add_run(&mut self, p: PopulationMetrics) {
+        let series = p
+            .timeline
+            .iter()
+            .map(|b: &PopulationBucket| [b.first_attempts, b.succeeded, b.gave_up]);
+        add_series(&mut self.timeline, series);
+        self.merge(PopulationTotals {
             requests: p.requests,
             calls: p.calls,
             succeeded: p.succeeded,
             gave_up: p.gave_up,
             latencies: p.latencies,
-            timeline: series(
-                p.timeline
-                    .iter()
-                    .map(|b: &PopulationBucket| [b.first_attempts, b.succeeded, b.gave_up]),
-            ),
-        }
+            timeline: Vec::new(),
+        });
     }
 
     /// Adds `o`'s sums.
@@ -254,14 +262,14 @@ impl StrategyAccumulator {
                 .collect(),
         });
         for (t, s) in self.services.iter_mut().zip(&run.services) {
-            t.merge(ServiceTotals::of_run(s));
+            t.add_run(s);
         }
         for (t, p) in self
             .populations
             .iter_mut()
             .zip(std::mem::take(&mut run.populations))
         {
-            t.merge(PopulationTotals::of_run(p));
+            t.add_run(p);
         }
         self.latencies.merge(&run.latencies);
         self.success_latencies.merge(&run.success_latencies);
@@ -496,9 +504,18 @@ fn add_arrays<const N: usize>(sum: &mut [u64; N], add: &[u64; N]) {
     sum.iter_mut().zip(add).for_each(|(s, a)| *s += a);
 }
 
-/// A run's per-bucket counters as sums.
-fn series<const N: usize>(buckets: impl Iterator<Item = [u32; N]>) -> Vec<[u64; N]> {
-    buckets.map(|b| b.map(u64::from)).collect()
+/// Adds a run's per-bucket counters to the sums (a run longer than the others so far
+/// extends them).
+fn add_series<const N: usize>(
+    sum: &mut Vec<[u64; N]>,
+    buckets: impl ExactSizeIterator<Item = [u32; N]>,
+) {
+    if sum.len() < buckets.len() {
+        sum.resize(buckets.len(), [0; N]);
+    }
+    for (s, b) in sum.iter_mut().zip(buckets) {
+        s.iter_mut().zip(b).for_each(|(x, y)| *x += u64::from(y));
+    }
 }
 
 /// One run's p99 latency (seconds), from its own samples.
