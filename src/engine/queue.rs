@@ -211,14 +211,18 @@ impl Wheel {
     }
 
     /// Moves bucket `i`'s events (in insertion order) into `out`, which is empty, without
-    /// copying them: `out` takes the bucket's buffer, and `out`'s buffer goes back to the
-    /// bucket when small, else to the spares (or the allocator), so a bucket never holds on
-    /// to a large buffer it does not need.
+    /// copying them: the two trade buffers, and the bucket keeps `out`'s only when small
+    /// (else it goes to the spares or the allocator), so a bucket never holds on to a large
+    /// buffer it does not need.
+    #[inline]
     fn take(&mut self, i: usize, out: &mut Vec<Event>) {
         debug_assert!(out.is_empty());
         self.occupied[i >> 6] &= !(1 << (i & 63));
-        let emptied = std::mem::replace(out, std::mem::take(&mut self.buckets[i]));
-        self.give_back(i, emptied);
+        std::mem::swap(out, &mut self.buckets[i]);
+        if self.buckets[i].capacity() > self.keep {
+            let large = std::mem::take(&mut self.buckets[i]);
+            self.give_back(i, large);
+        }
     }
 
     /// Takes bucket `i`'s events out (in insertion order) without copying them.
