@@ -364,10 +364,13 @@ impl EventQueue {
     }
 
     /// Empties the queue and keeps it for the next run on this thread (one queue per
-    /// thread; its buffers are bounded as a running queue's are).
+    /// thread). It keeps its buckets and their small buffers, not the spare wave buffers:
+    /// keeping those too raised `million.toml`'s peak memory from 240 MB to 282 MB.
     pub fn recycle(mut self) {
         self.fine.clear();
         self.coarse.clear();
+        self.fine.spares = Vec::new();
+        self.coarse.spares = Vec::new();
         self.far.clear();
         if self.current.capacity() > SPARE_LIMIT {
             self.current = Vec::new();
