@@ -371,7 +371,9 @@ impl EventQueue {
         self.coarse.clear();
         self.fine.spares = Vec::new();
         self.coarse.spares = Vec::new();
-        self.far.clear();
+        // Far events are rare; a run that had many (starts spread over hours) must not
+        // leave their heap's size to the thread.
+        self.far = std::collections::BinaryHeap::new();
         if self.current.capacity() > SPARE_LIMIT {
             self.current = Vec::new();
         } else {
@@ -386,8 +388,8 @@ impl EventQueue {
     }
 
     /// A queue with no buckets and no memory, to stand in for one moved out before its
-    /// owner is dropped. Only to be dropped: anything else panics.
-    pub fn hollow() -> Self {
+    /// owner is dropped. Only to be dropped: a push panics.
+    pub(crate) fn hollow() -> Self {
         EventQueue {
             current: Vec::new(),
             head: 0,

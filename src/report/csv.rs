@@ -296,48 +296,74 @@ pub fn write_timeseries_csv(
 
 /// The rows of `timeseries.csv`. A long sweep has millions of numbers: they are formatted
 /// into one reused line and written as they are (a number never needs CSV quoting), between
-/// a prefix (labels, strategy) and a suffix (service) quoted once per block by the csv
-/// crate. A `String` per field, what [`table`] takes, cost more than the simulation of a
-/// 5-replication Brooker sweep.
+/// the row's text fields, quoted once per block by the csv crate ([`Affixes`]). A `String`
+/// per field, what [`table`] takes, cost more than the simulation of a 5-replication
+/// Brooker sweep.
 fn timeseries_into(
     out: &mut impl std::io::Write,
     file: &ScenarioFile,
     result: &ScenarioResult,
 ) -> std::io::Result<()> {
-    let record = |fields: &mut dyn Iterator<Item = &str>| -> std::io::Result<Vec<u8>> {
-        let mut w = writer();
-        w.write_record(fields).map_err(std::io::Error::other)?;
-        let mut bytes = w.into_inner().map_err(|e| e.into_error())?;
-        bytes.pop(); // the terminator
-        Ok(bytes)
-    };
     let head = header(&file.axes, TIMESERIES_COLUMNS);
-    out.write_all(&record(&mut head.iter().map(String::as_str))?)?;
+    out.write_all(&csv_record(head.iter().map(String::as_str))?)?;
     out.write_all(b"\n")?;
     let mut line = String::new();
     for (p, point) in result.points.iter().enumerate() {
         let services = &file.points[p].scenario.services;
         for s in &point.strategies {
-            let labels = point.labels.iter().map(String::as_str);
-            let prefix = record(&mut labels.chain([s.summary.strategy.as_str()]))?;
             for (service, timeline) in services.iter().zip(&s.timelines) {
-                let suffix = record(&mut std::iter::once(service.name.as_str()))?;
+                let affixes = Affixes::new(&point.labels, &s.summary.strategy, &service.name)?;
                 for b in timeline {
                     line.clear();
-                    for v in std::iter::once(&b.t_s).chain(&b.values) {
-                        line.push(',');
+                    for (i, v) in std::iter::once(&b.t_s).chain(&b.values).enumerate() {
+                        if i > 0 {
+                            line.push(',');
+                        }
                         push_num(&mut line, *v);
                     }
-                    line.push(',');
-                    out.write_all(&prefix)?;
-                    out.write_all(line.as_bytes())?;
-                    out.write_all(&suffix)?;
-                    out.write_all(b"\n")?;
+                    affixes.write_row(out, line.as_bytes())?;
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The text fields around a `timeseries.csv` row's numbers, as the csv crate writes them:
+/// `prefix` is the labels and the strategy and their trailing comma, `suffix` the comma
+/// and the service. Each is written as a record of at least two fields (with an empty
+/// one), so an empty name comes out as the csv crate writes it inside a longer record
+/// (nothing), not as a lone empty record (`""`).
+struct Affixes {
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+}
+
+impl Affixes {
+    fn new(labels: &[String], strategy: &str, service: &str) -> std::io::Result<Self> {
+        let leading = labels.iter().map(String::as_str).chain([strategy, ""]);
+        Ok(Affixes {
+            prefix: csv_record(leading)?,
+            suffix: csv_record(["", service])?,
+        })
+    }
+
+    /// One row: the prefix, `numbers` (comma-separated, never quoted), the suffix.
+    fn write_row(&self, out: &mut impl std::io::Write, numbers: &[u8]) -> std::io::Result<()> {
+        out.write_all(&self.prefix)?;
+        out.write_all(numbers)?;
+        out.write_all(&self.suffix)?;
+        out.write_all(b"\n")
+    }
+}
+
+/// One record as the csv crate writes it, without its terminator.
+fn csv_record<'a>(fields: impl IntoIterator<Item = &'a str>) -> std::io::Result<Vec<u8>> {
+    let mut w = writer();
+    w.write_record(fields).map_err(std::io::Error::other)?;
+    let mut bytes = w.into_inner().map_err(|e| e.into_error())?;
+    bytes.pop(); // the terminator
+    Ok(bytes)
 }
 
 /// `services.csv`: one row per (sweep point, strategy, service), means per replication.
@@ -460,4 +486,37 @@ pub fn attempts_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row built from the affixes is the record the csv crate writes for the same fields,
+    /// whatever the names hold: empty, commas, quotes, line breaks, no sweep labels.
+    #[test]
+    fn timeseries_rows_quote_text_fields_as_the_csv_crate_does() {
+        let names = ["", "full", "a,b", "say \"hi\"", "two\nlines", " spaced "];
+        let label_sets: [&[&str]; 3] = [&[], &["10"], &["", "x,y"]];
+        for labels in label_sets {
+            let labels: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+            for strategy in names {
+                for service in names {
+                    let affixes = Affixes::new(&labels, strategy, service).unwrap();
+                    let mut row = Vec::new();
+                    affixes.write_row(&mut row, b"0.5,3").unwrap();
+                    let mut w = writer();
+                    let fields = labels.iter().map(String::as_str);
+                    w.write_record(fields.chain([strategy, "0.5", "3", service]))
+                        .unwrap();
+                    let expected = finish(w).unwrap();
+                    assert_eq!(
+                        String::from_utf8(row).unwrap(),
+                        String::from_utf8(expected).unwrap(),
+                        "labels {labels:?}, strategy {strategy:?}, service {service:?}"
+                    );
+                }
+            }
+        }
+    }
 }
