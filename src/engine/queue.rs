@@ -657,6 +657,43 @@ mod tests {
         assert_eq!(order, vec![1, 4, 0, 2, 3]);
     }
 
+    /// Replays `ops` on a queue and on a sorted list: `Some(delay)` pushes an event `delay`
+    /// after the last pop, `None` pops (both must give the same event); then drains both.
+    fn check_against_reference(
+        ops: impl IntoIterator<Item = Option<u64>>,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut q = EventQueue::default();
+        let mut now = 0u64;
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut seq = 0u64;
+        for op in ops {
+            match op {
+                None => {
+                    let got = q.pop().map(|e| (e.time.0, e.id as u64));
+                    reference.sort();
+                    let want = (!reference.is_empty()).then(|| reference.remove(0));
+                    proptest::prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                }
+                Some(delay) => {
+                    let t = now + delay;
+                    q.push(Event::new(EventKind::Send, SimTime(t), seq as u32, 0));
+                    reference.push((t, seq));
+                    seq += 1;
+                }
+            }
+            proptest::prop_assert_eq!(q.len(), reference.len());
+        }
+        reference.sort();
+        let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop())
+            .map(|e| (e.time.0, e.id as u64))
+            .collect();
+        proptest::prop_assert_eq!(rest, reference);
+        Ok(())
+    }
+
     #[test]
     fn events_are_small() {
         assert!(std::mem::size_of::<Event>() <= 24);
@@ -679,63 +716,18 @@ mod tests {
         /// and jumps, and still come out in (time, insertion) order.
         #[test]
         fn far_events_keep_time_and_insertion_order(ops in proptest::collection::vec((0u64..4, 0u64..1_000, proptest::bool::ANY), 1..600)) {
-            let mut q = EventQueue::default();
-            let mut now = 0u64;
-            let mut reference: Vec<(u64, u64)> = Vec::new();
-            let mut seq = 0u64;
-            for (scale, delay, pop) in ops {
-                if pop {
-                    let got = q.pop().map(|e| (e.time.0, e.id as u64));
-                    reference.sort();
-                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
-                    proptest::prop_assert_eq!(got, want);
-                    if let Some((t, _)) = got {
-                        now = t;
-                    }
-                } else {
-                    // 0 .. 1 µs, 1 ms, 1 s, 1000 s ahead (some land on equal times).
-                    let t = now + delay * [1, 1_000, 1_000_000, 1_000_000_000][scale as usize];
-                    q.push(Event::new(EventKind::Send, SimTime(t), seq as u32, 0));
-                    reference.push((t, seq));
-                    seq += 1;
-                }
-                proptest::prop_assert_eq!(q.len(), reference.len());
-            }
-            reference.sort();
-            let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time.0, e.id as u64)).collect();
-            proptest::prop_assert_eq!(rest, reference);
+            // 0 .. 1 µs, 1 ms, 1 s, 1000 s ahead (some land on equal times).
+            let scales = [1, 1_000, 1_000_000, 1_000_000_000];
+            check_against_reference(ops.into_iter().map(|(scale, delay, pop)| (!pop).then(|| delay * scales[scale as usize])))?;
         }
 
         /// Delays on and around the levels' boundaries (a fine bucket, a coarse slot, two
         /// slots, an epoch) keep time and insertion order.
         #[test]
         fn boundaries_keep_time_and_insertion_order(ops in proptest::collection::vec((0u64..5, 0u64..4, 0u64..3, proptest::bool::ANY), 1..600)) {
-            let mut q = EventQueue::default();
-            let mut now = 0u64;
-            let mut reference: Vec<(u64, u64)> = Vec::new();
-            let mut seq = 0u64;
-            for (level, times, nudge, pop) in ops {
-                if pop {
-                    let got = q.pop().map(|e| (e.time.0, e.id as u64));
-                    reference.sort();
-                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
-                    proptest::prop_assert_eq!(got, want);
-                    if let Some((t, _)) = got {
-                        now = t;
-                    }
-                } else {
-                    let unit = [1u64 << FINE_SHIFT, 1 << COARSE_SHIFT, 2 << COARSE_SHIFT, 1 << EPOCH_SHIFT, 1][level as usize];
-                    // One before, on, or one after a multiple of the unit (never in the past).
-                    let t = (now + unit * times + nudge).saturating_sub(1).max(now);
-                    q.push(Event::new(EventKind::Send, SimTime(t), seq as u32, 0));
-                    reference.push((t, seq));
-                    seq += 1;
-                }
-                proptest::prop_assert_eq!(q.len(), reference.len());
-            }
-            reference.sort();
-            let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time.0, e.id as u64)).collect();
-            proptest::prop_assert_eq!(rest, reference);
+            let units = [1u64 << FINE_SHIFT, 1 << COARSE_SHIFT, 2 << COARSE_SHIFT, 1 << EPOCH_SHIFT, 1];
+            // One before, on, or one after a multiple of the unit (never in the past).
+            check_against_reference(ops.into_iter().map(|(level, times, nudge, pop)| (!pop).then(|| (units[level as usize] * times + nudge).saturating_sub(1))))?;
         }
 
         /// Interleaved pushes (never into the past) and pops still come out in order.
