@@ -124,9 +124,24 @@ impl Simulation<'_> {
     pub(super) fn read(&mut self, key: u32, serial: u32, svc: u16) {
         let version = self.services[svc as usize].version();
         let at = self.now + self.latency(svc);
+        self.schedule_step(EventKind::ReadReply, at, key, serial, svc, version);
+    }
+
+    /// Schedules the attempt's next step at `at` (an OCC read's reply, a held write's
+    /// commit), carrying `aux`, and arms the attempt's timer first if it is still awaited
+    /// and the step comes after its timeout.
+    pub(super) fn schedule_step(
+        &mut self,
+        kind: EventKind,
+        at: SimTime,
+        key: u32,
+        serial: u32,
+        svc: u16,
+        aux: u32,
+    ) {
         self.push(
-            Event::new(EventKind::ReadReply, at, key, serial)
-                .with_aux(version)
+            Event::new(kind, at, key, serial)
+                .with_aux(aux)
                 .at_service(svc),
         );
         if self.is_live(key, serial, svc) {

@@ -62,14 +62,7 @@ impl Simulation<'_> {
             Admission::Hold { version } => {
                 let d = &mut self.draws[svc as usize];
                 let at = now + d.occ_write.sample(&mut d.occ_rng);
-                self.push(
-                    Event::new(EventKind::Commit, at, key, serial)
-                        .with_aux(version)
-                        .at_service(svc),
-                );
-                if self.is_live(key, serial, svc) {
-                    self.arm_if_later(key, at);
-                }
+                self.schedule_step(EventKind::Commit, at, key, serial, svc, version);
             }
             Admission::Serve(entry) => self.start_service(svc, entry),
             Admission::Queued => {
