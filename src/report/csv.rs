@@ -236,28 +236,16 @@ fn table(
     result: &ScenarioResult,
     rows: impl Fn(usize, &mut dyn FnMut(Vec<String>) -> Result<()>) -> Result<()>,
 ) -> Result<Vec<u8>> {
-    let w = table_into(writer(), csv_err, axes, columns, result, rows)?;
-    finish(w)
-}
-
-/// [`table`] into any writer; `err` names a failed write.
-fn table_into<W: std::io::Write>(
-    mut w: csv::Writer<W>,
-    err: impl Fn(csv::Error) -> Error,
-    axes: &[SweepAxis],
-    columns: &[&str],
-    result: &ScenarioResult,
-    rows: impl Fn(usize, &mut dyn FnMut(Vec<String>) -> Result<()>) -> Result<()>,
-) -> Result<csv::Writer<W>> {
-    w.write_record(header(axes, columns)).map_err(&err)?;
+    let mut w = writer();
+    w.write_record(header(axes, columns)).map_err(csv_err)?;
     for (p, point) in result.points.iter().enumerate() {
         let mut emit = |row: Vec<String>| -> Result<()> {
             w.write_record(point.labels.iter().cloned().chain(row))
-                .map_err(&err)
+                .map_err(csv_err)
         };
         rows(p, &mut emit)?;
     }
-    Ok(w)
+    finish(w)
 }
 
 /// `summary.csv`: one row per (sweep point, strategy), in scenario order.
