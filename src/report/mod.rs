@@ -254,12 +254,12 @@ fn push_nanos(out: &mut String, v: f64) -> bool {
         out.push('0');
         return true;
     }
-    let whole = nanos.unsigned_abs() / 1_000_000_000;
-    let mut fraction = nanos.unsigned_abs() % 1_000_000_000;
     if nanos < 0 {
         out.push('-');
     }
-    push_int(out, whole as i64);
+    let whole = nanos.unsigned_abs() / 1_000_000_000;
+    let mut fraction = nanos.unsigned_abs() % 1_000_000_000;
+    push_digits(out, whole, 1);
     if fraction > 0 {
         let mut digits = 9;
         while fraction.is_multiple_of(10) {
@@ -267,33 +267,29 @@ fn push_nanos(out: &mut String, v: f64) -> bool {
             digits -= 1;
         }
         out.push('.');
-        let mut buf = [b'0'; 9];
-        for d in buf[..digits].iter_mut().rev() {
-            *d = b'0' + (fraction % 10) as u8;
-            fraction /= 10;
-        }
-        buf[..digits].iter().for_each(|&d| out.push(char::from(d)));
+        push_digits(out, fraction, digits);
     }
     true
 }
 
 /// An integer in decimal, as `Display` writes it.
 fn push_int(out: &mut String, v: i64) {
-    let mut digits = [0u8; 20];
-    let mut n = v.unsigned_abs();
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
     if v < 0 {
         out.push('-');
     }
-    // Digit by digit: a copy call (and a UTF-8 check) cost more than the few pushes.
+    push_digits(out, v.unsigned_abs(), 1);
+}
+
+/// `n` in decimal, zero-padded to at least `width` (1 to 20) digits. Digit by digit: a copy
+/// call (and a UTF-8 check) cost more than the few pushes.
+fn push_digits(out: &mut String, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut i = digits.len();
+    while n > 0 || digits.len() - i < width {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
     digits[i..].iter().for_each(|&d| out.push(char::from(d)));
 }
 
