@@ -160,7 +160,7 @@ impl ServiceTotals {
         self.budget_allowed += o.budget_allowed;
         self.budget_refused += o.budget_refused;
         self.breaker_open_ns += o.breaker_open_ns;
-        merge_series(&mut self.timeline, &o.timeline);
+        add_series(&mut self.timeline, o.timeline.into_iter());
     }
 }
 
@@ -189,7 +189,7 @@ impl PopulationTotals {
         self.succeeded += o.succeeded;
         self.gave_up += o.gave_up;
         self.latencies.merge(&o.latencies);
-        merge_series(&mut self.timeline, &o.timeline);
+        add_series(&mut self.timeline, o.timeline.into_iter());
     }
 }
 
@@ -491,30 +491,21 @@ pub fn summarize(scenario: &Scenario, index: usize, runs: &[RunMetrics]) -> Stra
     acc.finish(scenario, index).summary
 }
 
-fn merge_series<const N: usize>(sum: &mut Vec<[u64; N]>, add: &[[u64; N]]) {
-    if sum.len() < add.len() {
-        sum.resize(add.len(), [0; N]);
-    }
-    for (s, a) in sum.iter_mut().zip(add) {
-        s.iter_mut().zip(a).for_each(|(x, y)| *x += y);
-    }
-}
-
 fn add_arrays<const N: usize>(sum: &mut [u64; N], add: &[u64; N]) {
     sum.iter_mut().zip(add).for_each(|(s, a)| *s += a);
 }
 
-/// Adds a run's per-bucket counters to the sums (a run longer than the others so far
-/// extends them).
-fn add_series<const N: usize>(
+/// Adds per-bucket counters (a run's `u32`s, or another accumulator's sums) to the sums;
+/// a longer series extends them.
+fn add_series<T: Into<u64>, const N: usize>(
     sum: &mut Vec<[u64; N]>,
-    buckets: impl ExactSizeIterator<Item = [u32; N]>,
+    buckets: impl ExactSizeIterator<Item = [T; N]>,
 ) {
     if sum.len() < buckets.len() {
         sum.resize(buckets.len(), [0; N]);
     }
     for (s, b) in sum.iter_mut().zip(buckets) {
-        s.iter_mut().zip(b).for_each(|(x, y)| *x += u64::from(y));
+        s.iter_mut().zip(b).for_each(|(x, y)| *x += y.into());
     }
 }
 
