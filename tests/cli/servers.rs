@@ -231,6 +231,55 @@ bucket = "1s"
     assert_eq!(m.succeeded(), 120 + 24);
 }
 
+/// `desired = ceil(mean busy / target)` counts any excess, however small: one slot busy
+/// for 10 s + 1 ns of a 10 s interval (a second client's 20 s job starts 1 ns before the
+/// decision) is 1.0000000001 busy slots, which at target 0.5 wants 3 slots, in effect after
+/// the 1 s warmup. Starting the second job 10 ms earlier gives the same; starting it at the
+/// decision gives exactly 2.
+#[test]
+fn autoscaling_rounds_up_the_least_excess_over_the_target() {
+    let text = |second_start: &str| {
+        format!(
+            r#"
+name = "excess"
+[[clients]]
+name = "x"
+count = 1
+[[clients]]
+name = "y"
+count = 1
+start = "{second_start}"
+[network]
+latency = {{ dist = "constant", value = "0s" }}
+[server]
+concurrency = 2
+queue = 10
+service = {{ dist = "constant", value = "20s" }}
+autoscale = {{ min = 1, max = 4, target = 0.5, interval = "10s", warmup = "1s" }}
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "s"
+base = "100ms"
+cap = "100ms"
+[metrics]
+bucket = "1s"
+"#
+        )
+    };
+    let slots = |second_start: &str| -> Vec<u32> {
+        let m = run(&scenario(&text(second_start)), 0);
+        m.entry().timeline.iter().map(|b| b.concurrency).collect()
+    };
+    for start in ["9999999999ns", "9990ms"] {
+        let s = slots(start);
+        assert_eq!((s[10], s[11]), (2, 3), "second job at {start}: {s:?}");
+    }
+    // Exactly one busy slot over the interval: ceil(1 / 0.5) = 2, no change at 11 s.
+    let s = slots("10s");
+    assert_eq!((s[10], s[11]), (2, 2), "{s:?}");
+}
+
 /// OCC writes that hold 10 ms: write-only conflicts with any commit during the write time,
 /// so of two writes arriving together the first commits and the second gets 409.
 #[test]
