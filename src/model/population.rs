@@ -233,14 +233,28 @@ impl RateCurve {
                 // Zero rate over an unbounded piece: never reached.
                 return None;
             }
-            let x = 2.0 * need / denom;
-            let nanos = (x * NANOS_PER_SEC as f64).floor();
-            let t = t0.0 as f64 + nanos;
-            return (t < u64::MAX as f64).then(|| {
-                let t = SimTime(t as u64);
-                // Never past the end of its own piece (float rounding).
-                t1.map_or(t, |t1| t.min(t1))
-            });
+            // A constant piece reached after a whole number of arrivals (a uniform process on
+            // a step profile): exactly `need / r0` seconds in, in integers as for a constant
+            // rate. (Checked in this order: `small_ratio` tries a thousand denominators.)
+            let exact = (slope == 0.0 && need.fract() == 0.0 && need < 9.0e15)
+                .then(|| small_ratio(r0))
+                .flatten();
+            let offset = match exact {
+                Some((num, den)) => {
+                    let ns = need as u128 * NANOS_PER_SEC as u128 * den as u128 / num as u128;
+                    u64::try_from(ns).ok()?
+                }
+                _ => {
+                    let nanos = (2.0 * need / denom * NANOS_PER_SEC as f64).floor();
+                    if nanos >= u64::MAX as f64 {
+                        return None;
+                    }
+                    nanos as u64
+                }
+            };
+            let t = SimTime(t0.0.checked_add(offset)?);
+            // Never past the end of its own piece (float rounding).
+            return Some(t1.map_or(t, |t1| t.min(t1)));
         }
         None
     }

@@ -106,6 +106,40 @@ fn a_step_profile_changes_the_rate_exactly() {
     assert_eq!(&firsts[..5], &[10, 10, 50, 10, 10]);
 }
 
+/// A profile's uniform arrivals land on the very nanosecond the cumulative rate reaches k,
+/// as a plain `rate` does: arrival 41 of a flat 10/s profile is at 4.1 s (float division
+/// made it 4.099999999 s once), and at 100/s every 10 ms bucket holds exactly one arrival.
+#[test]
+fn uniform_arrivals_on_a_profile_are_exact_to_the_nanosecond() {
+    let server = "concurrency = 100\nservice = { dist = \"constant\", value = \"1ms\" }";
+    let flat = scenario(&open(
+        "profile = [[\"0s\", 10], [\"100s\", 10]]\nprocess = \"uniform\"\nend = \"4150ms\"",
+        server,
+        "max_attempts = 1",
+    ));
+    let m = run(&flat, 0);
+    assert_eq!(m.entry().requests, 42);
+    // The last arrival at 4.1 s, then 5 + 1 + 5 ms.
+    assert_eq!(m.completion.0, ms(4_100 + 11).0);
+    let spike = scenario(
+        &open(
+            "profile = [[\"0s\", 100], [\"60s\", 100], [\"60s\", 400], [\"70s\", 400], \
+             [\"70s\", 100]]\nprocess = \"uniform\"\nend = \"3s\"",
+            server,
+            "max_attempts = 1",
+        )
+        .replace("bucket = \"1s\"", "bucket = \"10ms\""),
+    );
+    let m = run(&spike, 0);
+    let firsts: Vec<u32> = m
+        .entry()
+        .timeline
+        .iter()
+        .map(|b| b.first_attempts)
+        .collect();
+    assert_eq!(&firsts[..300], &[1; 300][..]);
+}
+
 /// Two populations on one server that is down throughout: the compliant clients make 3
 /// attempts each, the legacy ones (overriding `max_attempts`) 1, and their counts are kept
 /// apart.
