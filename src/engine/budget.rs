@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use crate::model::outcome::Status;
-use crate::model::policy::{BudgetKind, BudgetSpec, Scope};
+use crate::model::policy::{BudgetKind, BudgetSpec, Fill, Scope};
 use crate::time::{SimDuration, SimTime};
 
 /// One budget's state.
@@ -86,6 +86,7 @@ impl Budgets {
                 BudgetKind::Adaptive {
                     fill_milli,
                     size_milli,
+                    fill_on: Fill::Call,
                 },
                 State::Tokens(t),
             ) => *t = (*t + fill_milli).min(size_milli),
@@ -185,6 +186,14 @@ impl Budgets {
                 let refund = last_cost.unwrap_or(success_refund);
                 *available = (*available + refund).min(capacity);
             }
+            (
+                BudgetKind::Adaptive {
+                    fill_milli,
+                    size_milli,
+                    fill_on: Fill::Success,
+                },
+                State::Tokens(t),
+            ) => *t = (*t + fill_milli).min(size_milli),
             _ => {}
         }
     }
@@ -356,6 +365,7 @@ mod tests {
         let kind = BudgetKind::Adaptive {
             fill_milli: 100,
             size_milli: 5_000,
+            fill_on: Fill::Call,
         };
         let mut b = Budgets::new(&spec(kind, Scope::Client), 2);
         let n = (0..10)
@@ -373,5 +383,35 @@ mod tests {
             5_000,
             "client scope: the other client is untouched"
         );
+        // A success adds nothing to a bucket filled per call.
+        b.on_success(1, None);
+        assert_eq!(b.level(1), 5_000);
+    }
+
+    /// Filled per success (Brooker's wording): first attempts add nothing, successes 0.1.
+    #[test]
+    fn an_adaptive_bucket_filled_per_success_ignores_first_attempts() {
+        let kind = BudgetKind::Adaptive {
+            fill_milli: 100,
+            size_milli: 5_000,
+            fill_on: Fill::Success,
+        };
+        let mut b = Budgets::new(&spec(kind, Scope::Client), 1);
+        for _ in 0..4 {
+            assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
+        }
+        assert_eq!(b.level(0), 1_000);
+        for _ in 0..30 {
+            b.on_first_attempt(0, SimTime(0));
+        }
+        assert_eq!(b.level(0), 1_000, "first attempts do not fill it");
+        assert_eq!(
+            b.try_retry(0, SimTime(0), Status::Unavailable),
+            Decision::Refused
+        );
+        b.on_success(0, None);
+        assert_eq!(b.level(0), 1_100);
+        assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
+        assert_eq!(b.level(0), 100);
     }
 }

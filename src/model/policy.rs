@@ -228,14 +228,26 @@ pub enum BudgetKind {
         /// Refill after a success that needed no retry.
         success_refund: u64,
     },
-    /// Brooker's adaptive bucket: each first attempt adds `fill_per_call` up to `size`; a
-    /// retry needs more than 1 token and takes 1.
+    /// Brooker's adaptive bucket: each first attempt adds `fill_per_call` (or each success
+    /// `fill_per_success`) up to `size`; a retry needs more than 1 token and takes 1.
     Adaptive {
-        /// Fill per first attempt, in thousandths.
+        /// Fill per first attempt or per success, in thousandths.
         fill_milli: u64,
         /// Capacity, in thousandths.
         size_milli: u64,
+        /// What adds `fill_milli`.
+        fill_on: Fill,
     },
+}
+
+/// What fills an adaptive bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Every logical request's first attempt (`fill_per_call`).
+    Call,
+    /// Every logical request that succeeds (`fill_per_success`), as Brooker's post words it:
+    /// a bucket that never refills while everything fails.
+    Success,
 }
 
 impl BudgetKind {

@@ -587,9 +587,10 @@ pub enum RawBudget {
         success_refund: Option<i64>,
         scope: Option<String>,
     },
-    /// Brooker's adaptive bucket: first attempts fill it, retries drain it.
+    /// Brooker's adaptive bucket: first attempts (or successes) fill it, retries drain it.
     Adaptive {
         fill_per_call: Option<f64>,
+        fill_per_success: Option<f64>,
         size: Option<f64>,
         scope: Option<String>,
     },

@@ -282,7 +282,8 @@ fn knobs() -> impl Strategy<Value = Knobs> {
                 Just(r#"{ kind = "ratio", ratio = 0.1, window = "1s", min_per_s = 2 }"#),
                 Just(r#"{ kind = "token_bucket", max_tokens = 10, token_ratio = 0.1, scope = "global" }"#),
                 Just(r#"{ kind = "quota", capacity = 50 }"#),
-                Just(r#"{ kind = "adaptive", fill_per_call = 0.5, size = 3 }"#)
+                Just(r#"{ kind = "adaptive", fill_per_call = 0.5, size = 3 }"#),
+                Just(r#"{ kind = "adaptive", fill_per_success = 0.5, size = 3 }"#)
             ]),
             any::<bool>(),
             any::<bool>(),

@@ -758,6 +758,26 @@ fn fails_with_adaptive_bucket_of_one_token() {
 }
 
 #[test]
+fn fails_with_adaptive_bucket_filled_both_ways() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"adaptive\", fill_per_call = 0.1, fill_per_success = 0.1 }",
+        ),
+        &[
+            "bad.toml:24:10: retry.budget.fill_per_success: expected one of `fill_per_call` (each first attempt fills the bucket) or `fill_per_success` (each success does), found both",
+        ],
+    );
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"adaptive\", fill_per_success = 0 }",
+        ),
+        &["bad.toml:24:10: retry.budget.fill_per_success: expected fill_per_success > 0, found 0"],
+    );
+}
+
+#[test]
 fn fails_with_breaker_zero_window() {
     refused(
         &tiny_with(

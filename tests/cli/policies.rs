@@ -384,6 +384,24 @@ fn adaptive_bucket_fills_per_first_attempt_and_needs_more_than_one_token() {
     assert_eq!(m.completion.0, ms(420).0);
 }
 
+/// The same bucket filled per success (`fill_per_success`, as Brooker's post words it):
+/// nothing succeeds, so nothing refills it. Request 1 takes it from 3 to 2 and 1 (two
+/// retries, then refused); requests 2 and 3 find 1 token, not more than 1: refused at once.
+#[test]
+fn an_adaptive_bucket_filled_per_success_stays_empty_while_everything_fails() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 3",
+        &down_until(1, "1h"),
+        "max_attempts = 100\nbudget = { kind = \"adaptive\", fill_per_success = 0.5, size = 3 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.entry().calls, 5);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (2, 3));
+    let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
+    assert_eq!(attempts, [3, 1, 1]);
+}
+
 /// A retry refused by a budget never reaches the server: on a jittered herd, for each kind,
 /// calls = first attempts + retries the budget allowed, and the retries sent (per bucket
 /// and per class) are exactly the allowed ones.

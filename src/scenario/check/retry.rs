@@ -9,8 +9,8 @@ use super::{At, Check};
 use crate::model::backoff::{Backoff, Jitter};
 use crate::model::outcome::{GiveUpReason, ReasonSet, Status, StatusSet};
 use crate::model::policy::{
-    Beyond, BreakerSpec, BudgetKind, BudgetSpec, RateLimitLadder, RetryAfterPolicy, RetryPolicy,
-    Scope, Strategy,
+    Beyond, BreakerSpec, BudgetKind, BudgetSpec, Fill, RateLimitLadder, RetryAfterPolicy,
+    RetryPolicy, Scope, Strategy,
 };
 use crate::scenario::raw::{RawBreaker, RawBudget, RawDuration, RawJitter, RawPolicy};
 use crate::time::SimDuration;
@@ -499,16 +499,31 @@ impl Check<'_> {
             }
             RawBudget::Adaptive {
                 fill_per_call,
+                fill_per_success,
                 size,
                 scope,
             } => {
+                let (fill_key, fill_value, fill_on) = match (fill_per_call, fill_per_success) {
+                    (Some(_), Some(_)) => {
+                        self.err(
+                            span.clone(),
+                            &format!("{key}.fill_per_success"),
+                            "expected one of `fill_per_call` (each first attempt fills the \
+                             bucket) or `fill_per_success` (each success does), found both"
+                                .to_string(),
+                        );
+                        ("fill_per_call", *fill_per_call, Fill::Call)
+                    }
+                    (None, Some(x)) => ("fill_per_success", Some(*x), Fill::Success),
+                    (call, None) => ("fill_per_call", *call, Fill::Call),
+                };
                 let fill = num(
                     self,
-                    *fill_per_call,
-                    "fill_per_call",
+                    fill_value,
+                    fill_key,
                     0.1,
                     |x| x > 0.0,
-                    "fill_per_call > 0",
+                    &format!("{fill_key} > 0"),
                 );
                 let size = num(
                     self,
@@ -522,6 +537,7 @@ impl Check<'_> {
                     kind: BudgetKind::Adaptive {
                         fill_milli: milli(fill).max(1),
                         size_milli: milli(size),
+                        fill_on,
                     },
                     scope: self.scope(
                         scope.as_deref(),
