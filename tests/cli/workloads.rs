@@ -2,7 +2,7 @@
 //! numbers), checked on small hand-worked cases to the nanosecond, and statistically
 //! against queueing theory with fixed seeds and tolerances derived from theory.
 
-use herdsim::metrics::Outcome;
+use herdsim::metrics::{Outcome, RunMetrics};
 use herdsim::model::outcome::GiveUpReason;
 use herdsim::time::SimDuration;
 
@@ -10,6 +10,15 @@ use crate::common::{run, scenario};
 
 fn ms(n: u64) -> SimDuration {
     SimDuration::from_millis(n)
+}
+
+/// The entry service's first attempts per bucket.
+fn first_attempts(m: &RunMetrics) -> Vec<u32> {
+    m.entry()
+        .timeline
+        .iter()
+        .map(|b| b.first_attempts)
+        .collect()
 }
 
 /// One open population `body`, constant 5 ms latency, one server of `server`, `retry`.
@@ -58,12 +67,7 @@ fn uniform_arrivals_at_capacity_never_queue() {
     // The last arrival is at 9.99 s.
     assert_eq!(m.completion.0, ms(9_990 + 20).0);
     // 100 first attempts in every one-second bucket.
-    let firsts: Vec<u32> = m
-        .entry()
-        .timeline
-        .iter()
-        .map(|b| b.first_attempts)
-        .collect();
+    let firsts = first_attempts(&m);
     assert_eq!(&firsts[..10], &[100; 10]);
 }
 
@@ -78,12 +82,7 @@ fn uniform_arrivals_start_at_start_and_stop_before_end() {
     let m = run(&s, 0);
     // 1.00, 1.25, ..., 2.75 s: 8 arrivals; 3 s itself is excluded.
     assert_eq!(m.entry().requests, 8);
-    let firsts: Vec<u32> = m
-        .entry()
-        .timeline
-        .iter()
-        .map(|b| b.first_attempts)
-        .collect();
+    let firsts = first_attempts(&m);
     assert_eq!(&firsts[..3], &[0, 4, 4]);
 }
 
@@ -97,12 +96,7 @@ fn a_step_profile_changes_the_rate_exactly() {
         "max_attempts = 1",
     ));
     let m = run(&s, 0);
-    let firsts: Vec<u32> = m
-        .entry()
-        .timeline
-        .iter()
-        .map(|b| b.first_attempts)
-        .collect();
+    let firsts = first_attempts(&m);
     assert_eq!(&firsts[..5], &[10, 10, 50, 10, 10]);
 }
 
@@ -131,12 +125,7 @@ fn uniform_arrivals_on_a_profile_are_exact_to_the_nanosecond() {
         .replace("bucket = \"1s\"", "bucket = \"10ms\""),
     );
     let m = run(&spike, 0);
-    let firsts: Vec<u32> = m
-        .entry()
-        .timeline
-        .iter()
-        .map(|b| b.first_attempts)
-        .collect();
+    let firsts = first_attempts(&m);
     assert_eq!(&firsts[..300], &[1; 300][..]);
 }
 
@@ -296,12 +285,7 @@ bucket = "250ms"
     let file = herdsim::scenario::sweep::load_str(path.to_str().unwrap(), text).expect("valid");
     let m = run(&file.points[0].scenario, 0);
     assert_eq!(m.entry().requests, 4);
-    let firsts: Vec<u32> = m
-        .entry()
-        .timeline
-        .iter()
-        .map(|b| b.first_attempts)
-        .collect();
+    let firsts = first_attempts(&m);
     assert_eq!(&firsts[..6], &[1, 0, 2, 0, 0, 1]);
     assert_eq!(m.completion.0, ms(1_350).0);
 }
