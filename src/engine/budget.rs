@@ -134,7 +134,8 @@ impl Budgets {
                 }
             }
             (BudgetKind::Adaptive { .. }, State::Tokens(t)) => {
-                if *t > 1000 {
+                // "Retry ... as long as there are (whole) tokens in the bucket" (Brooker).
+                if *t >= 1000 {
                     *t -= 1000;
                     allowed(0)
                 } else {
@@ -359,7 +360,8 @@ mod tests {
         assert_eq!(n, 3);
     }
 
-    /// Brooker's adaptive bucket: first attempts add 0.1 up to the size; a retry needs > 1.
+    /// Brooker's adaptive bucket: first attempts add 0.1 up to the size; a retry needs a
+    /// whole token.
     #[test]
     fn adaptive_bucket_starts_full_and_refills_per_first_attempt() {
         let kind = BudgetKind::Adaptive {
@@ -371,11 +373,16 @@ mod tests {
         let n = (0..10)
             .take_while(|_| b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused)
             .count();
+        assert_eq!(n, 5, "5.0 -> 4 -> 3 -> 2 -> 1 -> 0: five whole tokens");
+        assert_eq!(b.level(0), 0);
+        for _ in 0..9 {
+            b.on_first_attempt(0, SimTime(0));
+        }
         assert_eq!(
-            n, 4,
-            "5.0 -> 4 -> 3 -> 2 -> 1.0, and 1.0 is not more than 1"
+            b.try_retry(0, SimTime(0), Status::Unavailable),
+            Decision::Refused,
+            "0.9 is not a whole token"
         );
-        assert_eq!(b.level(0), 1_000);
         b.on_first_attempt(0, SimTime(0));
         assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
         assert_eq!(
@@ -401,17 +408,22 @@ mod tests {
             assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
         }
         assert_eq!(b.level(0), 1_000);
-        for _ in 0..30 {
-            b.on_first_attempt(0, SimTime(0));
-        }
-        assert_eq!(b.level(0), 1_000, "first attempts do not fill it");
-        assert_eq!(
-            b.try_retry(0, SimTime(0), Status::Unavailable),
-            Decision::Refused
-        );
         b.on_success(0, None);
         assert_eq!(b.level(0), 1_100);
         assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
         assert_eq!(b.level(0), 100);
+        for _ in 0..30 {
+            b.on_first_attempt(0, SimTime(0));
+        }
+        assert_eq!(b.level(0), 100, "first attempts do not fill it");
+        assert_eq!(
+            b.try_retry(0, SimTime(0), Status::Unavailable),
+            Decision::Refused
+        );
+        for _ in 0..9 {
+            b.on_success(0, None);
+        }
+        assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
+        assert_eq!(b.level(0), 0);
     }
 }

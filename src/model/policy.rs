@@ -229,7 +229,7 @@ pub enum BudgetKind {
         success_refund: u64,
     },
     /// Brooker's adaptive bucket: each first attempt adds `fill_per_call` (or each success
-    /// `fill_per_success`) up to `size`; a retry needs more than 1 token and takes 1.
+    /// `fill_per_success`) up to `size`; a retry needs a whole token and takes it.
     Adaptive {
         /// Fill per first attempt or per success, in thousandths.
         fill_milli: u64,

@@ -745,14 +745,14 @@ fn fails_with_token_bucket_above_grpcs_1000_tokens() {
 }
 
 #[test]
-fn fails_with_adaptive_bucket_of_one_token() {
+fn fails_with_adaptive_bucket_smaller_than_one_token() {
     refused(
         &tiny_with(
             "timeout = \"1s\"",
-            "timeout = \"1s\"\nbudget = { kind = \"adaptive\", size = 1 }",
+            "timeout = \"1s\"\nbudget = { kind = \"adaptive\", size = 0.5 }",
         ),
         &[
-            "bad.toml:24:10: retry.budget.size: expected a size > 1 (a retry needs more than 1 token), found 1",
+            "bad.toml:24:10: retry.budget.size: expected a size of at least 1 (a retry takes a whole token), found 0.5",
         ],
     );
 }

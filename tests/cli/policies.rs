@@ -365,11 +365,14 @@ fn ratio_budget_window_slides_and_min_per_s_is_a_floor() {
 
 /// fill_per_call 0.5, size 3, one client, three requests, the server down for an hour.
 /// - Request 1: its first attempt adds 0.5 to a full bucket (stays 3); failures take it to
-///   2 and 1 (retried); at 1, not more than 1: refused. 3 calls, ends at 260 ms.
-/// - Request 2: first attempt -> 1.5; retried (-> 0.5); refused. 2 calls, ends at 400 ms.
-/// - Request 3: first attempt -> 1.0: refused at once. 1 call, ends at 420 ms.
+///   2, 1 and 0 (three retries, at 120, 240 and 360 ms); at 0: refused. 4 calls, ends at
+///   380 ms.
+/// - Request 2: first attempt -> 0.5, not a whole token: refused at once. 1 call, ends at
+///   400 ms.
+/// - Request 3: first attempt -> 1.0: retried (-> 0) at 520 ms, then refused. 2 calls, ends
+///   at 540 ms.
 #[test]
-fn adaptive_bucket_fills_per_first_attempt_and_needs_more_than_one_token() {
+fn adaptive_bucket_fills_per_first_attempt_and_needs_a_whole_token() {
     let s = scenario(&exact(
         "count = 1\nrequests = 3",
         &down_until(1, "1h"),
@@ -377,16 +380,16 @@ fn adaptive_bucket_fills_per_first_attempt_and_needs_more_than_one_token() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.entry().calls, 6);
-    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (3, 3));
+    assert_eq!(m.entry().calls, 7);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (4, 3));
     let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
-    assert_eq!(attempts, [3, 2, 1]);
-    assert_eq!(m.completion.0, ms(420).0);
+    assert_eq!(attempts, [4, 1, 2]);
+    assert_eq!(m.completion.0, ms(540).0);
 }
 
 /// The same bucket filled per success (`fill_per_success`, as Brooker's post words it):
-/// nothing succeeds, so nothing refills it. Request 1 takes it from 3 to 2 and 1 (two
-/// retries, then refused); requests 2 and 3 find 1 token, not more than 1: refused at once.
+/// nothing succeeds, so nothing refills it. Request 1 takes it from 3 to 2, 1 and 0 (three
+/// retries, then refused); requests 2 and 3 find it empty: refused at once.
 #[test]
 fn an_adaptive_bucket_filled_per_success_stays_empty_while_everything_fails() {
     let s = scenario(&exact(
@@ -396,10 +399,10 @@ fn an_adaptive_bucket_filled_per_success_stays_empty_while_everything_fails() {
         CONSTANT_100MS,
     ));
     let m = run(&s, 0);
-    assert_eq!(m.entry().calls, 5);
-    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (2, 3));
+    assert_eq!(m.entry().calls, 6);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (3, 3));
     let attempts: Vec<u32> = records(&m, 0).iter().map(|r| r.attempts).collect();
-    assert_eq!(attempts, [3, 1, 1]);
+    assert_eq!(attempts, [4, 1, 1]);
 }
 
 /// A retry refused by a budget never reaches the server: on a jittered herd, for each kind,
@@ -862,7 +865,7 @@ fn timeseries_policy_columns_add_up_to_the_summary() {
 /// - ratio 0.1, global: 10% of the 10 000 first attempts (all inside the 10 s window).
 /// - token bucket 10, per client: 4 retries each (the 5th failure leaves 5 tokens).
 /// - quota 500 / 5, global: 100 retries drain it (AWS: "500/5 = 100 retries").
-/// - adaptive, size 5, per client: 5 -> 4 -> 3 -> 2 -> 1: 4 retries each.
+/// - adaptive, size 5, per client: 5 -> 4 -> 3 -> 2 -> 1 -> 0: 5 whole tokens, 5 retries each.
 #[test]
 fn shipped_budgets_scenario_matches_the_derived_figures() {
     let s = scenario(include_str!("../../scenarios/budgets.toml"));
@@ -878,7 +881,7 @@ fn shipped_budgets_scenario_matches_the_derived_figures() {
             "breaker"
         ]
     );
-    for (i, retries) in [(1, 1_000), (2, 40_000), (3, 100), (4, 40_000)] {
+    for (i, retries) in [(1, 1_000), (2, 40_000), (3, 100), (4, 50_000)] {
         let m = run(&s, i);
         assert_each_request_ends_once(&s, &m);
         assert_eq!(m.entry().budget_allowed, retries, "{}", names[i]);

@@ -250,8 +250,8 @@ fn brooker_2022_open_loop_scenario_reproduces_the_post() {
         );
 
         // The adaptive bucket: three retries while they cost less than its 0.1 token per
-        // request; about 0.1 retries per request once they would cost more (plus the 4
-        // usable tokens each of the 100 clients starts with: 0.04 per request here).
+        // request; about 0.1 retries per request once they would cost more (plus the 5
+        // whole tokens each of the 100 clients starts with: 0.05 per request here).
         if x < 0.1 {
             assert!((adaptive.amplification / three.amplification - 1.0).abs() < 0.005);
         } else {

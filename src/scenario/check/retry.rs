@@ -530,8 +530,8 @@ impl Check<'_> {
                     *size,
                     "size",
                     5.0,
-                    |x| x > 1.0,
-                    "a size > 1 (a retry needs more than 1 token)",
+                    |x| x >= 1.0,
+                    "a size of at least 1 (a retry takes a whole token)",
                 );
                 BudgetSpec {
                     kind: BudgetKind::Adaptive {
