@@ -219,6 +219,10 @@ fn run_command(args: &RunArgs) -> Result<()> {
     if let Some(shard) = args.shard {
         return run_shards(&files, shard, args, &pool);
     }
+    // Every file's outputs wait in their staging folders until every file has run: a later
+    // file whose run fails (simulated time stopped advancing: exit 2) leaves every output
+    // folder as it was, as its message says.
+    let mut finished = Vec::with_capacity(files.len());
     for file in &files {
         let total: u64 = runner::plan(file).len() as u64;
         let progress = Progress::new(file, total, threads, args.quiet);
@@ -248,11 +252,16 @@ fn run_command(args: &RunArgs) -> Result<()> {
             log_y: args.log_y,
         };
         write_outputs(&layout, file, &result, &outputs).map_err(|e| staging.name_target(e))?;
+        let table = (!args.quiet).then(|| console::table(file, &result));
+        let closing = closing_lines(file, &result, wall, total, args.quiet);
+        finished.push((staging, table, closing));
+    }
+    for (staging, table, closing) in finished {
         staging.commit()?;
-        if !args.quiet {
-            print_stdout(&console::table(file, &result))?;
+        if let Some(table) = table {
+            print_stdout(&table)?;
         }
-        report_closing(file, &result, wall, total, args.quiet);
+        print_stderr(&closing);
     }
     Ok(())
 }
@@ -303,8 +312,6 @@ fn check_limits(
     Ok(())
 }
 
-/// A run stopped because simulated time stopped advancing: a problem of the scenario (exit
-/// 2), found only by running it; nothing of that scenario is written.
 /// What a run writes besides the CSV files every run writes.
 struct Outputs {
     /// `requests.csv`.
@@ -392,25 +399,44 @@ fn sample_attempts(args: &RunArgs) -> Option<bool> {
 }
 
 /// The closing line of a scenario on stderr: runs, events, wall time and events/s.
-fn report_closing(file: &ScenarioFile, result: &ScenarioResult, wall: f64, runs: u64, quiet: bool) {
+/// The lines a finished scenario prints on stderr: a warning when `time_limit` cut runs
+/// short, then (unless `quiet`) what was simulated and how fast.
+fn closing_lines(
+    file: &ScenarioFile,
+    result: &ScenarioResult,
+    wall: f64,
+    runs: u64,
+    quiet: bool,
+) -> Vec<String> {
     let name = &file.first().name;
-    let mut err = std::io::stderr().lock();
+    let mut lines = Vec::new();
     if result.cut_short > 0 {
-        let _ = writeln!(
-            err,
+        lines.push(format!(
             "warning: {name}: time_limit ({}) cut {} of {runs} runs short; their open requests count as gave_up (time_limit)",
             file.first().time_limit,
             result.cut_short
-        );
+        ));
     }
     if !quiet {
-        let rate = result.events as f64 / wall.max(1e-9);
-        let _ = writeln!(
-            err,
-            "{name}: {runs} runs, {} events simulated in {wall:.3} s wall ({:.1} M events/s)",
-            result.events,
-            rate / 1e6
-        );
+        lines.push(simulated_line(name, runs, result.events, wall));
+    }
+    lines
+}
+
+/// `NAME: R runs, E events simulated in W s wall (X M events/s)`.
+fn simulated_line(name: &str, runs: u64, events: u64, wall: f64) -> String {
+    let rate = events as f64 / wall.max(1e-9);
+    format!(
+        "{name}: {runs} runs, {events} events simulated in {wall:.3} s wall ({:.1} M events/s)",
+        rate / 1e6
+    )
+}
+
+/// Writes `lines` to stderr; a failure to write there is not worth failing the run for.
+fn print_stderr(lines: &[String]) {
+    let mut err = std::io::stderr().lock();
+    for line in lines {
+        let _ = writeln!(err, "{line}");
     }
 }
 

@@ -2,11 +2,10 @@
 //! partial results with a manifest; `merge` checks the shards of a run and writes the files
 //! of the whole run, byte for byte those of an unsharded `run`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{Outputs, Progress, print_stdout, write_outputs};
+use super::{Outputs, Progress, print_stderr, print_stdout, simulated_line, write_outputs};
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
 use crate::report::output_dir::{self, Staging};
@@ -29,6 +28,8 @@ pub(super) fn run_shards(
             crate::shard::shard_from_env(|k| std::env::var(k).ok(), args.shard_count)?
         }
     };
+    // As for an unsharded run, nothing is put in place before every file has run.
+    let mut finished = Vec::with_capacity(files.len());
     for file in files {
         let first = file.first();
         let total = runner::plan(file).len();
@@ -74,23 +75,26 @@ pub(super) fn run_shards(
             report::write_atomic(&staging.path().join(name), bytes)
                 .map_err(|e| staging.name_target(e))?;
         }
-        let target = staging.target().to_path_buf();
-        staging.commit()?;
-        if !args.quiet {
-            print_stdout(&format!(
-                "{}: shard {} of {}: {mine} of {total} runs written to {}\n",
-                first.name,
-                shard.index,
-                shard.count,
-                crate::text::escape(&target.display().to_string())
-            ))?;
+        let report = (!args.quiet).then(|| {
             let events: u64 = partial.groups.iter().flatten().map(|g| g.events()).sum();
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(
-                err,
-                "{}: {mine} runs, {events} events simulated in {wall:.3} s wall",
-                first.name
-            );
+            (
+                format!(
+                    "{}: shard {} of {}: {mine} of {total} runs written to {}\n",
+                    first.name,
+                    shard.index,
+                    shard.count,
+                    crate::text::escape(&staging.target().display().to_string())
+                ),
+                simulated_line(&first.name, mine, events, wall),
+            )
+        });
+        finished.push((staging, report));
+    }
+    for (staging, report) in finished {
+        staging.commit()?;
+        if let Some((written, simulated)) = report {
+            print_stdout(&written)?;
+            print_stderr(&[simulated]);
         }
     }
     Ok(())

@@ -9,8 +9,9 @@
 //! or the process is killed. The old content is then deleted.
 //!
 //! Two runs writing the same `<out>` take turns: the writer holds an exclusive lock on the
-//! `<out>` folder itself (`flock` on its descriptor, so no lock file can be planted), and a
-//! second run waits for it, saying so on stderr. While it holds the lock, leftovers of an
+//! `<out>` folder itself (`flock` on its descriptor, so no lock file can be planted) from its
+//! first staging folder until its last is put in place, and a second run waits for it,
+//! saying so on stderr. While it holds the lock, leftovers of an
 //! earlier killed run (its hidden staging folders) are removed. On SIGINT, SIGTERM or SIGHUP
 //! the staging folder is removed before the process exits (status 130); a SIGKILL leaves it
 //! for the next run to remove.
@@ -22,12 +23,16 @@
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
+use std::sync::{Arc, Mutex, Once, Weak};
 
 use crate::error::{Error, Result};
 
 /// Staging folders a signal must remove before the process exits.
 static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The `<out>` locks this process holds, shared by its stagings: a run that stages several
+/// scenarios into one `<out>` before putting any in place takes the lock once (a second
+/// `flock` on a new descriptor of the same folder would wait for the first forever).
+static HELD: Mutex<Vec<(PathBuf, Weak<File>)>> = Mutex::new(Vec::new());
 static SIGNALS: Once = Once::new();
 
 /// Installs (once) the SIGINT / SIGTERM / SIGHUP handler that removes the staging folders
@@ -51,6 +56,39 @@ pub fn install_signal_cleanup() {
             std::process::exit(130);
         });
     });
+}
+
+/// The lock on `out`: the one this process already holds, or a new one (waiting, with a
+/// message, while another herdsim run holds it).
+fn lock_out(out: &Path) -> Result<Arc<File>> {
+    let key = fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    held.retain(|(_, lock)| lock.strong_count() > 0);
+    if let Some(lock) = held
+        .iter()
+        .find(|(path, _)| *path == key)
+        .and_then(|(_, lock)| lock.upgrade())
+    {
+        return Ok(lock);
+    }
+    let lock = File::open(out).map_err(|e| Error::io("cannot open folder", out, e))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => {
+            eprintln!(
+                "herdsim: {} is being written by another herdsim run; waiting for it to finish",
+                crate::text::escape(&out.display().to_string())
+            );
+            lock.lock()
+                .map_err(|e| Error::io("cannot lock folder", out, e))?;
+        }
+        Err(fs::TryLockError::Error(e)) => {
+            return Err(Error::io("cannot lock folder", out, e));
+        }
+    }
+    let lock = Arc::new(lock);
+    held.push((key, Arc::downgrade(&lock)));
+    Ok(lock)
 }
 
 fn unregister(dir: &Path) {
@@ -99,7 +137,7 @@ pub fn check_out(out: &Path) -> Result<()> {
 pub struct Staging {
     dir: Option<PathBuf>,
     target: PathBuf,
-    _lock: File,
+    _lock: Arc<File>,
 }
 
 /// The hidden staging folders of scenario `name` start with this.
@@ -112,21 +150,7 @@ impl Staging {
     /// leftovers of killed runs of `name`, and creates a fresh staging folder.
     pub fn begin(out: &Path, name: &str) -> Result<Staging> {
         fs::create_dir_all(out).map_err(|e| Error::io("cannot create folder", out, e))?;
-        let lock = File::open(out).map_err(|e| Error::io("cannot open folder", out, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                eprintln!(
-                    "herdsim: {} is being written by another herdsim run; waiting for it to finish",
-                    crate::text::escape(&out.display().to_string())
-                );
-                lock.lock()
-                    .map_err(|e| Error::io("cannot lock folder", out, e))?;
-            }
-            Err(fs::TryLockError::Error(e)) => {
-                return Err(Error::io("cannot lock folder", out, e));
-            }
-        }
+        let lock = lock_out(out)?;
         let prefix = staging_prefix(name);
         if let Ok(entries) = fs::read_dir(out) {
             for entry in entries.flatten() {

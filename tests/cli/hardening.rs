@@ -124,6 +124,49 @@ fn a_retry_loop_at_one_instant_is_stopped_with_a_clear_error() {
     assert!(!ws.out().exists(), "nothing is written");
 }
 
+/// A stalled scenario after a good one in the same command: the good one has run, but
+/// nothing is put in place, so an older result in its folder is left exactly as it was
+/// and nothing new appears (the message says "nothing was run or written").
+#[test]
+fn a_stalled_scenario_leaves_every_output_folder_as_it_was() {
+    let ws = Workspace::new();
+    let good = ws.file("tiny.toml", common::TINY);
+    let stuck = ws.file("zeroloop.toml", ZERO_LOOP);
+    let run = |files: &[&std::path::Path], seed: &str| {
+        herdsim()
+            .arg("run")
+            .args(files)
+            .args([
+                "--out",
+                ws.out().to_str().unwrap(),
+                "--no-charts",
+                "--quiet",
+            ])
+            .args(["--seed", seed])
+            .output()
+            .unwrap()
+    };
+    let first = run(&[&good], "1");
+    assert!(first.status.success());
+    let summary = ws.out().join("tiny/summary.csv");
+    let before = std::fs::read(&summary).unwrap();
+    let out = run(&[&good, &stuck], "2");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("nothing was run or written"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&summary).unwrap(),
+        before,
+        "the older result stays"
+    );
+    assert!(!ws.out().join("zeroloop").exists());
+    let entries: Vec<_> = std::fs::read_dir(ws.out()).unwrap().collect();
+    assert_eq!(entries.len(), 1, "no staging folder is left behind");
+    // Without the stalled file, the same command does replace it.
+    assert!(run(&[&good], "2").status.success());
+    assert_ne!(std::fs::read(&summary).unwrap(), before);
+}
+
 /// The same loop through the library: the run stops at the bound and says where.
 #[test]
 fn the_engine_marks_a_stalled_run() {
