@@ -118,8 +118,19 @@ impl Budgets {
             ) => {
                 expire(firsts, now, window);
                 expire(retries, now, window);
-                let limit = ratio * firsts.len() as f64 + min_per_s * window.as_secs_f64();
-                if (retries.len() as f64) < limit {
+                // Finagle's arithmetic, in its integer units: each first attempt in the
+                // window deposited 1000, each retry withdrew floor(1000 / ratio), and a
+                // reserve of min_per_s x window retries is always there; a retry needs a
+                // whole withdrawal. So retries + 1 <= ratio x firsts + min_per_s x window,
+                // never more (15 first attempts at 0.1 allow 1 retry, not 2).
+                let (deposit, withdraw) = if ratio > 0.0 {
+                    (1000, (1000.0 / ratio).floor() as u64)
+                } else {
+                    (0, 1000)
+                };
+                let reserve = (min_per_s * window.as_secs_f64() * withdraw as f64).floor();
+                let balance = (firsts.len() as u64 * deposit) as f64 + reserve;
+                if ((retries.len() as u64 + 1) * withdraw) as f64 <= balance {
                     retries.push_back(now);
                     allowed(0)
                 } else {
@@ -344,6 +355,29 @@ mod tests {
             b.try_retry(0, later, Status::Unavailable),
             Decision::Refused
         );
+    }
+
+    /// Finagle: "for every 10 calls to deposit(), 1 retry will be allowed": 15 first
+    /// attempts at 0.1 allow one retry (1.5 is not two whole retries), 29 allow two.
+    #[test]
+    fn ratio_budget_allows_only_whole_retries() {
+        for (firsts, allowed) in [(9, 0), (10, 1), (15, 1), (19, 1), (20, 2), (29, 2)] {
+            let kind = BudgetKind::Ratio {
+                ratio: 0.1,
+                window: SimDuration::from_secs(10),
+                min_per_s: 0.0,
+            };
+            let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
+            for i in 0..firsts {
+                b.on_first_attempt(0, SimTime(i));
+            }
+            let n = (0..10)
+                .take_while(|_| {
+                    b.try_retry(0, SimTime(100), Status::Unavailable) != Decision::Refused
+                })
+                .count();
+            assert_eq!(n, allowed, "{firsts} first attempts");
+        }
     }
 
     #[test]

@@ -300,12 +300,13 @@ fn quota_refunds_a_zero_cost_retry_with_nothing() {
 // ---- ratio (seed 002, Finagle) ----------------------------------------------------------
 
 /// ratio 0.1, window 10 s, global: n clients fail together at 20 ms. A retry is allowed
-/// while the retries in the window stay below 0.1 x n: 10 clients -> 1 retry; 20 -> 2; 15
-/// -> 2 as well (after one retry, 1 is still below 1.5). The retried clients fail again at
-/// 140 ms and are refused.
+/// while the retries in the window, this one included, are at most 0.1 x n (Finagle: "for
+/// every 10 calls to deposit(), 1 retry will be allowed"): 10 clients -> 1 retry; 20 -> 2;
+/// 15 -> 1 (a second retry would make 2 > 1.5). The retried clients fail again at 140 ms
+/// and are refused.
 #[test]
 fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
-    for (clients, allowed) in [(10, 1), (20, 2), (15, 2)] {
+    for (clients, allowed) in [(10, 1), (20, 2), (15, 1)] {
         let s = scenario(&exact(
             &format!("count = {clients}"),
             &down_until(1, "1h"),
@@ -323,7 +324,7 @@ fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
 
 /// ratio 0, min_per_s 1, window 1 s: one retry per rolling second. One client, 50 requests
 /// one after another, the server down for an hour.
-/// - Request 0 fails at 20 ms: retried (0 < 1); fails again at 140 ms: refused (1 < 1 no).
+/// - Request 0 fails at 20 ms: retried (1 retry <= 1); fails again at 140 ms: refused (2 > 1).
 /// - Request n >= 1 starts at 140 + 20(n-1) ms and fails 20 ms later: refused while the
 ///   20 ms retry is in the window (now - 1 s, now]. Request 44 fails at exactly 1020 ms,
 ///   when it has just left: retried; its retry fails at 1140 ms: refused.
@@ -652,18 +653,18 @@ fn a_failure_on_the_fallback_ends_the_request_with_its_original_reason() {
 /// call is not a first attempt to the primary, so it does not feed the primary's budget.
 /// One client, three requests 1 s apart, the primary down for an hour; ratio budget 0.5 of
 /// first attempts; a breaker opening at the first failure for 2 s; fallback on breaker_open.
-/// - Request 1: fails at 20 ms (opens until 2.02 s); 0 retries < 0.5 x 1: retried; the
-///   retry at 120 ms fails fast and goes to the fallback: success at 150 ms.
+/// - Request 1: fails at 20 ms (opens until 2.02 s); 1 retry <= 0.5 x 1 + 0.05 x 10: retried;
+///   the retry at 120 ms fails fast and goes to the fallback: success at 150 ms.
 /// - Request 2 at 1.15 s: fails fast, fallback, success at 1.18 s (no primary first attempt).
 /// - Request 3 at 2.18 s: the half-open probe, the second first attempt; fails at 2.2 s
-///   (re-opens); 1 retry < 0.5 x 2 is false: refused, `budget`. Counting request 2's
-///   fallback call as a first attempt would have allowed it (1 < 1.5).
+///   (re-opens); 2 retries <= 0.5 x 2 + 0.5 is false: refused, `budget`. Counting request
+///   2's fallback call as a first attempt would have allowed it (2 <= 0.5 x 3 + 0.5).
 #[test]
 fn a_fallback_call_is_not_a_first_attempt_for_the_primarys_budget() {
     let s = scenario(&exact(
         "count = 1\nrequests = 3\nthink = { dist = \"constant\", value = \"1s\" }",
         &down_until(1, "1h"),
-        "max_attempts = 10\nbudget = { kind = \"ratio\", ratio = 0.5, window = \"1h\" }\n\
+        "max_attempts = 10\nbudget = { kind = \"ratio\", ratio = 0.5, window = \"10s\", min_per_s = 0.05 }\n\
          breaker = { failure_rate = 1.0, min_calls = 1, open_for = \"2s\", half_open_probes = 1 }\n\
          fallback_on = [\"breaker_open\"]",
         &format!(
