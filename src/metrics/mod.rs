@@ -93,6 +93,8 @@ pub struct Timeline {
     queued: u32,
     breakers_open: u32,
     concurrency: u32,
+    /// The last bucket's occupancy gauges are still the values carried in from before it.
+    carried: bool,
 }
 
 impl Timeline {
@@ -107,6 +109,7 @@ impl Timeline {
             queued: 0,
             breakers_open: 0,
             concurrency,
+            carried: false,
         }
     }
 
@@ -133,15 +136,31 @@ impl Timeline {
             });
         }
         self.current_end = (index as u64 + 1) * self.width;
+        self.carried = true;
     }
 
     /// Records the service's occupancy after a change at `t`.
+    ///
+    /// A bucket's `in_service` and `queued` are the largest values held during it, time
+    /// being half-open like every interval here: a value carried in from before the bucket
+    /// counts only if it was still held after the bucket's first instant. A change at
+    /// exactly that instant replaces it (a service busy over [50 ms, 100 ms) is not busy in
+    /// the bucket [100 ms, 200 ms)).
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
         // Extend first: the empty buckets before `t` held the old values throughout.
-        let b = self.at(t);
-        b.in_service = b.in_service.max(in_service);
-        b.queued = b.queued.max(queued);
+        self.at(t);
+        // The last bucket is [current_end - width, current_end) and holds `t`.
+        let replaces_carried = self.carried && t.0 + self.width == self.current_end;
+        self.carried = false;
+        let b = self.buckets.last_mut().expect("at leaves a bucket");
+        if replaces_carried {
+            b.in_service = in_service;
+            b.queued = queued;
+        } else {
+            b.in_service = b.in_service.max(in_service);
+            b.queued = b.queued.max(queued);
+        }
         self.in_service = in_service;
         self.queued = queued;
     }
@@ -431,5 +450,24 @@ mod tests {
         assert!(b[..=10].iter().all(|b| (b.in_service, b.queued) == (4, 2)));
         assert_eq!((b[11].in_service, b[11].queued), (0, 0));
         assert!(b.iter().all(|b| b.concurrency == 5));
+    }
+
+    /// Intervals are half-open: a value that ends at a bucket's first instant was not held
+    /// during that bucket, one that ends later was.
+    #[test]
+    fn a_change_at_a_buckets_first_instant_replaces_the_carried_value() {
+        let ms = SimDuration::from_millis;
+        let mut t = Timeline::new(ms(100), 1);
+        t.occupancy(SimTime(ms(50).0), 1, 1);
+        // Bucket 1 opens at 100 ms with a change: the busy [50, 100) ms is bucket 0's.
+        t.at(SimTime(ms(100).0)).arrivals += 1;
+        t.occupancy(SimTime(ms(100).0), 1, 0);
+        t.occupancy(SimTime(ms(150).0), 0, 0);
+        // Bucket 2 opens at 250 ms: idle since 150 ms. Bucket 3: a change at 301 ms.
+        t.occupancy(SimTime(ms(250).0), 2, 0);
+        t.occupancy(SimTime(ms(301).0), 0, 0);
+        let b = t.finish(SimTime(ms(350).0));
+        let gauges: Vec<(u32, u32)> = b.iter().map(|b| (b.in_service, b.queued)).collect();
+        assert_eq!(gauges, [(1, 1), (1, 0), (2, 0), (2, 0)]);
     }
 }
