@@ -410,9 +410,16 @@ fn read_axes(
         let mut labels = Vec::new();
         let mut spans = Vec::new();
         for v in array.iter() {
+            // Numbers are labelled as written (`2.50`, `1e0`, `1_000`), so that two values
+            // written apart stay apart in every output; strings by their content.
+            let as_written = |fallback: String| {
+                v.span()
+                    .and_then(|r| src.get(r))
+                    .map_or(fallback, |t| t.trim().to_string())
+            };
             let label = match v {
-                Value::Integer(i) => i.value().to_string(),
-                Value::Float(f) => f.value().to_string(),
+                Value::Integer(i) => as_written(i.value().to_string()),
+                Value::Float(f) => as_written(f.value().to_string()),
                 Value::String(s) => s.value().clone(),
                 other => {
                     errors.push(error_at(
@@ -754,6 +761,24 @@ cap = "1s"
                 .as_secs_f64(),
             5.0
         );
+    }
+
+    /// Numbers keep the text they were written with, so 1.0 and 1e0 stay two points.
+    #[test]
+    fn swept_numbers_are_labelled_as_written() {
+        let src = format!(
+            "{BASE}\n[sweep]\n\"strategy.0.multiplier\" = [1.0, 2.50, 1e0]\n\"clients.count\" = [0x2, 1_0]\n"
+        );
+        let f = load_str("s.toml", &src).unwrap();
+        let labels: Vec<String> = f.points.iter().map(|p| p.labels.join("/")).collect();
+        assert_eq!(
+            labels,
+            [
+                "1.0/0x2", "1.0/1_0", "2.50/0x2", "2.50/1_0", "1e0/0x2", "1e0/1_0"
+            ]
+        );
+        assert_eq!(f.points[3].scenario.closed_clients(), 10);
+        assert_eq!(f.points[3].scenario.strategies[0].backoff.multiplier, 2.5);
     }
 
     #[test]
