@@ -222,7 +222,7 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
     );
     assert!(
         stderr.contains(
-            "herdsim: error: fine.toml: this run needs an estimated 20.5 GB (12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 3 x 4.5 GB accumulating, 4.5 GB of reduced results) of memory"
+            "herdsim: error: fine.toml: this run needs an estimated 20.5 GB (16.8 MB for the program, 12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 3 x 4.5 GB accumulating, 4.5 GB of reduced results) of memory"
         ),
         "{stderr}"
     );
