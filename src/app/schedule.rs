@@ -43,6 +43,7 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
         honor: true,
         max: args.retry_after_max,
         beyond: Beyond::Ignore,
+        restart: false,
     };
     let hint = args
         .retry_after

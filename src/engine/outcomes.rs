@@ -105,7 +105,14 @@ impl Simulation<'_> {
                     return self.give_up(key, GiveUpReason::Attempts);
                 }
                 let delay = match retry.retry_after.choose(hint) {
-                    Some(d) => d,
+                    Some(d) => {
+                        if retry.retry_after.restart {
+                            let info = self.requests.info_mut(key);
+                            info.ladder_from = attempt;
+                            info.prev_delay = strategy.backoff.base;
+                        }
+                        d
+                    }
                     None => {
                         let backoff = &strategy.backoff;
                         let u = if backoff.uses_draw() {
@@ -115,8 +122,9 @@ impl Simulation<'_> {
                         };
                         let ladder = &self.ladders[self.requests[key].policy as usize];
                         let last = *ladder.last().expect("a ladder has a first step");
-                        let expo = ladder.get(attempt as usize - 1).copied().unwrap_or(last);
                         let info = self.requests.info_mut(key);
+                        let retry_n = (attempt - info.ladder_from) as usize;
+                        let expo = ladder.get(retry_n - 1).copied().unwrap_or(last);
                         let d = backoff.delay_from(expo, info.prev_delay, u);
                         info.prev_delay = d;
                         d

@@ -116,6 +116,9 @@ pub struct RequestInfo {
     pub shed: bool,
     /// Why the request went to the fallback server.
     pub fallback_reason: GiveUpReason,
+    /// The attempt after which the backoff ladder started again (`retry_after.restart`):
+    /// retry n of the ladder is attempt `ladder_from + n + 1`. 0 at the start.
+    pub ladder_from: u16,
     /// First send (latency counts from here).
     pub first_send: SimTime,
     /// Absolute deadline (`SimTime::MAX`: none), possibly capped by the caller's.
@@ -139,6 +142,7 @@ impl RequestInfo {
             ended: true,
             shed: false,
             fallback_reason: GiveUpReason::Attempts,
+            ladder_from: 0,
             first_send: SimTime::ZERO,
             deadline_at: SimTime::MAX,
             prev_delay: SimDuration::ZERO,

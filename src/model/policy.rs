@@ -84,6 +84,9 @@ pub struct RetryAfterPolicy {
     pub max: SimDuration,
     /// What to do with a hint above `max`.
     pub beyond: Beyond,
+    /// After a retry that waited a hint, the backoff ladder starts again at retry 1 (gRPC:
+    /// "if that retry also fails, backoff restarts at initialBackoff").
+    pub restart: bool,
 }
 
 impl Default for RetryAfterPolicy {
@@ -93,6 +96,7 @@ impl Default for RetryAfterPolicy {
             honor: true,
             max: SimDuration::from_secs(60),
             beyond: Beyond::Ignore,
+            restart: false,
         }
     }
 }

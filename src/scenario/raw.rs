@@ -548,6 +548,7 @@ pub struct RawPolicy {
 #[serde(deny_unknown_fields)]
 pub struct RawRetryAfter {
     pub honor: Option<bool>,
+    pub restart: Option<bool>,
     pub max: Option<Spanned<RawDuration>>,
     pub beyond: Option<Spanned<String>>,
 }

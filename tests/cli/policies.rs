@@ -458,6 +458,62 @@ fn a_retry_refused_by_a_budget_never_reaches_the_server() {
     }
 }
 
+// ---- gRPC pushback ------------------------------------------------------------------------
+
+/// gRPC: after a pushback (a Retry-After hint), "if that retry also fails, backoff restarts
+/// at initialBackoff" (`retry_after = { restart = true }`). One client, 10 ms each way and
+/// 10 ms of service; 503 with a 1 s hint until 500 ms, then 500s.
+/// - Attempt 1 at 0 s: 503 + hint at 20 ms; retried after exactly 1 s, at 1.02 s.
+/// - Attempt 2 fails at 1.05 s: the ladder starts again: 100 ms, so attempt 3 at 1.15 s;
+///   then 200 ms (1.38 s), 400 ms (1.81 s); attempt 5 fails at 1.84 s: attempts spent.
+///
+/// Without `restart` the ladder goes on at retry 2: 200, 400, 800 ms, ending at 2.54 s.
+#[test]
+fn a_pushback_restarts_the_backoff_ladder_when_asked() {
+    let text = |restart: &str| {
+        format!(
+            r#"
+name = "pushback"
+[clients]
+count = 1
+[network]
+latency = {{ dist = "constant", value = "10ms" }}
+[server]
+concurrency = 100
+service = {{ dist = "constant", value = "10ms" }}
+[[server.outages]]
+start = "0s"
+end = "500ms"
+retry_after = "1s"
+[[server.outages]]
+start = "500ms"
+end = "1h"
+kind = "errors"
+error_rate = 1.0
+[retry]
+max_attempts = 5
+base = "100ms"
+cap = "10s"
+jitter = "none"
+retry_after = {{ restart = {restart} }}
+[[strategy]]
+name = "grpc"
+"#
+        )
+    };
+    for (restart, end, waited) in [
+        ("true", 1_840, 1_000 + 700),
+        ("false", 2_540, 1_000 + 1_400),
+    ] {
+        let m = run(&scenario(&text(restart)), 0);
+        let r = records(&m, 0);
+        assert_eq!(r[0].attempts, 5, "restart = {restart}");
+        assert_eq!(r[0].outcome, Outcome::GaveUp(GiveUpReason::Attempts));
+        assert_eq!(m.completion.0, ms(end).0, "restart = {restart}");
+        assert_eq!(r[0].total_wait, ms(waited), "restart = {restart}");
+    }
+}
+
 // ---- circuit breaker ----------------------------------------------------------------------
 
 /// failure_rate 1, min_calls k, one client, down for an hour: failures at 20, 140, ... ms;

@@ -180,6 +180,7 @@ impl Check<'_> {
                         })
                         .unwrap_or(default.max),
                     beyond,
+                    restart: r.restart.unwrap_or(false),
                 }
             }
         };
