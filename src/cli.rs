@@ -22,8 +22,9 @@ use crate::time::{SimDuration, parse_duration};
         JSON, charts and a self-contained HTML report. The same scenario and seed always \
         give byte-identical files.\n\n\
         Start with `herdsim init`, which writes a commented scenario, then `herdsim check` \
-        and `herdsim run`. Exit status: 0 success, 2 invalid input (nothing is written), \
-        1 any other failure (a file that cannot be read or written), 130 interrupted."
+        and `herdsim run`. Exit status: 0 success, 2 invalid input: a scenario or argument \
+        that is wrong or names a file or folder that does not exist (nothing is written), \
+        1 any other failure (a file that cannot be written or read), 130 interrupted."
 )]
 pub struct Cli {
     /// What to do.

@@ -214,7 +214,19 @@ pub fn partial_bytes(dir: &Path) -> u64 {
 /// exactly once, data files intact. Refusals are [`Error::Usage`] (exit 2).
 pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
     let shown = crate::text::escape(&dir.display().to_string()).to_string();
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io("cannot read folder", dir, e))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| match e.kind() {
+        // A folder named on the command line that is not there is a bad argument (exit 2),
+        // as a missing scenario file is for `run`.
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => Error::Usage(format!(
+            "merge: {shown}: expected a folder of shard-i-of-n folders, found {}",
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "nothing there"
+            } else {
+                "a file"
+            }
+        )),
+        _ => Error::io("cannot read folder", dir, e),
+    })?;
     let mut folders: Vec<PathBuf> = entries
         .flatten()
         .filter(|e| {

@@ -132,6 +132,28 @@ fn a_missing_shard_is_refused_by_name() {
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
 }
 
+/// A folder that is not there (or is a file) is a bad argument, exit 2, as a missing
+/// scenario file is for `run`.
+#[test]
+fn merging_a_folder_that_is_not_there_is_a_bad_argument() {
+    let ws = Workspace::new();
+    ws.file("a-file", "x");
+    for (dir, found) in [
+        ("nowhere", "found nothing there"),
+        ("a-file", "found a file"),
+    ] {
+        let m = merge(&ws, dir, &[]);
+        let stderr = String::from_utf8_lossy(&m.stderr);
+        assert_eq!(m.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "merge: {dir}: expected a folder of shard-i-of-n folders, {found}"
+            )),
+            "{stderr}"
+        );
+    }
+}
+
 /// The merge reads every partial result into memory: above `--max-memory` it refuses
 /// before reading any (exit 2, the estimate and the limit), and writes nothing.
 #[test]
