@@ -93,8 +93,9 @@ pub struct Timeline {
     queued: u32,
     breakers_open: u32,
     concurrency: u32,
-    /// The last bucket's occupancy gauges are still the values carried in from before it.
-    carried: bool,
+    /// The start of the last bucket while its occupancy gauges are still the values carried
+    /// in from before it and nothing changed them at that instant (`u64::MAX`: none).
+    carried_start: u64,
 }
 
 impl Timeline {
@@ -109,7 +110,7 @@ impl Timeline {
             queued: 0,
             breakers_open: 0,
             concurrency,
-            carried: false,
+            carried_start: u64::MAX,
         }
     }
 
@@ -136,7 +137,7 @@ impl Timeline {
             });
         }
         self.current_end = (index as u64 + 1) * self.width;
-        self.carried = true;
+        self.carried_start = index as u64 * self.width;
     }
 
     /// Records the service's occupancy after a change at `t`.
@@ -149,12 +150,15 @@ impl Timeline {
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
         // Extend first: the empty buckets before `t` held the old values throughout.
-        self.at(t);
-        // The last bucket is [current_end - width, current_end) and holds `t`.
-        let replaces_carried = self.carried && t.0 + self.width == self.current_end;
-        self.carried = false;
-        let b = self.buckets.last_mut().expect("at leaves a bucket");
+        if t.0 >= self.current_end || self.buckets.is_empty() {
+            self.extend_to(t);
+        }
+        // Later changes in the bucket come at a later time, or at this one after this
+        // change: only this first change at its start replaces the carried values.
+        let replaces_carried = t.0 == self.carried_start;
+        let b = self.buckets.last_mut().expect("extend_to leaves a bucket");
         if replaces_carried {
+            self.carried_start = u64::MAX;
             b.in_service = in_service;
             b.queued = queued;
         } else {
