@@ -92,7 +92,7 @@ impl Simulation<'_> {
         }
         let attempt = self.requests[key].attempt;
         let (delay, transport) = match retry.rate_limit {
-            Some(ladder) if status == Status::TooManyRequests => {
+            Some(ladder) if ladder.on.contains(status) => {
                 let info = self.requests.info_mut(key);
                 info.rate_limited = info.rate_limited.saturating_add(1);
                 if ladder.escalates(info.rate_limited) {

@@ -141,10 +141,13 @@ pub fn next_delay(
         .unwrap_or_else(|| backoff.delay(n, prev, u))
 }
 
-/// `rate_limit = { max_retries, escalate_after, default_wait, max_wait }`: the separate 429
-/// ladder of seed 000. 429s count on their own counter and never use the transport attempts.
+/// `rate_limit = { on, max_retries, escalate_after, default_wait, max_wait }`: the separate
+/// rate-limit ladder of seed 000. The failures it takes (429 by default; loopctl also counts
+/// 503 and 529) count on their own counter and never use the transport attempts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimitLadder {
+    /// The failures that climb this ladder instead of the transport one.
+    pub on: StatusSet,
     /// Largest number of 429 retries.
     pub max_retries: u32,
     /// The request escalates (ends as `rate_limit_escalation`) once the 429 count exceeds this.

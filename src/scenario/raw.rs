@@ -557,6 +557,7 @@ pub struct RawRetryAfter {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRateLimitLadder {
+    pub on: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     pub max_retries: Option<Spanned<i64>>,
     pub escalate_after: Option<Spanned<i64>>,
     pub default_wait: Option<Spanned<RawDuration>>,

@@ -778,6 +778,19 @@ fn fails_with_adaptive_bucket_filled_both_ways() {
 }
 
 #[test]
+fn fails_with_a_rate_limit_ladder_on_a_status_that_is_never_retried() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nrate_limit = { on = [\"429\", \"404\"] }",
+        ),
+        &[
+            "retry.rate_limit.on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"404\" (4xx other than 409 and 429 are never retried)",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_breaker_zero_window() {
     refused(
         &tiny_with(

@@ -514,6 +514,38 @@ name = "grpc"
     }
 }
 
+// ---- the rate-limit ladder's statuses ---------------------------------------------------
+
+/// loopctl's rate-limit ladder counts 429, 503 and 529 ("429/503/529 arrives -> count"):
+/// `rate_limit.on = ["429", "503"]` puts 503s on it. One client, the server down (503, no
+/// hint) for an hour: every 503 waits the ladder's 5 s, the 4th escalates (count > 3):
+/// attempts at 0, 5.02, 10.04 and 15.06 s, escalated at 15.08 s. By default only 429s climb
+/// it, and the 503s use the transport attempts: 4 attempts 100 ms apart, ended at 0.38 s.
+#[test]
+fn the_rate_limit_ladder_takes_the_statuses_it_is_given() {
+    let ladder = "max_retries = 5, escalate_after = 3, default_wait = \"5s\", max_wait = \"60s\"";
+    for (on, reason, end) in [
+        (
+            "on = [\"429\", \"503\"], ",
+            GiveUpReason::RateLimitEscalation,
+            15_080,
+        ),
+        ("", GiveUpReason::Attempts, 380),
+    ] {
+        let s = scenario(&exact(
+            "count = 1",
+            &down_until(1, "1h"),
+            &format!("max_attempts = 4\nrate_limit = {{ {on}{ladder} }}"),
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        let r = records(&m, 0);
+        assert_eq!(r[0].attempts, 4, "{on}");
+        assert_eq!(r[0].outcome, Outcome::GaveUp(reason), "{on}");
+        assert_eq!(m.completion.0, ms(end).0, "{on}");
+    }
+}
+
 // ---- circuit breaker ----------------------------------------------------------------------
 
 /// failure_rate 1, min_calls k, one client, down for an hour: failures at 20, 140, ... ms;

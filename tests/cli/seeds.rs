@@ -71,6 +71,7 @@ fn seed_000_multiplicative_jitter_stays_within_ten_percent() {
 #[test]
 fn seed_000_rate_limit_ladder_waits_and_escalates_at_the_fourth_429() {
     let l = RateLimitLadder {
+        on: herdsim::model::outcome::StatusSet::default(),
         max_retries: 5,
         escalate_after: 3,
         default_wait: SimDuration::from_secs(5),

@@ -215,7 +215,16 @@ impl Check<'_> {
                         .and_then(|d| c.duration(d, &format!("{key}.{field}"), true))
                         .unwrap_or(SimDuration::from_secs(default))
                 };
+            let on = match &r.on {
+                None => {
+                    let mut set = StatusSet::default();
+                    set.insert(Status::TooManyRequests);
+                    set
+                }
+                Some(v) => self.retry_on(v, &format!("{key}.on")),
+            };
             RateLimitLadder {
+                on,
                 max_retries,
                 escalate_after,
                 default_wait: wait(self, &r.default_wait, "default_wait", 5),
