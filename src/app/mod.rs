@@ -256,8 +256,13 @@ fn run_command(args: &RunArgs) -> Result<()> {
         let closing = closing_lines(file, &result, wall, total, args.quiet);
         finished.push((staging, table, closing));
     }
+    // Every folder first, then the tables: a closed stdout must not leave files unput.
+    let mut reports = Vec::with_capacity(finished.len());
     for (staging, table, closing) in finished {
         staging.commit()?;
+        reports.push((table, closing));
+    }
+    for (table, closing) in reports {
         if let Some(table) = table {
             print_stdout(&table)?;
         }

@@ -28,8 +28,10 @@ pub(super) fn run_shards(
             crate::shard::shard_from_env(|k| std::env::var(k).ok(), args.shard_count)?
         }
     };
-    // As for an unsharded run, nothing is put in place before every file has run.
-    let mut finished = Vec::with_capacity(files.len());
+    // Each file's shard is put in place as soon as it is written: its folder is this shard's
+    // alone, and holding the lock on `<out>/<name>` until every file has run would make the
+    // other shards of the same sweep wait (or, given the files in another order, deadlock).
+    // A shard that is missing because a later file failed is named by `merge`.
     for file in files {
         let first = file.first();
         let total = runner::plan(file).len();
@@ -75,26 +77,18 @@ pub(super) fn run_shards(
             report::write_atomic(&staging.path().join(name), bytes)
                 .map_err(|e| staging.name_target(e))?;
         }
-        let report = (!args.quiet).then(|| {
-            let events: u64 = partial.groups.iter().flatten().map(|g| g.events()).sum();
-            (
-                format!(
-                    "{}: shard {} of {}: {mine} of {total} runs written to {}\n",
-                    first.name,
-                    shard.index,
-                    shard.count,
-                    crate::text::escape(&staging.target().display().to_string())
-                ),
-                simulated_line(&first.name, mine, events, wall),
-            )
-        });
-        finished.push((staging, report));
-    }
-    for (staging, report) in finished {
+        let target = staging.target().to_path_buf();
         staging.commit()?;
-        if let Some((written, simulated)) = report {
-            print_stdout(&written)?;
-            print_stderr(&[simulated]);
+        if !args.quiet {
+            print_stdout(&format!(
+                "{}: shard {} of {}: {mine} of {total} runs written to {}\n",
+                first.name,
+                shard.index,
+                shard.count,
+                crate::text::escape(&target.display().to_string())
+            ))?;
+            let events: u64 = partial.groups.iter().flatten().map(|g| g.events()).sum();
+            print_stderr(&[simulated_line(&first.name, mine, events, wall)]);
         }
     }
     Ok(())
