@@ -120,17 +120,21 @@ impl Budgets {
                 expire(retries, now, window);
                 // Finagle's arithmetic, in its integer units: each first attempt in the
                 // window deposited 1000, each retry withdrew floor(1000 / ratio), and a
-                // reserve of min_per_s x window retries is always there; a retry needs a
-                // whole withdrawal. So retries + 1 <= ratio x firsts + min_per_s x window,
-                // never more (15 first attempts at 0.1 allow 1 retry, not 2).
-                let (deposit, withdraw) = if ratio > 0.0 {
-                    (1000, (1000.0 / ratio).floor() as u64)
+                // reserve of min_per_s x window retries' worth is always there; a retry
+                // needs a whole withdrawal. So, up to Finagle's own rounding of the
+                // withdrawal, retries + 1 <= ratio x firsts + min_per_s x window: 15 first
+                // attempts at 0.1 allow 1 retry, not 2. (The withdrawal is capped at 1e18, a
+                // ratio of 1e-15, so that no product below leaves u128: a ratio of 1e-300
+                // then leaves just the reserve, as 0 does.)
+                let (deposit, withdraw): (u128, u128) = if ratio > 0.0 {
+                    (1000, (1000.0 / ratio).floor().min(1e18) as u128)
                 } else {
                     (0, 1000)
                 };
-                let reserve = (min_per_s * window.as_secs_f64() * withdraw as f64).floor();
-                let balance = (firsts.len() as u64 * deposit) as f64 + reserve;
-                if ((retries.len() as u64 + 1) * withdraw) as f64 <= balance {
+                let reserve = whole(min_per_s * window.as_secs_f64() * withdraw as f64);
+                let balance = (firsts.len() as u128 * deposit).saturating_add(reserve);
+                let needed = (retries.len() as u128 + 1).saturating_mul(withdraw);
+                if needed <= balance {
                     retries.push_back(now);
                     allowed(0)
                 } else {
@@ -220,6 +224,17 @@ impl Budgets {
             State::Ratio { retries, .. } => retries.len() as u64,
             State::Tokens(t) | State::Quota(t) => *t,
         }
+    }
+}
+
+/// `x` rounded down to a whole number, except that a value within float rounding of the
+/// next one is that one (0.29 x 100 x 10000 is 289999.99999999994, meaning 290000).
+fn whole(x: f64) -> u128 {
+    let nearest = x.round();
+    if (x - nearest).abs() <= 1e-9 * nearest.abs().max(1.0) {
+        nearest as u128
+    } else {
+        x.floor() as u128
     }
 }
 
@@ -378,6 +393,29 @@ mod tests {
                 .count();
             assert_eq!(n, allowed, "{firsts} first attempts");
         }
+    }
+
+    /// The reserve counts whole retries despite float rounding (0.29/s over 100 s is 29),
+    /// and a vanishing ratio leaves just the reserve instead of overflowing.
+    #[test]
+    fn ratio_budget_reserve_is_whole_retries_at_any_ratio() {
+        let retries = |ratio: f64, min_per_s: f64, window_s: u64| {
+            let kind = BudgetKind::Ratio {
+                ratio,
+                window: SimDuration::from_secs(window_s),
+                min_per_s,
+            };
+            let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
+            b.on_first_attempt(0, SimTime(0));
+            (0..100)
+                .take_while(|_| {
+                    b.try_retry(0, SimTime(1), Status::Unavailable) != Decision::Refused
+                })
+                .count()
+        };
+        assert_eq!(retries(0.0, 0.29, 100), 29);
+        assert_eq!(retries(1e-300, 1.0, 10), 10);
+        assert_eq!(retries(1e-12, 1.0, 10), 10);
     }
 
     #[test]

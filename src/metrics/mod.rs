@@ -93,8 +93,8 @@ pub struct Timeline {
     queued: u32,
     breakers_open: u32,
     concurrency: u32,
-    /// The start of the last bucket while its occupancy gauges are still the values carried
-    /// in from before it and nothing changed them at that instant (`u64::MAX`: none).
+    /// The start of the last bucket: changes at that very instant replace its carried
+    /// occupancy gauges instead of raising them (`u64::MAX` before the first bucket).
     carried_start: u64,
 }
 
@@ -144,8 +144,8 @@ impl Timeline {
     ///
     /// A bucket's `in_service` and `queued` are the largest values held during it, time
     /// being half-open like every interval here: a value carried in from before the bucket
-    /// counts only if it was still held after the bucket's first instant. A change at
-    /// exactly that instant replaces it (a service busy over [50 ms, 100 ms) is not busy in
+    /// counts only if it was still held after the bucket's first instant. Changes at
+    /// exactly that instant replace it (a service busy over [50 ms, 100 ms) is not busy in
     /// the bucket [100 ms, 200 ms)).
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
@@ -153,12 +153,11 @@ impl Timeline {
         if t.0 >= self.current_end || self.buckets.is_empty() {
             self.extend_to(t);
         }
-        // Later changes in the bucket come at a later time, or at this one after this
-        // change: only this first change at its start replaces the carried values.
-        let replaces_carried = t.0 == self.carried_start;
+        // Every change at the bucket's first instant replaces what was there: the value
+        // held from that instant on is the last of them (two slots freed at once leave 0,
+        // not the 1 between). Later times never equal the start again.
         let b = self.buckets.last_mut().expect("extend_to leaves a bucket");
-        if replaces_carried {
-            self.carried_start = u64::MAX;
+        if t.0 == self.carried_start {
             b.in_service = in_service;
             b.queued = queued;
         } else {
@@ -460,18 +459,22 @@ mod tests {
     /// during that bucket, one that ends later was.
     #[test]
     fn a_change_at_a_buckets_first_instant_replaces_the_carried_value() {
-        let ms = SimDuration::from_millis;
-        let mut t = Timeline::new(ms(100), 1);
-        t.occupancy(SimTime(ms(50).0), 1, 1);
-        // Bucket 1 opens at 100 ms with a change: the busy [50, 100) ms is bucket 0's.
-        t.at(SimTime(ms(100).0)).arrivals += 1;
-        t.occupancy(SimTime(ms(100).0), 1, 0);
-        t.occupancy(SimTime(ms(150).0), 0, 0);
-        // Bucket 2 opens at 250 ms: idle since 150 ms. Bucket 3: a change at 301 ms.
-        t.occupancy(SimTime(ms(250).0), 2, 0);
-        t.occupancy(SimTime(ms(301).0), 0, 0);
-        let b = t.finish(SimTime(ms(350).0));
+        let ms = |n: u64| SimTime(SimDuration::from_millis(n).0);
+        let mut t = Timeline::new(SimDuration::from_millis(100), 1);
+        t.occupancy(ms(50), 1, 1);
+        // Bucket [100, 200) opens with a counter, then a change at its first instant: the
+        // busy [50, 100) ms is the first bucket's.
+        t.at(ms(100)).arrivals += 1;
+        t.occupancy(ms(100), 1, 0);
+        t.occupancy(ms(150), 2, 0);
+        // Two slots free at 200 ms, one change each: the 1 between them is not held.
+        t.occupancy(ms(200), 1, 0);
+        t.occupancy(ms(200), 0, 0);
+        t.occupancy(ms(250), 0, 1);
+        // Bucket [300, 400) opens at 301 ms: the queue of 1 was held over [300, 301).
+        t.occupancy(ms(301), 0, 0);
+        let b = t.finish(ms(350));
         let gauges: Vec<(u32, u32)> = b.iter().map(|b| (b.in_service, b.queued)).collect();
-        assert_eq!(gauges, [(1, 1), (1, 0), (2, 0), (2, 0)]);
+        assert_eq!(gauges, [(1, 1), (2, 0), (0, 1), (0, 1)]);
     }
 }

@@ -205,8 +205,9 @@ pub struct BudgetSpec {
 /// "tokens > max/2" is exact, as in gRPC's own implementation).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BudgetKind {
-    /// Retries in the last `window` must stay below `ratio · first attempts in the window +
-    /// min_per_s · window seconds` (seed 002; Finagle's RetryBudget).
+    /// Finagle's RetryBudget (seed 002's "10% of calls in a rolling window"): the retries in
+    /// the last `window`, a new one included, may be at most `ratio · first attempts in the
+    /// window + min_per_s · window seconds`, in Finagle's integer units.
     Ratio {
         /// Share of first attempts that may be retried, in [0, 1].
         ratio: f64,
