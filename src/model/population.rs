@@ -225,6 +225,16 @@ impl RateCurve {
                 reached += piece_total.expect("checked");
                 continue;
             }
+            // A whole-number target (a uniform arrival) minus the float sum of the pieces
+            // before (12.5/s over 4.4 s is 55.00000000000001) is the whole number it stands
+            // for, so that the integer path below applies after a piece boundary too.
+            let need = if target.fract() == 0.0
+                && (need - need.round()).abs() <= 1e-9 * need.abs().max(1.0)
+            {
+                need.round()
+            } else {
+                need
+            };
             // Solve r0 x + slope x^2 / 2 = need for x in this piece (seconds after t0), in
             // the form that stays accurate when the slope is tiny or negative.
             let disc = (r0 * r0 + 2.0 * slope * need).max(0.0);

@@ -127,6 +127,19 @@ fn uniform_arrivals_on_a_profile_are_exact_to_the_nanosecond() {
     let m = run(&spike, 0);
     let firsts = first_attempts(&m);
     assert_eq!(&firsts[..300], &[1; 300][..]);
+    // After a step at 4.4 s: the first piece's 12.5/s x 4.4 s sums to 55.00000000000001 in
+    // floats; arrival 56 is still at 4.41 s exactly, one per 10 ms bucket.
+    let step = scenario(
+        &open(
+            "profile = [[\"0s\", 12.5], [\"4.4s\", 12.5], [\"4.4s\", 100]]\n\
+             process = \"uniform\"\nend = \"4.5s\"",
+            server,
+            "max_attempts = 1",
+        )
+        .replace("bucket = \"1s\"", "bucket = \"10ms\""),
+    );
+    let firsts = first_attempts(&run(&step, 0));
+    assert_eq!(&firsts[440..450], &[1; 10][..]);
 }
 
 /// Two populations on one server that is down throughout: the compliant clients make 3
