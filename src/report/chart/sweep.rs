@@ -117,10 +117,19 @@ pub struct SweepData {
     pub log_y: bool,
 }
 
-/// Parses a swept value label as a number: plain numbers as they are, durations in seconds.
-/// `None` for anything else. The flag says whether it was a duration.
+/// Parses a swept value label as a number: numbers as TOML writes them (`1_000`, `0x10`,
+/// `2.5e3`: labels keep the text of the file), durations in seconds. `None` for anything
+/// else. The flag says whether it was a duration.
 fn numeric(label: &str) -> Option<(f64, bool)> {
-    if let Ok(v) = label.trim().parse::<f64>() {
+    let text = label.trim().replace('_', "");
+    for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
+        if let Some(digits) = text.strip_prefix(prefix) {
+            return i64::from_str_radix(digits, radix)
+                .ok()
+                .map(|v| (v as f64, false));
+        }
+    }
+    if let Ok(v) = text.parse::<f64>() {
         return v.is_finite().then_some((v, false));
     }
     parse_duration(label).ok().map(|d| (d.as_secs_f64(), true))
@@ -467,5 +476,11 @@ mod tests {
         assert_eq!(numeric("0.5"), Some((0.5, false)));
         assert_eq!(numeric("250ms"), Some((0.25, true)));
         assert_eq!(numeric("down"), None);
+        // Labels keep the file's text: TOML's other ways of writing numbers read too.
+        assert_eq!(numeric("1_000"), Some((1000.0, false)));
+        assert_eq!(numeric("0x10"), Some((16.0, false)));
+        assert_eq!(numeric("0o7"), Some((7.0, false)));
+        assert_eq!(numeric("2.5e3"), Some((2500.0, false)));
+        assert_eq!(numeric("+1"), Some((1.0, false)));
     }
 }
