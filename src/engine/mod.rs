@@ -510,7 +510,7 @@ impl<'a> Simulation<'a> {
                 self.record_breakers(target);
             }
             EventKind::QueueTimeout => self.queue_timeout(e.service),
-            EventKind::Capacity => self.set_capacity(e.service, e.aux),
+            EventKind::Capacity => self.capacity_event(e.service, e.aux, e.serial),
             EventKind::Autoscale => self.autoscale(e.service),
             EventKind::Crash => self.crash(e.service),
         }

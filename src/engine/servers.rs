@@ -301,6 +301,14 @@ impl Simulation<'_> {
         self.record_occupancy(svc);
     }
 
+    /// A capacity event: a scheduled step (`epoch` 0), or an autoscaling increase whose
+    /// warmup is over, unless a decrease called it off since (its decision `epoch` is past).
+    pub(super) fn capacity_event(&mut self, svc: u16, slots: u32, epoch: u32) {
+        if epoch == 0 || self.services[svc as usize].scale_up_lands(slots, epoch) {
+            self.set_capacity(svc, slots);
+        }
+    }
+
     /// `svc` now has `slots` slots (a capacity step, or an autoscaling change).
     pub(super) fn set_capacity(&mut self, svc: u16, slots: u32) {
         self.services[svc as usize].set_concurrency(slots);
@@ -318,13 +326,13 @@ impl Simulation<'_> {
         match self.services[svc as usize].autoscale(now) {
             Scaling::Keep => {}
             Scaling::Now(n) => self.set_capacity(svc, n),
-            Scaling::Later(n) => {
+            Scaling::Later(n, epoch) => {
                 let warmup = self.services[svc as usize]
                     .spec()
                     .autoscale
                     .expect("autoscaling is configured")
                     .warmup;
-                let e = Event::new(EventKind::Capacity, now + warmup, 0, 0)
+                let e = Event::new(EventKind::Capacity, now + warmup, 0, epoch)
                     .at_service(svc)
                     .with_aux(n);
                 self.push(e);

@@ -56,10 +56,11 @@ pub enum Admission {
 pub enum Scaling {
     /// Nothing changes.
     Keep,
-    /// Set the size to this now (a decrease).
+    /// Set the size to this now (a decrease; increases still warming up are called off).
     Now(u32),
-    /// Set the size to this after the warmup (an increase).
-    Later(u32),
+    /// Set the size to this after the warmup (an increase), unless a decrease calls it off
+    /// first: the second number is the decision epoch its event must still match.
+    Later(u32, u32),
 }
 
 /// Runtime state of one server.
@@ -79,10 +80,11 @@ pub struct Service {
     /// Slot-nanoseconds held since the last autoscaling decision.
     busy_area: u128,
     busy_since: SimTime,
-    /// The size autoscaling is heading to (the last one it decided).
-    scale_target: u32,
-    /// Until when an increase is still warming up.
-    warming_until: SimTime,
+    /// The largest increase still warming up, if any.
+    pending_up: Option<u32>,
+    /// Bumped by every decrease, which calls off the increases still warming up: their
+    /// events carry the epoch they were decided in (from 1; capacity steps carry 0).
+    scale_epoch: u32,
     mean_service_ns: f64,
 }
 
@@ -101,8 +103,8 @@ impl Service {
             queue_timer: None,
             busy_area: 0,
             busy_since: SimTime::ZERO,
-            scale_target: spec.concurrency,
-            warming_until: SimTime::ZERO,
+            pending_up: None,
+            scale_epoch: 1,
             mean_service_ns: spec.service.mean().as_nanos() as f64,
         }
     }
@@ -381,16 +383,31 @@ impl Service {
         let mean_busy = self.busy_area as f64 / a.interval.as_nanos() as f64;
         self.busy_area = 0;
         let desired = a.desired(mean_busy);
-        if desired > self.scale_target {
-            self.scale_target = desired;
-            self.warming_until = now + a.warmup;
-            Scaling::Later(desired)
-        } else if desired < self.concurrency && now >= self.warming_until {
-            self.scale_target = desired;
+        // Compared with the slots there are now (a capacity step may have changed them), or
+        // with the increase already on its way.
+        let heading = self.pending_up.unwrap_or(self.concurrency);
+        if desired > heading {
+            self.pending_up = Some(desired);
+            Scaling::Later(desired, self.scale_epoch)
+        } else if desired < self.concurrency {
+            self.pending_up = None;
+            self.scale_epoch = self.scale_epoch.wrapping_add(1).max(1);
             Scaling::Now(desired)
         } else {
             Scaling::Keep
         }
+    }
+
+    /// Whether an autoscaling increase decided in `epoch` still stands when its warmup
+    /// ends; if it does, it is no longer pending once it is the largest one.
+    pub fn scale_up_lands(&mut self, slots: u32, epoch: u32) -> bool {
+        if epoch != self.scale_epoch {
+            return false;
+        }
+        if self.pending_up == Some(slots) {
+            self.pending_up = None;
+        }
+        true
     }
 }
 
@@ -560,16 +577,23 @@ mod tests {
             s.admit(SimTime::ZERO, entry(r), false, 0, true, || 0.0);
         }
         // 10 busy for the whole interval: 10 / 0.5 = 20 wanted, after the warmup.
-        assert_eq!(s.autoscale(SimTime(1000)), Scaling::Later(20));
+        assert_eq!(s.autoscale(SimTime(1000)), Scaling::Later(20, 1));
         // Still 10 busy: already heading to 20.
         assert_eq!(s.autoscale(SimTime(2000)), Scaling::Keep);
         for _ in 0..10 {
             s.release(SimTime(2000));
         }
-        // Idle, but an increase is warming up: no decrease yet.
-        assert_eq!(s.autoscale(SimTime(3000)), Scaling::Keep);
-        s.set_concurrency(20);
-        assert_eq!(s.autoscale(SimTime(7000)), Scaling::Now(2));
+        // Idle: a decrease at once, even while an increase warms up, and it calls that
+        // increase off.
+        assert_eq!(s.autoscale(SimTime(3000)), Scaling::Now(2));
+        s.set_concurrency(2);
+        assert!(!s.scale_up_lands(20, 1));
+        // A capacity step down to 1, then a saturated interval: compared with the 1 slot
+        // there is, 1 / 0.5 wants 2 (not compared with the 20 once decided).
+        s.set_concurrency(1);
+        s.admit(SimTime(7000), entry(0), false, 0, true, || 0.0);
+        assert_eq!(s.autoscale(SimTime(8000)), Scaling::Later(2, 2));
+        assert!(s.scale_up_lands(2, 2));
     }
 
     #[test]

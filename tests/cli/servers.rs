@@ -280,6 +280,62 @@ bucket = "1s"
     assert_eq!((s[10], s[11]), (2, 2), "{s:?}");
 }
 
+/// "An increase takes effect `warmup` later, a decrease at once": a decrease applies even
+/// while an increase warms up, and calls it off; and after a capacity step the next
+/// decision compares with the slots there are, not with an earlier target.
+/// - 2 slots busy over [0, 100) ms want ceil(2 / 0.5) = 4 (due at 250 ms); idle over
+///   [100, 200) wants 1: down to 1 at 200 ms, and the 4 never comes.
+/// - 4 slots cut to 1 at 150 ms while 4 requests run: busy 4 over [100, 200) wants 4 at
+///   200 ms, in effect at 350 ms (it stayed at 1 to the end before).
+#[test]
+fn autoscaling_decreases_at_once_and_reads_capacity_steps() {
+    let text = |clients: &str, concurrency: u32, extra: &str| {
+        format!(
+            r#"
+name = "scale"
+{clients}
+[network]
+latency = {{ dist = "constant", value = "0ms" }}
+[server]
+concurrency = {concurrency}
+queue = 10
+service = {{ dist = "constant", value = "100ms" }}
+autoscale = {{ min = 1, max = 4, target = 0.5, interval = "100ms", warmup = "150ms" }}
+{extra}
+[retry]
+max_attempts = 1
+base = "10ms"
+cap = "10ms"
+jitter = "none"
+[metrics]
+bucket = "50ms"
+[[strategy]]
+name = "s"
+"#
+        )
+    };
+    let slots = |t: String| -> Vec<u32> {
+        let m = run(&scenario(&t), 0);
+        m.entry().timeline.iter().map(|b| b.concurrency).collect()
+    };
+    let called_off = slots(text(
+        "[[clients]]\nname = \"herd\"\ncount = 2\n[[clients]]\nname = \"late\"\ncount = 1\nstart = \"500ms\"",
+        2,
+        "",
+    ));
+    assert_eq!(
+        &called_off[..8],
+        &[2, 2, 2, 2, 1, 1, 1, 1],
+        "{called_off:?}"
+    );
+    let after_cut = slots(text(
+        "[clients]\ncount = 4\nrequests = 20",
+        4,
+        "[[server.capacity]]\nat = \"150ms\"\nconcurrency = 1",
+    ));
+    assert_eq!(&after_cut[..8], &[4, 4, 4, 1, 1, 1, 1, 4], "{after_cut:?}");
+}
+
 /// OCC writes that hold 10 ms: write-only conflicts with any commit during the write time,
 /// so of two writes arriving together the first commits and the second gets 409.
 #[test]

@@ -49,7 +49,8 @@ pub enum EventKind {
     Commit,
     /// Queued attempts of `service` that have waited `queue_timeout` are dropped.
     QueueTimeout,
-    /// `service` changes to `aux` slots (a capacity step or an autoscaling increase).
+    /// `service` changes to `aux` slots: a capacity step (`serial` 0) or an autoscaling
+    /// increase decided in epoch `serial` (called off if a decrease came since).
     Capacity,
     /// `service` makes an autoscaling decision.
     Autoscale,
