@@ -189,8 +189,10 @@ impl Autoscale {
     pub fn desired(&self, mean_busy: f64) -> u32 {
         // A ratio that is whole up to float rounding (10.5 / 0.7 = 15.000000000000002) must
         // not round up: take off a relative 1e-12, thousands of times the rounding error of
-        // the two divisions and far below any real excess (an absolute 1e-9 here once
-        // swallowed a mean of 1.0000000001 busy slots: 2.0000000002 / ceil gave 2, not 3).
+        // the two divisions. An excess smaller than that (one part in 10^12 of the slots
+        // wanted, e.g. one slot-nanosecond over a 10 s interval of 100 busy slots) is
+        // taken for rounding too; an absolute 1e-9 here once swallowed far more (a mean of
+        // 1.0000000001 busy slots: 2.0000000002 gave 2, not 3).
         let ratio = mean_busy / self.target;
         let want = (ratio - ratio.abs() * 1e-12).ceil();
         (want.max(0.0) as u64).clamp(self.min as u64, self.max as u64) as u32
@@ -401,7 +403,7 @@ mod tests {
         assert_eq!(a.desired(1000.0), 50);
         // 10.5 / 0.7 is 15.000000000000002 in floats: still 15.
         assert_eq!(a.desired(10.5), 15);
-        // Any real excess rounds up, however small: 10 s + 1 ns of one busy slot over 10 s
+        // An excess of one part in 10^10 rounds up: 10 s + 1 ns of one busy slot over 10 s
         // at target 0.5 wants 2.0000000002 slots, so 3.
         let half = Autoscale { target: 0.5, ..a };
         assert_eq!(half.desired(10_000_000_001.0 / 10_000_000_000.0), 3);

@@ -231,7 +231,7 @@ bucket = "1s"
     assert_eq!(m.succeeded(), 120 + 24);
 }
 
-/// `desired = ceil(mean busy / target)` counts any excess, however small: one slot busy
+/// `desired = ceil(mean busy / target)` counts a tiny excess (one part in 10^10): one slot busy
 /// for 10 s + 1 ns of a 10 s interval (a second client's 20 s job starts 1 ns before the
 /// decision) is 1.0000000001 busy slots, which at target 0.5 wants 3 slots, in effect after
 /// the 1 s warmup. Starting the second job 10 ms earlier gives the same; starting it at the
