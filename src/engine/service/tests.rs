@@ -1,0 +1,259 @@
+//! Unit tests of one server's state: admission, queue disciplines and timeouts, slowdown,
+//! OCC versions, autoscaling decisions.
+
+use super::*;
+use crate::model::dist::Dist;
+use crate::model::service::{Autoscale, Slowdown};
+
+fn spec() -> ServerSpec {
+    ServerSpec {
+        outages: vec![Outage {
+            start: SimTime(SimDuration::from_secs(1).0),
+            end: SimTime(SimDuration::from_secs(3).0),
+            kind: OutageKind::Down,
+            retry_after: Hint::Auto,
+        }],
+        retry_after: Hint::Auto,
+        ..ServerSpec::plain(2, 1, Dist::Constant(SimDuration::from_millis(100)))
+    }
+}
+
+fn entry(request: u32) -> Queued {
+    Queued {
+        request,
+        serial: 1,
+        answer: Status::Ok,
+        joined: SimTime::ZERO,
+    }
+}
+
+fn admit(s: &mut Service, t: SimTime, request: u32) -> Admission {
+    s.admit(t, entry(request), false, 0, true, || 0.0)
+}
+
+#[test]
+fn slots_then_queue_then_503() {
+    let mut s = Service::new(&spec());
+    let t = SimTime::ZERO;
+    assert!(matches!(admit(&mut s, t, 0), Admission::Serve(_)));
+    assert!(matches!(admit(&mut s, t, 1), Admission::Serve(_)));
+    assert_eq!(admit(&mut s, t, 2), Admission::Queued);
+    // (1 queued + 1) * 100 ms / 2 slots = 100 ms, sent as a whole second.
+    assert_eq!(
+        admit(&mut s, t, 3),
+        Admission::Rejected {
+            status: Status::Unavailable,
+            hint: Some(SimDuration::from_secs(1))
+        }
+    );
+    s.release(t);
+    assert_eq!(s.take_next(t), Some(entry(2)));
+    s.release(t);
+    assert_eq!(s.take_next(t), None);
+    assert_eq!(s.in_service(), 1);
+}
+
+#[test]
+fn lifo_serves_the_newest_and_expiry_takes_the_oldest() {
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.concurrency = 1;
+    spec.queue = 10;
+    spec.discipline = Discipline::Lifo;
+    spec.queue_timeout = Some(SimDuration(100));
+    let mut s = Service::new(&spec);
+    let at = |n| SimTime(n);
+    assert!(matches!(
+        s.admit(at(0), entry(0), false, 0, true, || 0.0),
+        Admission::Serve(_)
+    ));
+    for r in 1..=3 {
+        s.admit(at(r as u64 * 10), entry(r), false, 0, true, || 0.0);
+    }
+    assert_eq!(s.next_expiry(), Some(at(110)));
+    assert_eq!(s.expire(at(109)), None);
+    assert_eq!(s.expire(at(110)).map(|q| q.request), Some(1));
+    s.release(at(115));
+    assert_eq!(s.take_next(at(115)).map(|q| q.request), Some(3));
+    assert_eq!(s.queued(), 1);
+}
+
+#[test]
+fn a_capacity_drop_starts_nothing_until_the_count_falls_below_it() {
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.queue = 5;
+    let mut s = Service::new(&spec);
+    let t = SimTime::ZERO;
+    admit(&mut s, t, 0);
+    admit(&mut s, t, 1);
+    admit(&mut s, t, 2);
+    s.set_concurrency(1);
+    s.release(t);
+    assert_eq!(s.take_next(t), None, "1 busy, 1 slot");
+    s.release(t);
+    assert_eq!(s.take_next(t).map(|q| q.request), Some(2));
+    s.set_concurrency(3);
+    assert_eq!(s.take_next(t), None, "queue empty");
+}
+
+#[test]
+fn a_crash_loses_the_queue_and_frees_every_slot() {
+    let mut spec = spec();
+    spec.outages.clear();
+    let mut s = Service::new(&spec);
+    let t = SimTime::ZERO;
+    admit(&mut s, t, 0);
+    admit(&mut s, t, 1);
+    admit(&mut s, t, 2);
+    let g = s.generation();
+    let lost = s.crash(SimTime(5));
+    assert_eq!(lost.len(), 1);
+    assert_eq!((s.in_service(), s.queued()), (0, 0));
+    assert_ne!(s.generation(), g);
+}
+
+#[test]
+fn slowdown_counts_the_requests_held() {
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.queue = 10;
+    spec.slowdown = Some(Slowdown::new(vec![(0.0, 1.0), (100.0, 2.0)]));
+    let mut s = Service::new(&spec);
+    let t = SimTime::ZERO;
+    admit(&mut s, t, 0); // busy 1: the one starting
+    assert_eq!(s.slowdown_at(t), 1.01);
+    admit(&mut s, t, 1);
+    admit(&mut s, t, 2); // queued
+    assert_eq!(s.slowdown_at(t), 1.03);
+}
+
+#[test]
+fn autoscaling_increases_after_warmup_and_decreases_at_once() {
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.concurrency = 10;
+    spec.queue = 100;
+    spec.autoscale = Some(Autoscale {
+        min: 2,
+        max: 40,
+        target: 0.5,
+        interval: SimDuration(1000),
+        warmup: SimDuration(5000),
+    });
+    let mut s = Service::new(&spec);
+    for r in 0..10 {
+        s.admit(SimTime::ZERO, entry(r), false, 0, true, || 0.0);
+    }
+    // 10 busy for the whole interval: 10 / 0.5 = 20 wanted, after the warmup.
+    assert_eq!(s.autoscale(SimTime(1000)), Scaling::Later(20, 1));
+    // Still 10 busy: already heading to 20.
+    assert_eq!(s.autoscale(SimTime(2000)), Scaling::Keep);
+    for _ in 0..10 {
+        s.release(SimTime(2000));
+    }
+    // Idle: a decrease at once, even while an increase warms up, and it calls that
+    // increase off.
+    assert_eq!(s.autoscale(SimTime(3000)), Scaling::Now(2));
+    s.set_concurrency(2);
+    assert!(!s.scale_up_lands(20, 1));
+    // A capacity step down to 1, then a saturated interval: compared with the 1 slot
+    // there is, 1 / 0.5 wants 2 (not compared with the 20 once decided).
+    s.set_concurrency(1);
+    s.admit(SimTime(7000), entry(0), false, 0, true, || 0.0);
+    assert_eq!(s.autoscale(SimTime(8000)), Scaling::Later(2, 2));
+    assert!(s.scale_up_lands(2, 2));
+}
+
+#[test]
+fn occ_writes_commit_only_on_the_version_they_expect() {
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.occ = Occ::ReadWrite;
+    let mut s = Service::new(&spec);
+    let t = SimTime::ZERO;
+    assert_eq!(
+        s.admit(t, entry(0), false, 0, true, || 0.0),
+        Admission::Written
+    );
+    assert_eq!(s.version(), 1);
+    assert_eq!(
+        s.admit(t, entry(1), false, 0, true, || 0.0),
+        Admission::Rejected {
+            status: Status::Conflict,
+            hint: None
+        }
+    );
+    assert_eq!(
+        s.admit(t, entry(1), false, 1, false, || 0.0),
+        Admission::Hold { version: 1 }
+    );
+    assert!(s.commit(1));
+    assert!(!s.commit(1));
+    spec.occ = Occ::WriteOnly;
+    let mut w = Service::new(&spec);
+    assert_eq!(
+        w.admit(t, entry(0), false, 7, false, || 0.0),
+        Admission::Hold { version: 0 }
+    );
+    assert_eq!(w.in_service(), 0, "writes take no slot");
+}
+
+#[test]
+fn outage_covers_start_but_not_end() {
+    let mut s = Service::new(&spec());
+    let start = SimTime(SimDuration::from_secs(1).0);
+    let end = SimTime(SimDuration::from_secs(3).0);
+    assert_eq!(
+        admit(&mut s, start, 0),
+        Admission::Rejected {
+            status: Status::Unavailable,
+            hint: Some(SimDuration::from_secs(2))
+        }
+    );
+    assert!(matches!(
+        admit(&mut s, SimTime(end.0 - 1), 0),
+        Admission::Rejected { .. }
+    ));
+    assert!(matches!(admit(&mut s, end, 0), Admission::Serve(_)));
+}
+
+#[test]
+fn rate_limiter_refuses_with_time_to_next_token_in_whole_seconds() {
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.queue = 100;
+    spec.rate_limit = Some(RateLimiter {
+        rate: 0.5,
+        burst: 2.0,
+        retry_after: Hint::Auto,
+    });
+    let mut s = Service::new(&spec);
+    let t = SimTime::ZERO;
+    assert!(!matches!(admit(&mut s, t, 0), Admission::Rejected { .. }));
+    assert!(!matches!(admit(&mut s, t, 1), Admission::Rejected { .. }));
+    // Empty bucket refilling at 0.5/s: the next token is 2 s away.
+    assert_eq!(
+        admit(&mut s, t, 2),
+        Admission::Rejected {
+            status: Status::TooManyRequests,
+            hint: Some(SimDuration::from_secs(2))
+        }
+    );
+    // 1.5 s later, 0.75 token: 0.5 s to go, sent as 1 s.
+    let later = SimTime(SimDuration::from_millis(1500).0);
+    assert_eq!(
+        admit(&mut s, later, 3),
+        Admission::Rejected {
+            status: Status::TooManyRequests,
+            hint: Some(SimDuration::from_secs(1))
+        }
+    );
+}
+
+#[test]
+fn hints_round_trip_through_events() {
+    assert_eq!(hint_from_us(hint_to_us(None)), None);
+    let h = Some(SimDuration::from_secs(3));
+    assert_eq!(hint_from_us(hint_to_us(h)), h);
+}
