@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod raw;
+mod settings;
 pub mod sweep;
 pub mod trace;
 

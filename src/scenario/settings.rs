@@ -1,0 +1,205 @@
+//! `--set dotted.key=value`: values written into a scenario's text before it is validated,
+//! at paths of the form `[sweep]` takes (the same [`set_path`] writes them), keeping the
+//! line of every other key so that messages about the file still point at it.
+
+use std::path::Path;
+
+use toml_edit::Value;
+
+use super::sweep::{ScenarioFile, indexed_key, load_in, set_path};
+use crate::error::{ScenarioError, ScenarioErrors};
+
+/// One `--set dotted.key=value` of `run` or `check`: a value written into the scenario text
+/// before it is validated, at a path of the form `[sweep]` takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// The dotted path, e.g. `server.outages.0.end`.
+    pub path: String,
+    /// The value as given on the command line, e.g. `5s`, `200`, `"full"`.
+    pub text: String,
+}
+
+impl Setting {
+    /// Parses `dotted.key=value` (split at the first `=`).
+    pub fn parse(arg: &str) -> Result<Setting, String> {
+        match arg.split_once('=') {
+            Some((path, text)) if !path.trim().is_empty() => Ok(Setting {
+                path: path.trim().to_string(),
+                text: text.trim().to_string(),
+            }),
+            _ => Err(format!(
+                "expected dotted.key=value such as clients.count=100 or server.outages.0.end=5s, found \"{arg}\""
+            )),
+        }
+    }
+
+    /// The flag as the user gave it, for messages: `--set clients.count=100`.
+    pub fn flag(&self) -> String {
+        format!("--set {}={}", self.path, self.text)
+    }
+
+    /// The TOML value: what the text means as a TOML value (a number, `true`, a quoted
+    /// string, an array, an inline table), else the text as a string, so `5s` and `full`
+    /// need no quotes.
+    fn value(&self) -> Value {
+        match self.text.parse::<Value>() {
+            Ok(Value::Datetime(_)) | Err(_) => Value::from(self.text.as_str()),
+            Ok(mut v) => {
+                v.decor_mut().clear();
+                v
+            }
+        }
+    }
+}
+
+/// How lines of a rewritten text map back to the lines of the text it was made from: the
+/// lines before `prefix` (1-based, inclusive) and the last `suffix` lines are unchanged.
+#[derive(Debug, Clone, Copy)]
+struct LineShift {
+    prefix: usize,
+    suffix: usize,
+    before: usize,
+    after: usize,
+}
+
+impl LineShift {
+    fn between(before: &str, after: &str) -> LineShift {
+        let a: Vec<&str> = before.split('\n').collect();
+        let b: Vec<&str> = after.split('\n').collect();
+        let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let room = a.len().min(b.len()) - prefix;
+        let suffix = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take(room)
+            .take_while(|(x, y)| x == y)
+            .count();
+        LineShift {
+            prefix,
+            suffix,
+            before: a.len(),
+            after: b.len(),
+        }
+    }
+
+    /// The line in the earlier text of `line` in the later one; `None` inside the change.
+    fn map(&self, line: usize) -> Option<usize> {
+        if line <= self.prefix {
+            Some(line)
+        } else if line > self.after - self.suffix {
+            Some(line + self.before - self.after)
+        } else {
+            None
+        }
+    }
+}
+
+/// Writes every setting into `src` (in order, so a later one wins), with `toml_edit`, leaving
+/// the rest of the text as written. Returns the new text and, per setting, how its lines
+/// moved.
+fn apply_settings(
+    file: &str,
+    src: &str,
+    settings: &[Setting],
+) -> Result<(String, Vec<LineShift>), ScenarioErrors> {
+    let mut doc = match src.parse::<toml_edit::DocumentMut>() {
+        Ok(doc) => doc,
+        // A syntax error: reported by validating the text as written.
+        Err(_) => return Ok((src.to_string(), Vec::new())),
+    };
+    let mut text = src.to_string();
+    let mut shifts = Vec::new();
+    let mut errors = Vec::new();
+    for setting in settings {
+        let segments: Vec<&str> = setting.path.split('.').collect();
+        match set_path(doc.as_table_mut(), &segments, setting.value(), "to set") {
+            Ok(_) => {
+                let next = doc.to_string();
+                shifts.push(LineShift::between(&text, &next));
+                text = next;
+            }
+            Err(msg) => errors.push(ScenarioError {
+                file: file.to_string(),
+                line: None,
+                col: None,
+                key: String::new(),
+                msg: format!("{}: {msg}", setting.flag()),
+            }),
+        }
+    }
+    if errors.is_empty() {
+        Ok((text, shifts))
+    } else {
+        Err(ScenarioErrors(errors))
+    }
+}
+
+/// [`load_in`] after writing `settings` (`--set`) into the text. The result's `source` is
+/// the text with the settings written in, the one the outputs reproduce and
+/// [`crate::scenario::scenario_hash`] hashes. A problem caused by a setting names the flag
+/// and has no position; others keep the position of the file as written.
+pub fn load_with_settings(
+    file: &str,
+    src: &str,
+    folder: &Path,
+    settings: &[Setting],
+) -> Result<ScenarioFile, ScenarioErrors> {
+    if settings.is_empty() {
+        return load_in(file, src, folder);
+    }
+    let (text, shifts) = apply_settings(file, src, settings)?;
+    let loaded = load_in(file, &text, folder).map_err(|ScenarioErrors(errors)| {
+        let errors = errors
+            .into_iter()
+            .map(|mut e| {
+                if e.file != file {
+                    return e; // a trace file's own position
+                }
+                let set_by = settings.iter().rev().find(|s| {
+                    let k = indexed_key(&s.path);
+                    e.key == k
+                        || e.key.starts_with(&format!("{k}."))
+                        || e.key.starts_with(&format!("{k}["))
+                });
+                match set_by {
+                    Some(s) => {
+                        e.line = None;
+                        e.col = None;
+                        e.msg = format!("{} (from {})", e.msg, s.flag());
+                    }
+                    None => {
+                        e.line = e
+                            .line
+                            .and_then(|l| shifts.iter().rev().try_fold(l, |l, s| s.map(l)));
+                        if e.line.is_none() {
+                            e.col = None;
+                        }
+                    }
+                }
+                e
+            })
+            .collect();
+        ScenarioErrors(errors)
+    })?;
+    let swept: Vec<ScenarioError> = settings
+        .iter()
+        .filter(|s| loaded.axes.iter().any(|a| a.path == s.path))
+        .map(|s| ScenarioError {
+            file: file.to_string(),
+            line: None,
+            col: None,
+            key: String::new(),
+            msg: format!(
+                "{}: `{}` is swept by [sweep], which would replace the value at every point: remove it from [sweep] to set it",
+                s.flag(),
+                s.path
+            ),
+        })
+        .collect();
+    if swept.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(ScenarioErrors(swept))
+    }
+}
