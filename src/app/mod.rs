@@ -403,7 +403,6 @@ fn sample_attempts(args: &RunArgs) -> Option<bool> {
     }
 }
 
-/// The closing line of a scenario on stderr: runs, events, wall time and events/s.
 /// The lines a finished scenario prints on stderr: a warning when `time_limit` cut runs
 /// short, then (unless `quiet`) what was simulated and how fast.
 fn closing_lines(
