@@ -434,6 +434,8 @@ impl<'a> Simulation<'a> {
         if event.time >= self.time_limit {
             self.stopped = true;
             self.metrics.cut_short |= !event.kind.is_background();
+            // Back where it was: the end of the run reads the pending retries' send times.
+            self.queue.push(event);
             return None;
         }
         if event.kind.is_background() {
@@ -444,6 +446,7 @@ impl<'a> Simulation<'a> {
             if self.instant_events > self.instant_limit {
                 self.stopped = true;
                 self.metrics.stalled_at = Some(event.time);
+                self.queue.push(event);
                 return None;
             }
         } else {

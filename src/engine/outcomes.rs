@@ -16,7 +16,7 @@ use crate::metrics::{
 };
 use crate::model::Source;
 use crate::model::outcome::{GiveUpReason, Status};
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
     /// An attempt's result reached the caller: a response from `svc`, or its timer expired.
@@ -133,7 +133,10 @@ impl Simulation<'_> {
                 (delay, true)
             }
         };
-        if now + delay >= self.requests.info(key).deadline_at {
+        // `now + delay` saturates at `SimTime::MAX`, which is also "no deadline": a retry
+        // too far ahead for the clock waits for the time limit instead.
+        let deadline_at = self.requests.info(key).deadline_at;
+        if deadline_at != SimTime::MAX && now + delay >= deadline_at {
             return self.give_up(key, GiveUpReason::Deadline);
         }
         if let Some(b) = policy.budget {
@@ -276,7 +279,7 @@ impl Simulation<'_> {
                 attempts: r.sent,
                 total_wait: info.waited,
                 retry_after: hint_from_us(info.last_hint_us),
-                latency,
+                latency: Some(latency),
             });
         }
     }
@@ -284,16 +287,25 @@ impl Simulation<'_> {
     /// Records the attempt of sampled client request `key` that just ended with `status`.
     #[cold]
     pub(super) fn record_attempt(&mut self, key: u32, status: Status) {
+        let shed = self.requests.info(key).shed;
+        self.record_attempt_outcome(
+            key,
+            match status {
+                Status::Ok => AttemptOutcome::Served,
+                Status::Timeout | Status::Unreachable => AttemptOutcome::TimedOut,
+                Status::Unavailable if shed => AttemptOutcome::Shed,
+                _ => AttemptOutcome::Rejected,
+            },
+        );
+    }
+
+    /// Records the current attempt of sampled client request `key` with `outcome`.
+    #[cold]
+    fn record_attempt_outcome(&mut self, key: u32, outcome: AttemptOutcome) {
         if self.metrics.attempts.len() >= ATTEMPT_SAMPLE_MAX {
             return;
         }
         let (r, info) = (self.requests[key], *self.requests.info(key));
-        let outcome = match status {
-            Status::Ok => AttemptOutcome::Served,
-            Status::Timeout | Status::Unreachable => AttemptOutcome::TimedOut,
-            Status::Unavailable if info.shed => AttemptOutcome::Shed,
-            _ => AttemptOutcome::Rejected,
-        };
         let p = self
             .population(r.policy)
             .expect("only client requests are sampled");
@@ -312,7 +324,13 @@ impl Simulation<'_> {
         let p = self
             .population(self.requests[key].policy)
             .expect("closed clients follow their population's policy");
-        let client = self.requests.info(key).client;
+        let client = self.requests.info(key).client - self.client_offsets[p];
+        self.never_started_in(p, client, number);
+    }
+
+    /// Request `number` of `client` (within population `p`) the time limit prevented from
+    /// starting (a closed client's later request, a trace row at or after the limit).
+    fn never_started_in(&mut self, p: usize, client: u32, number: u32) {
         let reason = GiveUpReason::TimeLimit;
         self.metrics.services[0].requests += 1;
         self.metrics.services[0].gave_up[reason as usize] += 1;
@@ -322,14 +340,14 @@ impl Simulation<'_> {
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {
                 population: p as u16,
-                client: client - self.client_offsets[p],
+                client,
                 request: number,
                 outcome: Outcome::GaveUp(reason),
                 last_status: None,
                 attempts: 0,
                 total_wait: SimDuration::ZERO,
                 retry_after: None,
-                latency: SimDuration::ZERO,
+                latency: None,
             });
         }
         self.metrics.completion = self.metrics.completion.max(self.time_limit);
@@ -338,7 +356,7 @@ impl Simulation<'_> {
     /// Ends the run: requests still open at the time limit end as `time_limit` there, and
     /// the series and breaker times are closed.
     pub(super) fn finish(mut self) -> RunMetrics {
-        std::mem::replace(&mut self.queue, EventQueue::hollow()).recycle();
+        let mut queue = std::mem::replace(&mut self.queue, EventQueue::hollow());
         let mut closed_left = false;
         for (p, state) in self.sources.iter().enumerate() {
             if let (
@@ -357,18 +375,41 @@ impl Simulation<'_> {
         if self.open_client_requests > 0 || closed_left || self.metrics.cut_short {
             self.metrics.cut_short = true;
             self.now = self.time_limit.max(self.now);
+            // A request waiting out a backoff has counted the whole wait since it chose it;
+            // it waited only until now. A population whose next arrival is pending has
+            // generated one arrival more than arrived.
+            let mut arrival_pending = vec![false; self.sources.len()];
+            while let Some(e) = queue.pop() {
+                match e.kind {
+                    EventKind::Send => {
+                        let info = self.requests.info_mut(e.id);
+                        if !info.ended {
+                            let unwaited = e.time.saturating_since(self.now);
+                            info.waited = SimDuration(info.waited.0.saturating_sub(unwaited.0));
+                        }
+                    }
+                    EventKind::Arrival => arrival_pending[e.service as usize] = true,
+                    _ => {}
+                }
+            }
             // Every open request ends here, client requests and downstream calls alike
             // (each is a logical request of its caller), without resuming any job.
             let reserved = self.requests.reserved();
             for key in 0..self.requests.len() as u32 {
                 if !self.requests.info(key).ended {
+                    let r = self.requests[key];
+                    if r.sampled && r.awaiting {
+                        // The attempt in flight has a row too, so that a request with
+                        // `attempts = n` has rows 1 to n.
+                        self.record_attempt_outcome(key, AttemptOutcome::CutShort);
+                    }
                     self.record_end(key, Outcome::GaveUp(GiveUpReason::TimeLimit));
                     if key < reserved {
                         self.requests.info_mut(key).number += 1;
                     }
                 }
             }
-            for p in 0..self.sources.len() {
+            for (p, pending) in arrival_pending.into_iter().enumerate() {
                 if let SourceState::Closed {
                     first_key,
                     requests,
@@ -385,8 +426,24 @@ impl Simulation<'_> {
                         }
                     }
                 }
+                // A trace is a list of logical requests: its rows at or after the limit
+                // never started, like a closed client's later requests. (An open process has
+                // no such list: its arrivals end with the run.)
+                if let (SourceState::Arrivals(a), Source::Trace(t)) =
+                    (&self.sources[p], &self.scenario.populations[p].source)
+                {
+                    let arrived = a.next_number - u64::from(pending);
+                    for number in arrived..t.times.len() as u64 {
+                        let SourceState::Arrivals(a) = &mut self.sources[p] else {
+                            unreachable!("matched above")
+                        };
+                        let client = a.next_client();
+                        self.never_started_in(p, client, number as u32);
+                    }
+                }
             }
         }
+        queue.recycle();
         let end = self.now.max(self.metrics.completion);
         for group in &self.breakers {
             let open = group.breakers.open_time(self.metrics.completion);

@@ -235,8 +235,9 @@ pub struct RequestRecord {
     pub total_wait: SimDuration,
     /// The last Retry-After hint received, if any.
     pub retry_after: Option<SimDuration>,
-    /// From first send to end.
-    pub latency: SimDuration,
+    /// From first send to end; `None` for a request the time limit kept from starting (it
+    /// has no latency sample).
+    pub latency: Option<SimDuration>,
 }
 
 /// What became of one attempt, as the raster chart colours it.
@@ -250,6 +251,9 @@ pub enum AttemptOutcome {
     Shed,
     /// No answer in time: the caller's timeout or connect timeout, or an unreachable server.
     TimedOut,
+    /// Still outstanding when the run reached `time_limit` (its request ends there as
+    /// `time_limit`).
+    CutShort,
 }
 
 impl AttemptOutcome {
@@ -260,6 +264,7 @@ impl AttemptOutcome {
             AttemptOutcome::Rejected => "rejected",
             AttemptOutcome::Shed => "shed",
             AttemptOutcome::TimedOut => "timed_out",
+            AttemptOutcome::CutShort => "time_limit",
         }
     }
 }

@@ -18,7 +18,7 @@ pub const METRICS: [(&str, Read); 5] = [
     ("completion_s", |r| r.completion_s),
     ("recovery_peak_rps", |r| r.recovery_peak_rps),
     ("succeeded", |r| r.succeeded),
-    ("latency_p99_s", |r| r.latency_p99_s),
+    ("latency_p99_s", |r| r.latency_p99_s.unwrap_or(f64::NAN)),
 ];
 
 /// One row of `paired.csv`.

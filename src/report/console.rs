@@ -61,7 +61,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
                 round(m.recovery_peak_rps.mean, 0),
                 round(m.succeeded, 1),
                 round(m.gave_up, 1),
-                round(m.latency_s[2], 3),
+                round(m.latency_s.map_or(f64::NAN, |l| l[2]), 3),
             ]);
             if recovery {
                 row.push(match (m.recovered_s, m.recovered_share) {
@@ -100,7 +100,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
                         round(p.amplification, 2),
                         round(p.succeeded, 1),
                         round(p.gave_up, 1),
-                        round(p.latency_p99_s, 3),
+                        round(p.latency_p99_s.unwrap_or(f64::NAN), 3),
                     ]);
                     rows.push(row);
                 }

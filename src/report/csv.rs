@@ -171,11 +171,11 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         fmt_num(s.succeeded),
         fmt_num(s.gave_up),
         fmt_num(s.amplification),
-        fmt_num(s.latency_s[0]),
-        fmt_num(s.latency_s[2]),
+        opt(s.latency_s.map(|l| l[0])),
+        opt(s.latency_s.map(|l| l[2])),
         fmt_num(s.wasted),
         opt(s.attempts_per_success),
-        fmt_num(s.latency_s[1]),
+        opt(s.latency_s.map(|l| l[1])),
         opt(s.success_s.map(|x| x[0])),
         opt(s.success_s.map(|x| x[1])),
     ];
@@ -201,7 +201,7 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         fmt_num(s.shed),
         opt(s.recovered_s),
         opt(s.recovered_share),
-        fmt_num(s.latency_mean_s),
+        opt(s.latency_mean_s),
     ]);
     row
 }
@@ -394,8 +394,8 @@ pub fn populations_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Ve
                     fmt_num(v.succeeded),
                     fmt_num(v.gave_up),
                     fmt_num(v.amplification),
-                    fmt_num(v.latency_p50_s),
-                    fmt_num(v.latency_p99_s),
+                    opt(v.latency_p50_s),
+                    opt(v.latency_p99_s),
                 ])?;
             }
         }
@@ -441,7 +441,7 @@ pub fn requests_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<
                         r.retry_after
                             .map(|d| fmt_num(d.as_secs_f64()))
                             .unwrap_or_default(),
-                        fmt_num(r.latency.as_secs_f64()),
+                        opt(r.latency.map(|d| d.as_secs_f64())),
                         populations[r.population as usize].name.clone(),
                     ])?;
                 }

@@ -107,12 +107,12 @@ const COLUMNS: &[Column] = &[
     Column {
         head: "latency_p50_s",
         better: Better::Lower,
-        value: |s| plain(s.latency_s[0]),
+        value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[0])),
     },
     Column {
         head: "latency_p99_s",
         better: Better::Lower,
-        value: |s| plain(s.latency_s[2]),
+        value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[2])),
     },
     Column {
         head: "wasted",
@@ -677,8 +677,8 @@ fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
                         fmt_value(p.amplification),
                         fmt_value(p.succeeded),
                         fmt_value(p.gave_up),
-                        fmt_value(p.latency_p50_s),
-                        fmt_value(p.latency_p99_s),
+                        fmt_value(p.latency_p50_s.unwrap_or(f64::NAN)),
+                        fmt_value(p.latency_p99_s.unwrap_or(f64::NAN)),
                     ]);
                     rows.push(row);
                 }

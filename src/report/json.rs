@@ -60,6 +60,10 @@ fn cell(text: String, is_text: bool) -> serde_json::Value {
     if let Ok(i) = text.parse::<i64>() {
         return Value::from(i);
     }
+    // A seed above i64::MAX (`--seed` takes any u64) stays exact.
+    if let Ok(u) = text.parse::<u64>() {
+        return Value::from(u);
+    }
     match text.parse::<f64>() {
         Ok(f) if f.is_finite() => Value::from(f),
         Ok(_) => Value::Null,
@@ -138,6 +142,11 @@ mod tests {
         assert_eq!(cell("94197".into(), false), serde_json::json!(94197));
         assert_eq!(cell("33.082".into(), false), serde_json::json!(33.082));
         assert_eq!(cell(String::new(), false), serde_json::Value::Null);
+        // Seeds are u64: above i64::MAX they stay exact integers, not floats.
+        assert_eq!(
+            cell("18446744073709551615".into(), false),
+            serde_json::json!(u64::MAX)
+        );
         assert_eq!(cell("inf".into(), false), serde_json::Value::Null);
     }
 }

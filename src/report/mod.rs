@@ -217,6 +217,15 @@ pub fn push_num(out: &mut String, v: f64) {
     }
     use std::fmt::Write;
     let start = out.len();
+    // The shortest decimal that reads back as `v`, when it has at most 9 decimals: above
+    // about 4e6 (48 days in seconds) a double's spacing exceeds 1e-9, and rounding its
+    // exact binary value at the ninth decimal would show that spacing as noise
+    // (86400000.04 s is stored as 86400000.0400000066). Below, both give the same digits.
+    write!(out, "{v}").expect("formatting into a String cannot fail");
+    match out[start..].split_once('.') {
+        Some((_, decimals)) if decimals.len() > 9 => out.truncate(start),
+        _ => return,
+    }
     write!(out, "{v:.9}").expect("formatting into a String cannot fail");
     let kept = out[start..]
         .trim_end_matches('0')
@@ -310,10 +319,16 @@ mod tests {
         assert_eq!(fmt_num(999_999_999_999_999.0), "999999999999999");
         assert_eq!(fmt_num(1e15), "1000000000000000");
         assert_eq!(fmt_num(-2.5), "-2.5");
+        // Large times keep their decimals, without the binary spacing's noise.
+        assert_eq!(fmt_num(86_400_000.04), "86400000.04");
+        assert_eq!(fmt_num(9_467_280_000.02), "9467280000.02");
+        assert_eq!(fmt_num(99_928_562.4), "99928562.4");
     }
 
     /// The allocation-free formatter writes what `format!` wrote, appended after what the
-    /// buffer already holds.
+    /// buffer already holds; below 2^23 that is `{:.9}` trimmed (the formatting of earlier
+    /// versions, so ordinary outputs did not change), above it the shortest decimal that
+    /// reads back, when it has at most 9 decimals.
     #[test]
     fn push_num_matches_the_formatting_it_replaced() {
         fn reference(v: f64) -> String {
@@ -322,6 +337,12 @@ mod tests {
             }
             if v.fract() == 0.0 && v.abs() < 1e15 {
                 return format!("{}", v as i64);
+            }
+            let shortest = format!("{v}");
+            if v.abs() >= (1u64 << 23) as f64
+                && shortest.split_once('.').is_none_or(|(_, d)| d.len() <= 9)
+            {
+                return shortest;
             }
             let s = format!("{v:.9}");
             let s = s.trim_end_matches('0').trim_end_matches('.');

@@ -59,7 +59,7 @@ fn capacity_ten_without_queue_accepts_exactly_ten_per_round() {
     // FIFO tie-breaking: client i is served in round i / 10; its latency is 70 + 120 k ms.
     for r in &m.requests {
         let k = (r.client / 10) as u64;
-        assert_eq!(r.latency, ms(70 + 120 * k), "client {}", r.client);
+        assert_eq!(r.latency.unwrap(), ms(70 + 120 * k), "client {}", r.client);
         assert_eq!(r.attempts as u64, k + 1);
     }
 }
@@ -85,7 +85,7 @@ fn the_last_round_gives_up_when_attempts_run_out_one_round_early() {
     assert!(
         quitters
             .iter()
-            .all(|r| r.client >= 990 && r.latency == ms(98 * 120 + 20))
+            .all(|r| r.client >= 990 && r.latency.unwrap() == ms(98 * 120 + 20))
     );
     assert!(
         quitters
@@ -200,6 +200,118 @@ fn time_limit_ends_open_and_unstarted_requests() {
     assert_eq!(m.requests.len(), 6);
 }
 
+/// The time limit cuts a backoff wait and an attempt in flight: `total_wait` counts only
+/// the time actually waited, the attempt in flight gets its `time_limit` row in the
+/// attempt sample (a request with `attempts = n` has rows 1 to n), and requests that never
+/// started have no latency.
+#[test]
+fn time_limit_cuts_waits_and_attempts_in_flight() {
+    use herdsim::metrics::AttemptOutcome;
+    // Client 0 is refused (503 at 20 ms) and waits 8 s, past the 1 s limit; client 1
+    // starts at 985 ms and is in service when the limit comes.
+    let text = r#"
+name = "exact"
+time_limit = "1s"
+[[clients]]
+name = "herd"
+count = 1
+requests = 2
+[[clients]]
+name = "late"
+count = 1
+start = "985ms"
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "20ms" }
+[[server.outages]]
+start = "0s"
+end = "500ms"
+[retry]
+max_attempts = 5
+[[strategy]]
+name = "s"
+base = "8s"
+cap = "8s"
+"#;
+    let s = scenario(text);
+    let seed = herdsim::engine::RunSeed {
+        seed: s.seed,
+        replication: 0,
+        point: 0,
+    };
+    let m = herdsim::engine::Simulation::new(&s, 0, seed, true)
+        .sample_attempts()
+        .run();
+    let waited = m
+        .requests
+        .iter()
+        .find(|r| r.population == 0 && r.request == 0);
+    let waited = waited.expect("client 0's first request");
+    assert_eq!(waited.outcome, Outcome::GaveUp(GiveUpReason::TimeLimit));
+    assert_eq!(waited.attempts, 1);
+    assert_eq!(
+        waited.total_wait,
+        ms(980),
+        "from the 503 at 20 ms to the limit"
+    );
+    assert_eq!(waited.latency, Some(ms(1000)));
+    let unstarted = m
+        .requests
+        .iter()
+        .find(|r| r.population == 0 && r.request == 1);
+    assert_eq!(unstarted.expect("counted").latency, None);
+    let late = m.requests.iter().find(|r| r.population == 1).expect("late");
+    assert_eq!((late.attempts, late.latency), (1, Some(ms(15))));
+    let rows: Vec<_> = m
+        .attempts
+        .iter()
+        .map(|a| (a.population, a.attempt, a.sent.0, a.outcome))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (0, 1, 0, AttemptOutcome::Rejected),
+            (1, 1, ms(985).0, AttemptOutcome::CutShort),
+        ]
+    );
+}
+
+/// Without a deadline, a retry too far ahead for the clock (saturating at `SimTime::MAX`)
+/// waits for the time limit: it does not give up as `deadline`.
+#[test]
+fn a_retry_beyond_the_clock_without_a_deadline_ends_at_the_time_limit() {
+    let text = r#"
+name = "exact"
+time_limit = "584y"
+[clients]
+count = 1
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "10ms" }
+[[server.outages]]
+start = "0s"
+end = "584y"
+[retry]
+max_attempts = 10
+[metrics]
+bucket = "100d"
+[[strategy]]
+name = "s"
+base = "300y"
+cap = "400y"
+"#;
+    let m = run(&scenario(text), 0);
+    assert_eq!(m.requests[0].attempts, 2);
+    assert_eq!(
+        m.requests[0].outcome,
+        Outcome::GaveUp(GiveUpReason::TimeLimit)
+    );
+}
+
 /// Requests of one client run one after another: the second starts when the first ends.
 #[test]
 fn a_clients_requests_run_back_to_back() {
@@ -227,7 +339,14 @@ fn the_queue_is_fifo_and_bounded() {
     ));
     let m = run(&s, 0);
     assert_eq!((m.entry().accepted, m.entry().rejected), (3, 1));
-    let latency = |c: u32| m.requests.iter().find(|r| r.client == c).unwrap().latency;
+    let latency = |c: u32| {
+        m.requests
+            .iter()
+            .find(|r| r.client == c)
+            .unwrap()
+            .latency
+            .unwrap()
+    };
     assert_eq!(latency(0), ms(120));
     assert_eq!(latency(1), ms(220));
     assert_eq!(latency(2), ms(320));

@@ -114,7 +114,7 @@ service = { dist = "constant", value = "100ms" }
 "#,
     );
     let m = run(&scenario(&text), 0);
-    let mut latencies: Vec<SimDuration> = m.requests.iter().map(|r| r.latency).collect();
+    let mut latencies: Vec<SimDuration> = m.requests.iter().map(|r| r.latency.unwrap()).collect();
     latencies.sort();
     assert_eq!(latencies, [ms(100), ms(200), ms(300)]);
     let db_peak = m.services[1].timeline.iter().map(|b| b.in_service).max();
@@ -152,14 +152,14 @@ service = { dist = "constant", value = "40ms" }
 "#,
     );
     let m = run(&scenario(&text), 0);
-    assert_eq!(m.requests[0].latency, ms(100), "10 + 20 + 30 + 40");
+    assert_eq!(m.requests[0].latency.unwrap(), ms(100), "10 + 20 + 30 + 40");
     let failing = text.replace(
         "service = { dist = \"constant\", value = \"30ms\" }",
         "service = { dist = \"constant\", value = \"30ms\" }\n[[service.outages]]\nstart = \"0s\"\nend = \"1h\"",
     );
     let m = run(&scenario(&failing), 0);
     assert_eq!(
-        m.requests[0].latency,
+        m.requests[0].latency.unwrap(),
         ms(30),
         "api 10 + auth 20, db refuses at once"
     );
@@ -193,13 +193,13 @@ propagate_deadline = true
     let m = run(&scenario(&text), 0);
     assert_eq!(m.services[1].calls, 4);
     assert_eq!(m.services[1].gave_up[GiveUpReason::Deadline as usize], 1);
-    assert_eq!(m.requests[0].latency, ms(900));
+    assert_eq!(m.requests[0].latency.unwrap(), ms(900));
     assert_eq!(m.requests[0].last_status, Some(Status::ServerError));
 
     let m = run(&scenario(&text.replace("propagate_deadline = true", "")), 0);
     assert_eq!(m.services[1].calls, 20);
     assert_eq!(m.services[1].gave_up[GiveUpReason::Attempts as usize], 1);
-    assert_eq!(m.requests[0].latency, ms(19 * 300));
+    assert_eq!(m.requests[0].latency.unwrap(), ms(19 * 300));
 }
 
 /// The client abandons its attempt after 50 ms, but the work below goes on: the db serves
@@ -228,7 +228,7 @@ service = { dist = "constant", value = "100ms" }
         m.requests[0].outcome,
         Outcome::GaveUp(GiveUpReason::Attempts)
     );
-    assert_eq!(m.requests[0].latency, ms(50));
+    assert_eq!(m.requests[0].latency.unwrap(), ms(50));
     assert_eq!((m.services[0].wasted, m.services[1].wasted), (1, 0));
     assert_eq!(
         m.services[1].succeeded, 1,
@@ -264,7 +264,7 @@ service = { dist = "constant", value = "100ms" }
     );
     let m = run(&scenario(&text), 0);
     assert_eq!(
-        m.requests[0].latency,
+        m.requests[0].latency.unwrap(),
         ms(1000),
         "never answered: the client's timeout"
     );

@@ -354,7 +354,7 @@ fn ratio_budget_window_slides_and_min_per_s_is_a_floor() {
         .map(|r| r.request)
         .collect();
     assert_eq!(retried, [0, 44]);
-    assert_eq!(r[44].latency, ms(140));
+    assert_eq!(r[44].latency, Some(ms(140)));
     // The two retries leave at 120 ms and 1120 ms.
     let retry_buckets: Vec<usize> = (0..m.entry().timeline.len())
         .filter(|&i| m.entry().timeline[i].retries > 0)
@@ -614,11 +614,11 @@ fn a_half_open_breaker_lets_exactly_the_probes_through_and_closes_when_they_succ
         let r = records(&m, c);
         if c < 2 {
             assert_eq!(r[0].outcome, Outcome::Succeeded, "client {c} is a probe");
-            assert_eq!((r[0].attempts, r[0].latency), (2, ms(2050)));
-            assert_eq!(r[1].latency, ms(30));
+            assert_eq!((r[0].attempts, r[0].latency), (2, Some(ms(2050))));
+            assert_eq!(r[1].latency, Some(ms(30)));
         } else {
             assert_eq!(r[0].outcome, Outcome::GaveUp(GiveUpReason::BreakerOpen));
-            assert_eq!((r[0].attempts, r[0].latency), (1, ms(2020)));
+            assert_eq!((r[0].attempts, r[0].latency), (1, Some(ms(2020))));
             assert_eq!(r[0].last_status, Some(Status::BreakerOpen));
             assert_eq!(r[1].outcome, Outcome::Succeeded, "closed again at 2.05 s");
         }
@@ -709,9 +709,9 @@ fn fallback_serves_requests_the_429_ladder_escalates() {
     assert_eq!(r3.retry_after, Some(SimDuration::from_secs(1)));
     assert_eq!(
         (r3.total_wait, r3.latency),
-        (SimDuration::from_secs(1), ms(1070))
+        (SimDuration::from_secs(1), Some(ms(1070)))
     );
-    assert_eq!(records(&m, 4)[0].latency, ms(1080));
+    assert_eq!(records(&m, 4)[0].latency, Some(ms(1080)));
     assert_eq!(m.entry().timeline[10].fallback_arrivals, 2);
     assert_eq!(timeline_sums(&m).3, 2);
 }

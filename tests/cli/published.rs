@@ -146,7 +146,14 @@ fn an_occ_write_race_is_exact() {
         "[[strategy]]\nname = \"s\"\nbase = \"100ms\"\ncap = \"100ms\"",
     );
     let m = crate::common::run(&crate::common::scenario(&text), 0);
-    let latency = |c: u32| m.requests.iter().find(|r| r.client == c).unwrap().latency;
+    let latency = |c: u32| {
+        m.requests
+            .iter()
+            .find(|r| r.client == c)
+            .unwrap()
+            .latency
+            .unwrap()
+    };
     assert_eq!(latency(0).as_nanos(), 40_000_000);
     assert_eq!(latency(1).as_nanos(), 180_000_000);
     assert_eq!(m.entry().calls, 3, "calls count writes, not reads");

@@ -154,7 +154,7 @@ fn seed_000_worked_timeline_blip_then_rate_limit_then_success() {
     let m = run(&s, 0);
     let r = &m.requests[0];
     assert_eq!(r.outcome, Outcome::Succeeded);
-    assert_eq!(r.latency, ms(2100));
+    assert_eq!(r.latency, Some(ms(2100)));
     assert_eq!(r.attempts, 3);
     assert_eq!(r.total_wait, ms(2100));
     assert_eq!(r.retry_after, Some(SimDuration::from_secs(2)));
@@ -177,7 +177,7 @@ fn seed_000_persistent_429_escalates_after_exactly_four_rate_limit_responses() {
         r.outcome,
         Outcome::GaveUp(GiveUpReason::RateLimitEscalation)
     );
-    assert_eq!(r.latency, ms(6100));
+    assert_eq!(r.latency.unwrap(), ms(6100));
     assert_eq!(m.entry().calls, 5, "one 500, then exactly four 429s");
     assert_eq!(m.entry().rejected, 4);
     assert_eq!(m.entry().retries, [0, 1, 3, 0, 0, 0]);
@@ -212,7 +212,7 @@ cap = "10s""#,
     assert_eq!(throttled.attempts, 4);
     assert_eq!(throttled.last_status, Some(Status::TooManyRequests));
     assert_eq!(
-        throttled.latency,
+        throttled.latency.unwrap(),
         SimDuration::from_secs(3),
         "429s at 0, 1, 2, 3 s"
     );
@@ -244,7 +244,7 @@ cap = "1s""#,
     // arrives at 3.035 s, is served until 6.035 s and answered at 6.04 s, within its 4 s.
     assert_eq!(r.outcome, Outcome::Succeeded);
     assert_eq!(r.attempts, 3);
-    assert_eq!(r.latency, ms(6040));
+    assert_eq!(r.latency.unwrap(), ms(6040));
     assert_eq!(m.entry().retries[3], 2, "two retries after timeouts");
     assert_eq!(
         m.entry().wasted,
@@ -507,7 +507,7 @@ retry_after = "auto""#,
     // 429 answered at 20 ms; retry sent at 2.02 s; served 2.03-2.04 s; answered at 2.05 s.
     assert_eq!(r.retry_after, Some(SimDuration::from_secs(2)));
     assert_eq!(r.total_wait, SimDuration::from_secs(2));
-    assert_eq!(r.latency, ms(2050));
+    assert_eq!(r.latency.unwrap(), ms(2050));
     assert_eq!(r.outcome, Outcome::Succeeded);
     // Ignoring hints falls back to the 100 ms backoff, which meets an empty bucket again.
     let ignored = text.replace(
@@ -538,12 +538,12 @@ kind = "unreachable""#,
     };
     let m = run(&scenario(&text("")), 0);
     let r = &m.requests[0];
-    assert_eq!(r.latency, ms(5 * 1000 + 4 * 100));
+    assert_eq!(r.latency.unwrap(), ms(5 * 1000 + 4 * 100));
     assert_eq!(r.last_status, Some(Status::Unreachable));
     assert_eq!(m.entry().calls, 0);
     assert_eq!(m.entry().retries, [0, 0, 0, 0, 4, 0]);
     let m = run(&scenario(&text("connect_timeout = \"300ms\"")), 0);
-    assert_eq!(m.requests[0].latency, ms(5 * 300 + 4 * 100));
+    assert_eq!(m.requests[0].latency.unwrap(), ms(5 * 300 + 4 * 100));
 }
 
 /// 400s are never retried; a class missing from `retry_on` is not retried either.
@@ -585,7 +585,7 @@ error_rate = 1.0"#,
     );
     let m = run(&scenario(&text), 0);
     // 500 at 40 ms, retry at 140 ms served until 180 ms.
-    assert_eq!(m.requests[0].latency, ms(180));
+    assert_eq!(m.requests[0].latency.unwrap(), ms(180));
     assert_eq!(m.entry().retries, [0, 1, 0, 0, 0, 0]);
     let completed: u32 = m.entry().timeline.iter().map(|b| b.completed).sum();
     assert_eq!(completed, 2, "the failed attempt was served too");

@@ -40,7 +40,11 @@ bucket = "100ms"
 
 /// Latency of each client's request, by client id.
 fn latencies(m: &RunMetrics) -> Vec<SimDuration> {
-    let mut r: Vec<_> = m.requests.iter().map(|r| (r.client, r.latency)).collect();
+    let mut r: Vec<_> = m
+        .requests
+        .iter()
+        .map(|r| (r.client, r.latency.unwrap()))
+        .collect();
     r.sort();
     r.into_iter().map(|(_, l)| l).collect()
 }
@@ -465,7 +469,7 @@ fn mmc_mean_wait_matches_erlang_c() {
         "concurrency = 2\nqueue = 1000000\nservice = { dist = \"exponential\", mean = \"100ms\" }",
         16,
     );
-    let wait = r.summary.latency_mean_s - 1.0 / mu;
+    let wait = r.summary.latency_mean_s.unwrap() - 1.0 / mu;
     assert!((wait / wq - 1.0).abs() < 0.02, "Wq {wait} vs Erlang C {wq}");
 }
 
@@ -479,7 +483,7 @@ fn md1_mean_wait_matches_pollaczek_khinchine() {
         "concurrency = 1\nqueue = 1000000\nservice = { dist = \"constant\", value = \"100ms\" }",
         16,
     );
-    let wait = r.summary.latency_mean_s - 0.1;
+    let wait = r.summary.latency_mean_s.unwrap() - 0.1;
     assert!((wait / 0.05 - 1.0).abs() < 0.02, "Wq {wait} vs P-K 0.05");
 }
 

@@ -61,7 +61,7 @@ fn uniform_arrivals_at_capacity_never_queue() {
     assert_eq!(m.succeeded(), 1000);
     assert_eq!(m.entry().rejected, 0);
     assert!(m.entry().timeline.iter().all(|b| b.queued == 0));
-    assert!(m.requests.iter().all(|r| r.latency == ms(20)));
+    assert!(m.requests.iter().all(|r| r.latency == Some(ms(20))));
     let numbers: Vec<u32> = m.requests.iter().map(|r| r.request).collect();
     assert_eq!(numbers, (0..1000).collect::<Vec<_>>(), "arrival order");
     // The last arrival is at 9.99 s.
@@ -181,7 +181,7 @@ cap = "100ms"
     // at 2 x 120 + 20 = 260 ms. A legacy one gives up at its first 503, 20 ms.
     for r in &m.requests {
         let expected = if r.population == 0 { ms(260) } else { ms(20) };
-        assert_eq!(r.latency, expected, "{r:?}");
+        assert_eq!(r.latency, Some(expected), "{r:?}");
         assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::Attempts));
     }
 }
@@ -220,7 +220,7 @@ multiplier = 1.0
     let honors = m.requests.iter().find(|r| r.population == 0).unwrap();
     let ignores = m.requests.iter().find(|r| r.population == 1).unwrap();
     // Honoring: 503 back at 20 ms, waits 3 s, arrives at 3.03 s, served: 3.05 s, 2 calls.
-    assert_eq!((honors.attempts, honors.latency), (2, ms(3_050)));
+    assert_eq!((honors.attempts, honors.latency), (2, Some(ms(3_050))));
     // Ignoring: a retry every 120 ms until one arrives at or after 3 s; 10 attempts end
     // before that (the 10th arrives at 10 + 9 x 120 = 1090 ms): it gives up.
     assert_eq!(ignores.attempts, 10);
@@ -301,6 +301,67 @@ bucket = "250ms"
     let firsts = first_attempts(&m);
     assert_eq!(&firsts[..6], &[1, 0, 2, 0, 0, 1]);
     assert_eq!(m.completion.0, ms(1_350).0);
+}
+
+/// A trace is a list of logical requests: rows at or after `time_limit` never start but
+/// still end, as `time_limit`, like a closed client's later requests; an open process's
+/// arrivals simply end with the run.
+#[test]
+fn trace_rows_past_the_time_limit_end_as_time_limit() {
+    let ws = crate::common::Workspace::new();
+    ws.file(
+        "t.csv",
+        "t_s
+0.5
+1.0
+1.5
+",
+    );
+    let text = r#"
+name = "cut"
+time_limit = "1s"
+[[clients]]
+name = "replay"
+trace = "t.csv"
+[[clients]]
+name = "open"
+rate = 10
+process = "uniform"
+end = "2s"
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 10
+service = { dist = "constant", value = "20ms" }
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "s"
+base = "1ms"
+cap = "1ms"
+[metrics]
+bucket = "100ms"
+"#;
+    let path = ws.file("cut.toml", text);
+    let file = herdsim::scenario::sweep::load_str(path.to_str().unwrap(), text).expect("valid");
+    let m = run(&file.points[0].scenario, 0);
+    assert!(m.cut_short);
+    let trace: Vec<_> = m.requests.iter().filter(|r| r.population == 0).collect();
+    assert_eq!(trace.len(), 3, "{trace:?}");
+    assert_eq!(m.populations[0].requests, 3);
+    assert_eq!(m.populations[0].succeeded, 1);
+    assert_eq!(m.populations[0].gave_up, 2);
+    for r in &trace[1..] {
+        assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::TimeLimit));
+        assert_eq!((r.attempts, r.latency), (0, None), "never started: {r:?}");
+    }
+    assert_eq!(
+        trace.iter().map(|r| r.request).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    // Uniform 10/s from 0: arrivals at 0, 0.1, ..., 0.9 s, each done in 40 ms.
+    assert_eq!(m.populations[1].requests, 10);
+    assert_eq!(m.populations[1].succeeded, 10);
 }
 
 /// Under common random numbers two identical strategies face the same arrivals, latencies,
@@ -412,6 +473,53 @@ jitter = "full"
     assert_eq!(firsts(&a), firsts(&b));
 }
 
+/// When no request ever started (the time limit comes first), latency has no value: the
+/// summary's and the populations' latency cells are empty, not 0.
+#[test]
+fn latency_cells_are_empty_when_no_request_started() {
+    let text = r#"
+name = "late"
+time_limit = "1s"
+[clients]
+count = 2
+start = "2s"
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "20ms" }
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "s"
+base = "1ms"
+cap = "1ms"
+"#;
+    let file = herdsim::scenario::sweep::load_str("late.toml", text).expect("valid");
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+    let s = &result.points[0].strategies[0].summary;
+    assert_eq!(
+        (s.gave_up, s.latency_s, s.latency_mean_s),
+        (2.0, None, None)
+    );
+    let columns = herdsim::report::csv::SUMMARY_COLUMNS;
+    let values = herdsim::report::csv::summary_values(s, 1);
+    for name in [
+        "latency_p50_s",
+        "latency_p95_s",
+        "latency_p99_s",
+        "latency_mean_s",
+    ] {
+        let i = columns.iter().position(|c| *c == name).expect(name);
+        assert_eq!(values[i], "", "{name}");
+    }
+    let populations = herdsim::report::csv::populations_csv(&[], &result).unwrap();
+    assert_eq!(
+        String::from_utf8(populations).unwrap().lines().nth(1),
+        Some("s,clients,2,0,0,2,0,,")
+    );
+}
+
 /// Poisson arrivals: the count over the run is Poisson(rate x duration); with 20 000
 /// expected, four standard deviations are 566.
 #[test]
@@ -471,21 +579,18 @@ bucket = "10s"
     let file = herdsim::scenario::sweep::load_str("mm1.toml", text).unwrap();
     let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
     let s = &result.points[0].strategies[0].summary;
+    let (mean, latency) = (s.latency_mean_s.unwrap(), s.latency_s.unwrap());
     let close = |got: f64, want: f64, tol: f64| (got / want - 1.0).abs() < tol;
+    assert!(close(mean, 0.020, 0.03), "mean {}", mean);
     assert!(
-        close(s.latency_mean_s, 0.020, 0.03),
-        "mean {}",
-        s.latency_mean_s
-    );
-    assert!(
-        close(s.latency_s[0], 0.020 * 2f64.ln(), 0.04),
+        close(latency[0], 0.020 * 2f64.ln(), 0.04),
         "p50 {}",
-        s.latency_s[0]
+        latency[0]
     );
     assert!(
-        close(s.latency_s[2], 0.020 * 100f64.ln(), 0.06),
+        close(latency[2], 0.020 * 100f64.ln(), 0.06),
         "p99 {}",
-        s.latency_s[2]
+        latency[2]
     );
 }
 

@@ -37,8 +37,9 @@ pub struct Replicate {
     pub succeeded: f64,
     /// Client requests that gave up.
     pub gave_up: f64,
-    /// This replication's p99 latency of client requests, seconds.
-    pub latency_p99_s: f64,
+    /// This replication's p99 latency of client requests, seconds (`None`: no request
+    /// started).
+    pub latency_p99_s: Option<f64>,
     /// Time from the trigger's end until back to normal.
     pub recovery: Recovery,
     /// Peak arrivals per second at each service.
@@ -348,12 +349,14 @@ impl StrategyAccumulator {
             } else {
                 0.0
             },
-            latency_s: [
-                pct(&latencies, 0.50),
-                pct(&latencies, 0.95),
-                pct(&latencies, 0.99),
-            ],
-            latency_mean_s: latencies.mean().unwrap_or(0.0) / 1e9,
+            latency_s: (!latencies.is_empty()).then(|| {
+                [
+                    pct(&latencies, 0.50),
+                    pct(&latencies, 0.95),
+                    pct(&latencies, 0.99),
+                ]
+            }),
+            latency_mean_s: latencies.mean().map(|ns| ns / 1e9),
             success_s: (!success.is_empty()).then(|| [pct(&success, 0.95), pct(&success, 0.99)]),
             wasted: mean_of(entry.wasted),
             attempts_per_success: (entry.succeeded > 0)
@@ -423,8 +426,8 @@ impl StrategyAccumulator {
                     } else {
                         0.0
                     },
-                    latency_p50_s: pct(&l, 0.50),
-                    latency_p99_s: pct(&l, 0.99),
+                    latency_p50_s: l.percentile(0.50).map(|ns| SimDuration(ns).as_secs_f64()),
+                    latency_p99_s: l.percentile(0.99).map(|ns| SimDuration(ns).as_secs_f64()),
                     timeline: t.timeline.iter().map(|b| b.map(|v| v as f64 / r)).collect(),
                 }
             })
@@ -466,9 +469,9 @@ fn add_series<T: Into<u64>, const N: usize>(
 }
 
 /// One run's p99 latency (seconds), from its own samples.
-fn run_p99(latencies: &Latencies) -> f64 {
+fn run_p99(latencies: &Latencies) -> Option<f64> {
     let p = latencies.clone().sorted().percentile(0.99);
-    SimDuration(p.unwrap_or(0)).as_secs_f64()
+    p.map(|ns| SimDuration(ns).as_secs_f64())
 }
 
 /// The mean series of service `service`: runs that ended earlier count as idle (zeros)

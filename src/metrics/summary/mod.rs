@@ -90,10 +90,11 @@ pub struct StrategySummary {
     pub requests: f64,
     /// Calls per logical request.
     pub amplification: f64,
-    /// Pooled latency percentiles of all requests, seconds (p50, p95, p99).
-    pub latency_s: [f64; 3],
-    /// Mean latency of all requests, seconds (exact).
-    pub latency_mean_s: f64,
+    /// Pooled latency percentiles of all requests, seconds (p50, p95, p99); `None` when no
+    /// request started (the time limit came first).
+    pub latency_s: Option<[f64; 3]>,
+    /// Mean latency of all requests, seconds (exact); `None` when no request started.
+    pub latency_mean_s: Option<f64>,
     /// Pooled time-to-success percentiles of succeeded requests, seconds (p95, p99);
     /// `None` when nothing succeeded.
     pub success_s: Option<[f64; 2]>,
@@ -186,10 +187,10 @@ pub struct PopulationSummary {
     pub gave_up: f64,
     /// calls / requests.
     pub amplification: f64,
-    /// Pooled p50 latency, seconds.
-    pub latency_p50_s: f64,
-    /// Pooled p99 latency, seconds.
-    pub latency_p99_s: f64,
+    /// Pooled p50 latency, seconds (`None`: no request started).
+    pub latency_p50_s: Option<f64>,
+    /// Pooled p99 latency, seconds (`None`: no request started).
+    pub latency_p99_s: Option<f64>,
     /// Mean per bucket of first attempts, successes and give-ups (for charts).
     pub timeline: Vec<[f64; 3]>,
 }

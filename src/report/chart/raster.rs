@@ -33,13 +33,14 @@ const X_DESC: u32 = 24;
 const Y_AREA: i32 = 84;
 
 /// The colour of each outcome: served green, rejected vermillion, timed out blue, shed
-/// purple.
+/// purple, cut short by the time limit grey.
 pub fn outcome_color(o: AttemptOutcome) -> RGBColor {
     match o {
         AttemptOutcome::Served => RGBColor(0, 158, 115),
         AttemptOutcome::Rejected => RGBColor(213, 94, 0),
         AttemptOutcome::TimedOut => RGBColor(0, 114, 178),
         AttemptOutcome::Shed => RGBColor(204, 121, 167),
+        AttemptOutcome::CutShort => RGBColor(153, 153, 153),
     }
 }
 
@@ -185,8 +186,16 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> Option<Rast
         (AttemptOutcome::Rejected, "rejected (503, 429, 500, ...)"),
         (AttemptOutcome::TimedOut, "timed out or unreachable"),
         (AttemptOutcome::Shed, "shed from the queue"),
+        (AttemptOutcome::CutShort, "in flight at the time limit"),
     ]
     .into_iter()
+    // The time limit's marks are listed only when a run was cut short.
+    .filter(|(o, _)| {
+        *o != AttemptOutcome::CutShort
+            || panels
+                .iter()
+                .any(|p| p.rows.iter().any(|r| r.marks.iter().any(|m| m.1 == *o)))
+    })
     .map(|(o, l)| (Swatch::Fill(outcome_color(o), 1.0), l.to_string()))
     .collect();
     let bands = bands(scenario, 0);
@@ -234,12 +243,13 @@ pub fn rasterise(panel: &RasterPanel, bands: &[Band], t_end: f64, w: u32, h: u32
     }
     let n = panel.rows.len().max(1);
     // Counts per pixel of each outcome.
-    let mut counts = vec![[0u16; 4]; w * h];
+    let mut counts = vec![[0u16; 5]; w * h];
     let index = |o: AttemptOutcome| match o {
         AttemptOutcome::Served => 0,
         AttemptOutcome::Rejected => 1,
         AttemptOutcome::TimedOut => 2,
         AttemptOutcome::Shed => 3,
+        AttemptOutcome::CutShort => 4,
     };
     for (r, row) in panel.rows.iter().enumerate() {
         let y0 = r * h / n;
@@ -259,13 +269,14 @@ pub fn rasterise(panel: &RasterPanel, bands: &[Band], t_end: f64, w: u32, h: u32
         AttemptOutcome::Rejected,
         AttemptOutcome::TimedOut,
         AttemptOutcome::Shed,
+        AttemptOutcome::CutShort,
     ];
     for (i, c) in counts.iter().enumerate() {
         if c.iter().all(|v| *v == 0) {
             continue;
         }
         // Most frequent; on a tie the later (a failure) wins.
-        let k = (0..4).max_by_key(|&k| (c[k], k)).unwrap_or(0);
+        let k = (0..outcomes.len()).max_by_key(|&k| (c[k], k)).unwrap_or(0);
         let color = outcome_color(outcomes[k]);
         buf[3 * i] = color.0;
         buf[3 * i + 1] = color.1;
