@@ -73,8 +73,8 @@ pub struct MergeArgs {
     /// Chart formats, comma-separated: png, svg.
     #[arg(long, value_delimiter = ',', default_value = "png,svg")]
     pub format: Vec<ChartFormat>,
-    /// Skip charts and report.html.
-    #[arg(long)]
+    /// Skip charts and report.html (so it takes no chart flag: `--format`, `--log-y`).
+    #[arg(long, conflicts_with_all = ["format", "log_y"])]
     pub no_charts: bool,
     /// Draw every chart's y axis on a log scale (by default only where the data span more
     /// than 100x).
@@ -109,8 +109,8 @@ pub struct RunArgs {
     /// Also write requests.csv, one row per logical request.
     #[arg(long)]
     pub requests: bool,
-    /// Also write attempts.csv: every attempt of a sample of at most 2000 client requests,
-    /// in every replication.
+    /// Also write attempts.csv: every attempt of a sample of at most 2000 closed clients
+    /// (all their requests) or open arrivals, in every replication.
     #[arg(long)]
     pub attempts: bool,
     /// Set a scenario key before validation, as [sweep] paths name it, e.g.
@@ -124,8 +124,8 @@ pub struct RunArgs {
     /// Chart formats, comma-separated: png, svg.
     #[arg(long, value_delimiter = ',', default_value = "png,svg")]
     pub format: Vec<ChartFormat>,
-    /// Skip charts and report.html.
-    #[arg(long)]
+    /// Skip charts and report.html (so it takes no chart flag: `--format`, `--log-y`).
+    #[arg(long, conflicts_with_all = ["format", "log_y"])]
     pub no_charts: bool,
     /// Run only shard I of N of the jobs (sweep point x strategy x replication, round
     /// robin) and write partial results to `<out>/<name>/shard-I-of-N/` for `herdsim

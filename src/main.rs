@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             if let herdsim::Error::Scenario(errors) = &e {
                 let n = errors.0.len();
                 eprintln!(
-                    "herdsim: {n} problem{} found; nothing was run or written",
+                    "herdsim: {n} problem{} found; nothing was written",
                     if n == 1 { "" } else { "s" }
                 );
             }

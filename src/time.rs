@@ -182,7 +182,23 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
                 Ok(SimDuration(nanos as u64))
             }
         }
-        Err(e) => Err(format!("\"{trimmed}\" is not a duration ({e})")),
+        Err(e) => Err(format!("\"{trimmed}\" is not a duration ({})", why_not(&e))),
+    }
+}
+
+/// Why `humantime` refused a duration, in the user's words (its own messages name byte
+/// offsets: "expected number at 0").
+fn why_not(e: &humantime::DurationError) -> String {
+    use humantime::DurationError as E;
+    const FORM: &str = "a duration is a number and a unit, such as \"100ms\" or \"1m30s\"";
+    match e {
+        E::NumberExpected(at) => format!("{FORM}; expected a number at character {}", at + 1),
+        E::InvalidCharacter(at) => format!("{FORM}; unexpected character at {}", at + 1),
+        E::UnknownUnit { unit, .. } => format!(
+            "unknown time unit \"{unit}\"; the units are ns, us, ms, s, m, h, d, w, M, y and their long forms (sec, min, hours, days...)"
+        ),
+        E::NumberOverflow => "the number is too large".to_string(),
+        E::Empty => "it is empty".to_string(),
     }
 }
 

@@ -483,6 +483,15 @@ fn init_command(args: &InitArgs) -> Result<()> {
                 "init: {shown} already exists; herdsim init never overwrites a file: name another file (herdsim init my-scenario.toml) or remove this one"
             )));
         }
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                && let Some(parent) = args.file.parent().filter(|p| !p.exists()) =>
+        {
+            let folder = crate::text::escape(&parent.display().to_string()).to_string();
+            return Err(Error::Usage(format!(
+                "init: the folder {folder} does not exist: create it first (mkdir -p {folder}) or name a file in an existing folder"
+            )));
+        }
         Err(e) => return Err(Error::io("cannot create", &args.file, e)),
     };
     if let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()) {

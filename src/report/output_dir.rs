@@ -33,6 +33,10 @@ static STAGING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// scenarios into one `<out>` before putting any in place takes the lock once (a second
 /// `flock` on a new descriptor of the same folder would wait for the first forever).
 static HELD: Mutex<Vec<(PathBuf, Weak<File>)>> = Mutex::new(Vec::new());
+/// The `<out>` folders (and missing parents) this process created, deepest first: a run
+/// that fails writes nothing, so a staging dropped without commit removes them again when
+/// they are empty (the last staging of a shared `<out>` to go succeeds).
+static CREATED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static SIGNALS: Once = Once::new();
 
 /// Installs (once) the SIGINT / SIGTERM / SIGHUP handler that removes the staging folders
@@ -149,7 +153,17 @@ impl Staging {
     /// Creates `out` if needed, locks it (waiting for another herdsim that holds it), removes
     /// leftovers of killed runs of `name`, and creates a fresh staging folder.
     pub fn begin(out: &Path, name: &str) -> Result<Staging> {
+        let missing: Vec<PathBuf> = out
+            .ancestors()
+            .filter(|p| !p.as_os_str().is_empty())
+            .take_while(|p| fs::symlink_metadata(p).is_err())
+            .map(Path::to_path_buf)
+            .collect();
         fs::create_dir_all(out).map_err(|e| Error::io("cannot create folder", out, e))?;
+        CREATED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(missing);
         let lock = lock_out(out)?;
         let prefix = staging_prefix(name);
         if let Ok(entries) = fs::read_dir(out) {
@@ -251,6 +265,9 @@ impl Drop for Staging {
         if let Some(dir) = self.dir.take() {
             let _ = fs::remove_dir_all(&dir);
             unregister(&dir);
+            // Folders this run created stay only if something was put in them.
+            let mut created = CREATED.lock().unwrap_or_else(|e| e.into_inner());
+            created.retain(|folder| fs::remove_dir(folder).is_err() && folder.exists());
         }
     }
 }

@@ -296,6 +296,24 @@ fn toml_error_in(file: &str, text: &str, src: &str, e: toml::de::Error) -> Scena
         None => path.to_string(),
     };
     let raw = e.message().trim().replace('\n', "; ");
+    // Not TOML at all: say so, and what stands where the parser stopped.
+    if path.is_empty() && raw != "duplicate key" && src.parse::<toml_edit::DocumentMut>().is_err() {
+        let found = span
+            .as_ref()
+            .and_then(|s| src.get(s.start..))
+            .map(|rest| rest.lines().next().unwrap_or("").trim())
+            .map_or("the end of the file".to_string(), |rest| match rest {
+                "" => "the end of the line".to_string(),
+                rest => format!("`{}`", crate::text::escape(rest)),
+            });
+        return error_at(
+            file,
+            src_for_positions,
+            span,
+            key,
+            format!("TOML syntax: {raw}, found {found}"),
+        );
+    }
     // toml hands a date-time to serde as a table with one private key: say what was written.
     let datetime = span
         .as_ref()
@@ -461,6 +479,14 @@ fn friendlier(msg: &str, table: &str) -> String {
     if let Some(rest) = typed
         && let Some((found, expected)) = rest.split_once(", expected ")
     {
+        // A 64-bit integer above TOML's largest (a u64 seed): say where the limit is.
+        if expected == "i64" && found.starts_with("integer ") && !found.contains(" as ") {
+            return format!(
+                "expected an integer of at most {} (the largest TOML integer), found {}",
+                i64::MAX,
+                found_words(found)
+            );
+        }
         return format!(
             "expected {}, found {}",
             expected_words(expected),
@@ -692,7 +718,10 @@ mod tests {
             .replace("count = 5", "count = = 5")
             .replace("cap = \"1s\"", "cap = 1");
         let p = problems(&src);
-        assert_eq!(p, ["s.toml:3:9: extra `=`, expected nothing"]);
+        assert_eq!(
+            p,
+            ["s.toml:3:9: TOML syntax: extra `=`, expected nothing, found `= 5`"]
+        );
     }
 
     #[test]

@@ -19,6 +19,9 @@ use toml::Spanned;
 
 use crate::time::{SimDuration, parse_duration};
 
+/// The key under which the `toml` crate hands a date-time to a deserializer.
+const TOML_DATETIME_KEY: &str = "$__toml_private_datetime";
+
 /// A duration-valued key as written: a duration, one of the words `none` / `auto`, or
 /// something that is not a duration (kept with an explanation, reported during validation).
 #[derive(Debug, Clone, PartialEq)]
@@ -79,6 +82,17 @@ impl<'de> Deserialize<'de> for RawDuration {
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawDuration, E> {
                 Ok(RawDuration::Bad(format!("found the boolean {v}")))
+            }
+            /// A TOML date-time arrives as a one-key table (the `toml` crate's private
+            /// key); any other table is refused as a table.
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawDuration, A::Error> {
+                if map.next_key::<String>()?.as_deref() == Some(TOML_DATETIME_KEY) {
+                    let v: String = map.next_value()?;
+                    return Ok(RawDuration::Bad(format!(
+                        "found the date-time {v} (a duration needs quotes and a unit, e.g. \"100ms\")"
+                    )));
+                }
+                Err(de::Error::invalid_type(de::Unexpected::Map, &self))
             }
         }
         deserializer.deserialize_any(V)

@@ -560,12 +560,38 @@ fn init_never_overwrites_a_file() {
     ok(&ws, &["init"]);
     let stderr = fails(&ws, &["init"], 2);
     assert!(stderr.contains("scenario.toml already exists"), "{stderr}");
-    // A folder that does not exist: an I/O failure.
-    let stderr = fails(&ws, &["init", "no/such/dir.toml"], 1);
+    // A folder that does not exist is an argument naming nothing (exit 2, as `--help`
+    // says), not a failure to write.
+    let stderr = fails(&ws, &["init", "no/such/dir.toml"], 2);
     assert!(
-        stderr.contains("cannot create no/such/dir.toml"),
+        stderr.contains(
+            "init: the folder no/such does not exist: create it first (mkdir -p no/such)"
+        ),
         "{stderr}"
     );
+    assert!(!ws.path().join("no").exists());
+}
+
+/// `--no-charts` with a chart flag is a contradiction: refused before anything runs.
+#[test]
+fn no_charts_refuses_chart_flags() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", crate::common::TINY);
+    for (flag, shown) in [
+        (&["--format", "png"][..], "'--format <FORMAT>'"),
+        (&["--log-y"][..], "'--log-y'"),
+    ] {
+        let mut args = vec!["run", "tiny.toml", "--no-charts", "--out", "o"];
+        args.extend(flag);
+        let stderr = fails(&ws, &args, 2);
+        assert!(
+            stderr.contains(&format!(
+                "the argument '--no-charts' cannot be used with {shown}"
+            )),
+            "{stderr}"
+        );
+        assert!(!ws.path().join("o").exists());
+    }
 }
 
 #[test]

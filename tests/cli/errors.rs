@@ -48,7 +48,7 @@ fn refused(text: &str, expected: &[&str]) -> String {
 pub(crate) fn problems(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
-        .filter(|l| !l.contains("found; nothing was run or written"))
+        .filter(|l| !l.contains("found; nothing was written"))
         .collect()
 }
 
@@ -64,7 +64,7 @@ fn fails_with_unknown_top_level_key() {
         ],
     );
     assert!(
-        stderr.contains("herdsim: 1 problem found; nothing was run or written"),
+        stderr.contains("herdsim: 1 problem found; nothing was written"),
         "{stderr}"
     );
 }
@@ -254,6 +254,31 @@ fn fails_with_unknown_duration_unit() {
         &tiny_with("timeout = \"1s\"", "timeout = \"1xs\""),
         &[
             "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"1xs\" (unknown time unit \"xs\"",
+        ],
+    );
+}
+
+/// A duration the parser cannot read is explained in the user's words (not humantime's
+/// byte offsets), a TOML date-time is named as one, and a seed above TOML's integers says
+/// where the limit is.
+#[test]
+fn fails_with_unreadable_values_in_the_users_words() {
+    refused(
+        &tiny_with("timeout = \"1s\"", "timeout = \"soon\""),
+        &[
+            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"soon\" (a duration is a number and a unit, such as \"100ms\" or \"1m30s\"; expected a number at character 1)",
+        ],
+    );
+    refused(
+        &tiny_with("timeout = \"1s\"", "timeout = 1979-05-27T07:32:00Z"),
+        &[
+            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found the date-time 1979-05-27T07:32:00Z (a duration needs quotes and a unit, e.g. \"100ms\")",
+        ],
+    );
+    refused(
+        &tiny_with("seed = 7", "seed = 18446744073709551615"),
+        &[
+            "bad.toml:3:8: seed: expected an integer of at most 9223372036854775807 (the largest TOML integer), found the integer 18446744073709551615",
         ],
     );
 }
@@ -896,7 +921,7 @@ fn fails_with_outage_end_not_after_start() {
 fn fails_with_toml_syntax_error() {
     refused(
         &tiny_with("count = 50", "count = = 50"),
-        &["bad.toml:7:9: extra `=`, expected nothing"],
+        &["bad.toml:7:9: TOML syntax: extra `=`, expected nothing, found `= 50`"],
     );
 }
 
@@ -904,7 +929,7 @@ fn fails_with_toml_syntax_error() {
 fn fails_with_unclosed_table_header() {
     refused(
         &tiny_with("[clients]", "[clients"),
-        &["bad.toml:6:9: unclosed table, expected `]`"],
+        &["bad.toml:6:9: TOML syntax: unclosed table, expected `]`, found the end of the line"],
     );
 }
 
@@ -958,7 +983,7 @@ fn fails_with_problems_of_every_file_reported_together() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("herdsim: 2 problems found; nothing was run or written"),
+        stderr.contains("herdsim: 2 problems found; nothing was written"),
         "{stderr}"
     );
 }
@@ -985,7 +1010,7 @@ fn fails_with_every_problem_of_one_file_in_file_order() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("herdsim: 3 problems found; nothing was run or written"),
+        stderr.contains("herdsim: 3 problems found; nothing was written"),
         "{stderr}"
     );
 }

@@ -126,7 +126,7 @@ fn a_retry_loop_at_one_instant_is_stopped_with_a_clear_error() {
 
 /// A stalled scenario after a good one in the same command: the good one has run, but
 /// nothing is put in place, so an older result in its folder is left exactly as it was
-/// and nothing new appears (the message says "nothing was run or written").
+/// and nothing new appears (the message says "nothing was written").
 #[test]
 fn a_stalled_scenario_leaves_every_output_folder_as_it_was() {
     let ws = Workspace::new();
@@ -146,6 +146,10 @@ fn a_stalled_scenario_leaves_every_output_folder_as_it_was() {
             .output()
             .unwrap()
     };
+    // Into a folder that did not exist: it does not appear, though the good file ran.
+    let fresh = run(&[&good, &stuck], "1");
+    assert_eq!(fresh.status.code(), Some(2));
+    assert!(!ws.out().exists(), "no empty --out folder is left");
     let first = run(&[&good], "1");
     assert!(first.status.success());
     let summary = ws.out().join("tiny/summary.csv");
@@ -153,7 +157,7 @@ fn a_stalled_scenario_leaves_every_output_folder_as_it_was() {
     let out = run(&[&good, &stuck], "2");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("nothing was run or written"), "{stderr}");
+    assert!(stderr.contains("nothing was written"), "{stderr}");
     assert_eq!(
         std::fs::read(&summary).unwrap(),
         before,
