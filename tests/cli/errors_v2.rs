@@ -245,7 +245,7 @@ fn fails_with_an_override_cap_below_an_inherited_base() {
     // cap = 500ms is below strategy `slow`'s base (1s), not `full`'s (100ms from [retry]).
     refused_once(
         &v2_with("count = 20\n", "count = 20\nretry = { cap = \"500ms\" }\n"),
-        "bad.toml:7:17: clients[0].retry.cap: expected cap >= base (1s), found 500ms",
+        "bad.toml:7:17: clients[0].retry.cap: expected cap >= base (1s, set by strategy[1].base), found 500ms",
     );
 }
 
@@ -475,7 +475,7 @@ fn fails_with_an_inline_service_policy_error_named_after_the_service() {
             "calls = [\"db\"]",
             "calls = [\"db\"]\nretry = { max_attempts = 2, cap = \"10ms\" }",
         ),
-        "bad.toml:21:35: service[0].retry.cap: expected cap >= base (100ms), found 10ms",
+        "bad.toml:21:35: service[0].retry.cap: expected cap >= base (100ms, set by retry.base), found 10ms",
     );
 }
 

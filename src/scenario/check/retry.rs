@@ -114,10 +114,19 @@ impl Check<'_> {
             && cap < base
             && let Some((v, key)) = pick!(cap)
         {
+            // A population's `retry` or a strategy may set one of the two and the other
+            // come from a table below it: name where the base was set when it is elsewhere.
+            let base_key = pick!(base).map(|(_, k)| k).unwrap_or_default();
+            let from = match base_key.rsplit_once('.') {
+                Some((table, _)) if key.rsplit_once('.').is_none_or(|(t, _)| t != table) => {
+                    format!(", set by {base_key}")
+                }
+                _ => String::new(),
+            };
             self.err(
                 Some(v.span()),
                 &key,
-                format!("expected cap >= base ({base}), found {cap}"),
+                format!("expected cap >= base ({base}{from}), found {cap}"),
             );
         }
         let (base, cap) = (base.unwrap_or_default(), cap.unwrap_or_default());

@@ -177,8 +177,27 @@ fn cap_inherited_from_retry_below_a_strategy_base_names_retry_cap() {
     let e = errors(&src);
     assert_eq!(e.len(), 1, "only strategy b is inconsistent: {e:?}");
     assert_eq!(e[0].key, "retry.cap");
-    assert_eq!(e[0].msg, "expected cap >= base (2s), found 1s");
+    assert_eq!(
+        e[0].msg,
+        "expected cap >= base (2s, set by strategy[1].base), found 1s"
+    );
     assert_eq!(e[0].line, Some(line_of(&src, "cap = \"1s\"")));
+}
+
+#[test]
+fn a_population_base_above_the_inherited_cap_is_named() {
+    let src = text(
+        "max_attempts = 3\ncap = \"1s\"\nbase = \"100ms\"\n",
+        &["name = \"a\""],
+    )
+    .replace("[clients]\n", "[clients]\nretry = { base = \"2s\" }\n");
+    let e = errors(&src);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].key, "retry.cap");
+    assert_eq!(
+        e[0].msg,
+        "expected cap >= base (2s, set by clients.retry.base), found 1s"
+    );
 }
 
 #[test]
