@@ -1,0 +1,249 @@
+//! Unit tests of the parent module, kept apart so that the module reads as its code.
+
+use super::*;
+use crate::metrics::summary::StrategyResult;
+
+fn stat(mean: f64, ci95: f64) -> Stat {
+    Stat { mean, ci95 }
+}
+
+/// A strategy of 10 000 requests: (name, calls, completion, gave up ± ci).
+fn summary(name: &str, calls: f64, completion: f64, gave_up: (f64, f64)) -> StrategySummary {
+    StrategySummary {
+        strategy: name.into(),
+        replications: 5,
+        requests: 10_000.0,
+        calls: stat(calls, calls * 0.001),
+        completion_s: stat(completion, 0.05),
+        peak_rps: stat(calls, 0.0),
+        recovery_peak_rps: stat(calls / 10.0, 0.0),
+        succeeded: 10_000.0 - gave_up.0,
+        gave_up: gave_up.0,
+        gave_up_ci95: gave_up.1,
+        latency_s: Some([completion / 2.0, completion * 0.9, completion * 0.95]),
+        ..Default::default()
+    }
+}
+
+fn names(summaries: &[StrategySummary]) -> Vec<String> {
+    let refs: Vec<&StrategySummary> = summaries.iter().collect();
+    rank(&refs)
+        .0
+        .into_iter()
+        .map(|i| summaries[i].strategy.clone())
+        .collect()
+}
+
+#[test]
+fn more_give_ups_never_rank_ahead_however_light_and_fast() {
+    // The budgets case: the breaker gives up on everything, in one second and 208 calls.
+    let s = vec![
+        summary("no-budget", 80_671.0, 14.9, (17.6, 6.0)),
+        summary("ratio", 11_000.0, 1.36, (10_000.0, 0.0)),
+        summary("breaker", 208.0, 1.0, (10_000.0, 0.0)),
+    ];
+    assert_eq!(names(&s)[0], "no-budget");
+    let refs: Vec<&StrategySummary> = s.iter().collect();
+    let (_, loses) = rank(&refs);
+    assert_eq!(loses, [false, true, true]);
+}
+
+#[test]
+fn give_ups_equal_within_the_interval_rank_by_work_then_completion() {
+    let s = vec![
+        // 30 ± 20 and 10 ± 15 overlap: equal losses, so work decides.
+        summary("heavy", 90_000.0, 10.0, (30.0, 20.0)),
+        summary("light", 70_000.0, 20.0, (10.0, 15.0)),
+        // Same calls as light within the interval (70 000 ± 70), sooner done.
+        summary("light-fast", 70_050.0, 12.0, (12.0, 15.0)),
+        // Clearly more losses: last, however light.
+        summary("lossy", 1_000.0, 1.0, (500.0, 20.0)),
+    ];
+    assert_eq!(names(&s), ["light-fast", "light", "heavy", "lossy"]);
+}
+
+#[test]
+fn with_one_run_any_difference_in_give_ups_counts() {
+    let s = vec![
+        summary("a", 50_000.0, 5.0, (1.0, 0.0)),
+        summary("b", 90_000.0, 9.0, (0.0, 0.0)),
+    ];
+    assert_eq!(names(&s), ["b", "a"]);
+}
+
+#[test]
+fn ranking_is_total_even_when_overlaps_do_not_chain() {
+    // a overlaps b, b overlaps c, but c loses more than a: a must come before c.
+    let s = vec![
+        summary("c", 10.0, 1.0, (100.0, 30.0)),
+        summary("b", 20.0, 1.0, (60.0, 30.0)),
+        summary("a", 30.0, 1.0, (20.0, 30.0)),
+    ];
+    let order = names(&s);
+    let pos = |n: &str| order.iter().position(|o| o == n).unwrap();
+    assert!(pos("a") < pos("c"), "{order:?}");
+    assert_eq!(order.len(), 3);
+}
+
+#[test]
+fn the_trade_sentence_says_what_lost_requests_bought() {
+    let s = [
+        summary("no-budget", 80_671.0, 14.9, (17.6, 6.0)),
+        summary("breaker", 208.0, 1.0, (10_000.0, 0.0)),
+        summary("ratio", 11_000.0, 1.36, (10_000.0, 0.0)),
+    ];
+    let refs: Vec<&StrategySummary> = s.iter().collect();
+    assert_eq!(
+        trade(&refs, 1, 0),
+        "breaker: fastest, lightest, lowest recovery peak, lowest peak and lowest p99 \
+             latency because it gave up on 100%"
+    );
+    assert_eq!(
+        trade(&refs, 2, 0),
+        "ratio: faster, lighter, lower recovery peak, lower peak and lower p99 latency than \
+             no-budget because it gave up on 100%"
+    );
+    // Better on peaks only: no claim that giving up bought it.
+    let q = [
+        summary("equal", 75_000.0, 11.4, (0.0, 0.0)),
+        StrategySummary {
+            recovery_peak_rps: stat(10.0, 0.0),
+            ..summary("full", 82_000.0, 15.0, (26.0, 5.0))
+        },
+    ];
+    let refs: Vec<&StrategySummary> = q.iter().collect();
+    assert_eq!(
+        trade(&refs, 1, 0),
+        "full: lowest recovery peak, but it gave up on 0.26%"
+    );
+    // Worse on everything: said so.
+    let t = [
+        summary("equal", 75_000.0, 11.4, (0.0, 0.0)),
+        summary("no-jitter", 94_000.0, 33.0, (6_200.0, 50.0)),
+    ];
+    let refs: Vec<&StrategySummary> = t.iter().collect();
+    assert_eq!(
+        trade(&refs, 1, 0),
+        "no-jitter: gave up on 62.0% and did no better than equal on any measure"
+    );
+}
+
+#[test]
+fn shares_and_multiples_read_without_false_rounding() {
+    assert_eq!(percent(1.0), "100%");
+    assert_eq!(percent(0.0), "0%");
+    assert_eq!(percent(0.9974), "99.74%");
+    assert_eq!(percent(0.0026), "0.26%");
+    assert_eq!(percent(0.622), "62.2%");
+    assert_eq!(percent(0.999_999), ">99.99%");
+    assert_eq!(percent(0.000_001), "<0.01%");
+    assert_eq!(times(7.5914), "7.59x");
+    assert_eq!(times(12.34), "12.3x");
+    assert_eq!(times(9.9998), "10.0x", "never 10.00x");
+    assert_eq!(times(0.3401), "0.34x");
+    assert_eq!(times(0.0042), "0.004x");
+    assert_eq!(times(12_345.0), "12\u{2009}345x");
+    assert_eq!(bucket_label(SimDuration::from_millis(100)), "100 ms");
+    assert_eq!(bucket_label(SimDuration::from_secs(1)), "1 s");
+    assert_eq!(bucket_label(SimDuration(250_000)), "250 µs");
+}
+
+#[test]
+fn paired_sentences_name_significant_differences_only() {
+    let row = |metric, mean_diff, ci95, ratio| PairedRow {
+        strategy: "equal".into(),
+        baseline: "no-jitter".into(),
+        metric,
+        mean_diff,
+        ci95,
+        ratio: Some(ratio),
+    };
+    let rows = vec![
+        row("calls", -18_000.0, 300.0, 0.81),
+        row("completion_s", -21.6, 0.2, 0.346),
+        row("recovery_peak_rps", -100.0, 500.0, 0.99),
+        row("succeeded", 6_200.0, 40.0, 2.64),
+        row("latency_p99_s", 0.1, 0.5, 1.01),
+    ];
+    assert_eq!(
+        paired_sentences(&rows),
+        [
+            "equal vs no-jitter: fewer calls (−19%), finished sooner (−65%) and more \
+              successes (+164%); same recovery peak and p99 latency within noise"
+        ]
+    );
+}
+
+#[test]
+fn the_verdict_of_a_point_lines_up_ranks_shares_and_capacity() {
+    let text = r#"
+name = "v"
+replications = 2
+[clients]
+count = 10
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 4
+service = { dist = "constant", value = "20ms" }
+[retry]
+max_attempts = 3
+[[strategy]]
+name = "a"
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "b"
+base = "1ms"
+cap = "1ms"
+"#;
+    let scenario = crate::scenario::sweep::load_str("v.toml", text)
+        .unwrap()
+        .points
+        .remove(0)
+        .scenario;
+    let result = |s: StrategySummary| StrategyResult {
+        summary: s,
+        services: Vec::new(),
+        populations: Vec::new(),
+        timelines: Vec::new(),
+        replicates: Vec::new(),
+        requests: Vec::new(),
+        attempts: Vec::new(),
+    };
+    let point = PointResult {
+        labels: Vec::new(),
+        strategies: vec![
+            result(summary("a", 208.0, 1.0, (10_000.0, 0.0))),
+            result(summary("b", 30_000.0, 9.0, (0.0, 0.0))),
+        ],
+        paired: Vec::new(),
+    };
+    let v = verdict(&point, &scenario);
+    assert_eq!(v.capacity_rps, Some(200.0), "4 slots / 20 ms");
+    assert_eq!(v.bucket, "100 ms");
+    assert_eq!(v.leading(), [1]);
+    assert_eq!(v.rank_of(1), Some(1));
+    let first = &v.lines[0];
+    assert_eq!(first.strategy, "b");
+    assert_eq!(first.success_share, Some(1.0));
+    assert_eq!(first.work, 3.0);
+    assert_eq!(first.recovery_peak_x, Some(15.0), "3 000 req/s / 200");
+    assert_eq!(
+        cells(first),
+        [
+            "succeeded 100%",
+            "work 3.00x",
+            "completion 9 s",
+            "recovery peak 15.0x capacity"
+        ]
+    );
+    assert!(
+        v.lines[1]
+            .trade
+            .as_deref()
+            .unwrap()
+            .starts_with("a: fastest")
+    );
+    assert!(v.lines[0].trade.is_none());
+}

@@ -1,0 +1,154 @@
+//! Unit tests of the parent module, kept apart so that the module reads as its code.
+
+use super::*;
+
+#[test]
+fn scenario_hash_is_sha256_in_hex() {
+    assert_eq!(
+        scenario_hash(""),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(
+        scenario_hash("abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
+
+#[test]
+fn line_col_counts_from_one() {
+    let src = "a = 1\nbb = 2\n";
+    assert_eq!(line_col(src, 0), (1, 1));
+    assert_eq!(line_col(src, 6), (2, 1));
+    assert_eq!(line_col(src, 9), (2, 4));
+}
+
+const OK: &str = "name = \"s\"\n[clients]\ncount = 5\n[network]\n\
+        latency = { dist = \"constant\", value = \"1ms\" }\n[server]\nconcurrency = 1\n\
+        service = { dist = \"constant\", value = \"1ms\" }\n[retry]\nmax_attempts = 2\n\
+        [[strategy]]\nname = \"a\"\nbase = \"1ms\"\ncap = \"1s\"\n\
+        [[strategy]]\nname = \"b\"\nbase = \"1ms\"\ncap = \"1s\"\n";
+
+fn problems(src: &str) -> Vec<String> {
+    match validate("s.toml", src) {
+        Ok(_) => panic!("expected problems in:\n{src}"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[test]
+fn the_fixture_is_valid() {
+    let (_, s) = validate("s.toml", OK).expect("valid");
+    assert_eq!(s.strategies.len(), 2);
+}
+
+#[test]
+fn indexed_path_finds_the_array_element_at_an_offset() {
+    let offset = OK.find("name = \"b\"").expect("second strategy");
+    assert_eq!(indexed_path(OK, "strategy", offset), "strategy[1]");
+    let offset = OK.find("name = \"a\"").expect("first strategy");
+    assert_eq!(
+        indexed_path(OK, "strategy.budget", offset),
+        "strategy[0].budget"
+    );
+    let src = "outages = [{ start = \"1s\" }, { start = \"2s\", x = 1 }]\n";
+    let offset = src.find("x = 1").expect("x");
+    assert_eq!(indexed_path(src, "outages", offset), "outages[1]");
+    assert_eq!(
+        indexed_path("not = [toml", "a.b", 3),
+        "a.b",
+        "unparsable: unchanged"
+    );
+}
+
+#[test]
+fn every_unknown_key_and_wrong_type_is_reported_not_just_the_first() {
+    let src = OK
+        .replace("count = 5", "count = 5\ncuont = 6")
+        .replace("concurrency = 1", "concurrency = \"one\"")
+        .replace("name = \"b\"", "name = \"b\"\nbsae = \"1s\"");
+    let p = problems(&src);
+    assert_eq!(
+        p,
+        [
+            "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`, `name`, `rate`, `profile`, `process`, `end`, `trace`, `clients`, `retry`",
+            "s.toml:8:15: server.concurrency: expected an integer, found a string \"one\"",
+            "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `jitter`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `fallback_on`",
+        ]
+    );
+}
+
+#[test]
+fn blanking_keeps_columns_after_multibyte_text() {
+    // The blanked pair holds 2-byte characters; the later error on the same line keeps
+    // its column in characters.
+    let src = OK.replace(
+        "[clients]\ncount = 5\n",
+        "clients = { note = \"µµ\", count = 0 }\n",
+    );
+    let p = problems(&src);
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert!(
+        p[0].starts_with("s.toml:2:13: clients.note: unknown key `note` in clients"),
+        "{p:?}"
+    );
+    assert_eq!(
+        p[1],
+        "s.toml:2:34: clients.count: expected an integer from 1 to 50000000, found 0"
+    );
+}
+
+#[test]
+fn a_misspelt_distribution_kind_is_not_also_reported_missing() {
+    let src = OK.replace(
+        "latency = { dist = \"constant\", value = \"1ms\" }",
+        "latency = { dist = \"gamma\", value = \"1ms\" }",
+    );
+    let p = problems(&src);
+    assert_eq!(
+        p,
+        [
+            "s.toml:5:20: network.latency.dist: expected one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`, found `gamma`"
+        ]
+    );
+}
+
+#[test]
+fn a_wrongly_typed_source_is_not_also_reported_missing() {
+    let src = OK.replace("count = 5", "count = \"five\"");
+    assert_eq!(
+        problems(&src),
+        ["s.toml:3:9: clients.count: expected an integer, found a string \"five\""]
+    );
+}
+
+#[test]
+fn a_wrongly_typed_service_is_not_also_a_missing_server() {
+    let start = OK.find("[server]").expect("server");
+    let end = OK.find("[retry]").expect("retry");
+    let src = format!("service = 5\n{}{}", &OK[..start], &OK[end..]);
+    assert_eq!(
+        problems(&src),
+        ["s.toml:1:11: service: expected an array, found the integer 5"]
+    );
+}
+
+#[test]
+fn a_syntax_error_stops_at_the_first() {
+    let src = OK
+        .replace("count = 5", "count = = 5")
+        .replace("cap = \"1s\"", "cap = 1");
+    let p = problems(&src);
+    assert_eq!(
+        p,
+        ["s.toml:3:9: TOML syntax: extra `=`, expected nothing, found `= 5`"]
+    );
+}
+
+#[test]
+fn unknown_key_is_reported_with_its_position_and_path() {
+    let src = "name = \"x\"\n[clients]\ncount = 5\ncuont = 6\n";
+    let err = parse("s.toml", src).unwrap_err();
+    assert_eq!(err.line, Some(4), "{err}");
+    assert!(err.msg.contains("unknown key `cuont`"), "{err}");
+    assert!(err.to_string().starts_with("s.toml:4:"), "{err}");
+}
