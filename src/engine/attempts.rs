@@ -2,6 +2,7 @@
 //! counts, the network leg and the attempt's timers), the OCC read round trip, and the lazy
 //! arming of an attempt's timer once its next step is known to come after its timeout.
 
+use super::request::NONE;
 use super::{Event, EventKind, Simulation};
 use crate::metrics::class_index;
 use crate::model::outcome::{GiveUpReason, Status};
@@ -10,6 +11,10 @@ use crate::time::{SimDuration, SimTime};
 impl Simulation<'_> {
     /// Sends the request's next attempt now (first, retry or fallback call).
     pub(super) fn send(&mut self, key: u32) {
+        if self.orphaned(key) {
+            // A retry of a call whose service crashed meanwhile: nobody is left to send it.
+            return self.give_up(key, GiveUpReason::NonRetryable);
+        }
         let now = self.now;
         let r = &self.requests[key];
         let policy = self.policies[r.policy as usize];
@@ -162,6 +167,21 @@ impl Simulation<'_> {
                 .at_service(svc),
         );
         self.arm_if_later(key, at);
+    }
+
+    /// Whether `key` is a downstream call of a job its service lost in a crash: the crashed
+    /// service makes no further attempt of it (an attempt already sent still reaches the
+    /// callee, and its answer is ignored).
+    #[inline]
+    pub(super) fn orphaned(&self, key: u32) -> bool {
+        if !self.crashes_lose_jobs {
+            return false;
+        }
+        let parent = self.requests.info(key).parent;
+        parent != NONE && {
+            let job = self.jobs[parent];
+            job.generation != self.services[job.service as usize].generation()
+        }
     }
 
     /// Whether `serial` is the outstanding attempt of `key` to service `svc`.

@@ -121,12 +121,13 @@ pub struct Simulation<'a> {
     /// Index of the fallback server in `services` (`u16::MAX`: none).
     fallback: u16,
     backoff_rng: SimRng,
-    think_rng: SimRng,
     budgets: Vec<Budgets>,
     breakers: Vec<BreakerGroup>,
     timelines: Vec<Timeline>,
     population_timelines: Vec<Vec<PopulationBucket>>,
     metrics: RunMetrics,
+    /// Some service with downstream calls can crash (see `Simulation::orphaned`).
+    crashes_lose_jobs: bool,
     /// Client requests begun and not ended.
     open_client_requests: u64,
     trigger: Option<SimTime>,
@@ -307,7 +308,6 @@ impl<'a> Simulation<'a> {
             draws,
             fallback,
             backoff_rng: seed.run_stream(Purpose::Backoff, 0),
-            think_rng: seed.run_stream(Purpose::Think, 0),
             budgets,
             breakers,
             population_timelines: vec![Vec::new(); populations.len()],
@@ -316,6 +316,10 @@ impl<'a> Simulation<'a> {
                 populations: vec![PopulationMetrics::default(); populations.len()],
                 ..RunMetrics::default()
             },
+            crashes_lose_jobs: scenario.services.iter().any(|s| {
+                !s.calls.is_empty()
+                    && s.server.outages.iter().any(|o| o.kind == OutageKind::Crash)
+            }),
             open_client_requests: 0,
             trigger: scenario.trigger(),
             record_requests: record,
@@ -426,11 +430,11 @@ impl<'a> Simulation<'a> {
         if self.stopped {
             return None;
         }
-        if self.queue.len() == self.background {
+        if self.queue.len() == self.background && !self.waits_for_background() {
             self.stopped = true;
             return None;
         }
-        let event = self.queue.pop().expect("the queue holds a work event");
+        let event = self.queue.pop().expect("the queue holds an event");
         if event.time >= self.time_limit {
             self.stopped = true;
             self.metrics.cut_short |= !event.kind.is_background();
@@ -520,6 +524,14 @@ impl<'a> Simulation<'a> {
     }
 
     // ------------------------------------------------------------------------ helpers
+
+    /// Whether requests wait in a server's queue while only background events are left: a
+    /// capacity step or an autoscaling increase may still start them (a run with nothing
+    /// queued is over even if its autoscaler would keep deciding forever).
+    #[cold]
+    fn waits_for_background(&self) -> bool {
+        self.background > 0 && self.services.iter().any(|s| s.queued() > 0)
+    }
 
     /// Records the open breakers guarding calls to `target` now.
     fn record_breakers(&mut self, target: u16) {

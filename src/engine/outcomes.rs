@@ -10,7 +10,7 @@ use super::budget::Decision;
 use super::request::NONE;
 use super::service::{hint_from_us, hint_to_us};
 use super::source::SourceState;
-use super::{ATTEMPT_SAMPLE_MAX, Event, EventKind, EventQueue, Simulation};
+use super::{ATTEMPT_SAMPLE_MAX, Event, EventKind, EventQueue, Purpose, Simulation};
 use crate::metrics::{
     AttemptOutcome, AttemptRecord, Outcome, PopulationBucket, RequestRecord, RunMetrics,
 };
@@ -79,6 +79,10 @@ impl Simulation<'_> {
 
     /// The retry decision after a failed attempt (DESIGN.md, "Retry decision").
     pub(super) fn failure(&mut self, key: u32, status: Status, hint: Option<SimDuration>) {
+        if self.orphaned(key) {
+            // A call whose service crashed meanwhile is not retried: it ends here.
+            return self.give_up(key, GiveUpReason::NonRetryable);
+        }
         let now = self.now;
         let policy = self.policies[self.requests[key].policy as usize];
         let strategy = policy.strategy;
@@ -199,8 +203,21 @@ impl Simulation<'_> {
                 let more = info.number + 1 < *requests;
                 self.requests.info_mut(key).number += 1;
                 if more && now < self.time_limit {
+                    // Keyed by the client and the request it precedes, not drawn in the
+                    // order requests end: every strategy sees the same pauses (common
+                    // random numbers), as it sees the same start offsets.
                     let think = match think {
-                        Some(t) => t.sample(&mut self.think_rng),
+                        Some(t) => {
+                            let p = r.policy as usize;
+                            let next = u64::from(info.number + 1);
+                            let mut rng = self.seed.workload_rng(
+                                p,
+                                Purpose::Think,
+                                u64::from(info.client),
+                                next,
+                            );
+                            t.sample(&mut rng)
+                        }
                         None => SimDuration::ZERO,
                     };
                     // An event, not a direct call: a request that ends at once (breaker

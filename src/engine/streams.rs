@@ -8,16 +8,18 @@
 //! unpredictability. Streams seeded from distinct SplitMix64 outputs overlap with
 //! negligible probability (each run draws at most ~2^40 numbers of a 2^256 cycle):
 //! - **workload streams**, keyed by (seed, replication, population, purpose): start offsets of
-//!   closed clients, open arrival times, which client an arrival belongs to, and which
-//!   requests are answered 400. No strategy index: every strategy of a replication sees the
-//!   same arrivals, in the same order, with the same 400s.
+//!   closed clients, open arrival times, which client an arrival belongs to, which requests
+//!   are answered 400, and a closed client's think pauses. No strategy index: every
+//!   strategy of a replication sees the same arrivals, in the same order, with the same
+//!   400s and the same pauses.
 //! - **run streams**, keyed by (seed, replication, sweep point, purpose, service): network
-//!   latency, service time, backoff jitter, error draws, think time. Also without the
-//!   strategy: two identical strategies draw identical numbers and give identical rows, and
-//!   different strategies stay synchronised as long as they behave alike.
+//!   latency, service time, backoff jitter, error draws. Also without the strategy: two
+//!   identical strategies draw identical numbers and give identical rows, and different
+//!   strategies stay synchronised as long as they behave alike.
 //!
-//! A 400 is decided by a counter-based draw (a hash of the request's identity), not by a
-//! stream position, so it does not depend on the order in which requests happen to start.
+//! A 400 and a think pause are counter-based draws (a hash of the request's identity: the
+//! client and its request number), not stream positions, so they do not depend on the order
+//! in which requests happen to start or end, which the strategy changes.
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -37,7 +39,8 @@ pub enum Purpose {
     Backoff = 3,
     /// `errors` outage draws and downstream 400s (per service).
     Errors = 4,
-    /// Think time between a closed client's requests.
+    /// Think time between a closed client's requests (a workload draw per client and
+    /// request, so every strategy sees the same pauses).
     Think = 5,
     /// OCC write hold times (per service).
     OccWrite = 6,
@@ -119,7 +122,19 @@ impl RunSeed {
     /// A uniform draw in [0, 1) that depends only on (seed, replication, population,
     /// purpose, a, b): a counter-based stream, the same whenever it is asked.
     pub fn workload_draw(&self, population: usize, purpose: Purpose, a: u64, b: u64) -> f64 {
-        let z = fold(&[
+        let z = self.workload_key(population, purpose, a, b);
+        (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// A stream of its own for (seed, replication, population, purpose, a, b), for a
+    /// workload draw that may take several numbers (a think pause from any distribution):
+    /// like [`RunSeed::workload_draw`], the same whenever and in whatever order it is asked.
+    pub fn workload_rng(&self, population: usize, purpose: Purpose, a: u64, b: u64) -> SimRng {
+        SimRng::from_seed(expand(self.workload_key(population, purpose, a, b)))
+    }
+
+    fn workload_key(&self, population: usize, purpose: Purpose, a: u64, b: u64) -> u64 {
+        fold(&[
             WORKLOAD,
             self.seed,
             self.replication as u64,
@@ -127,8 +142,7 @@ impl RunSeed {
             purpose as u64,
             a,
             b,
-        ]);
-        (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        ])
     }
 }
 

@@ -403,6 +403,15 @@ fn fails_with_a_call_cycle_naming_it() {
     );
 }
 
+/// An OCC row answers at its commit: downstream calls from it would never be made.
+#[test]
+fn fails_with_calls_on_an_occ_service() {
+    refused_once(
+        &v2_with("calls = [\"db\"]", "calls = [\"db\"]\nocc = true"),
+        "bad.toml:20:9: service[0].calls: expected no `calls` on an OCC service (occ is set: it answers at its commit and calls nothing), found a list of services",
+    );
+}
+
 #[test]
 fn fails_with_an_unknown_service_in_calls() {
     refused_once(

@@ -273,6 +273,49 @@ service = { dist = "constant", value = "100ms" }
     assert_eq!(m.services[0].wasted, 0);
 }
 
+/// The middle tier crashes at 20 ms while its job retries a call to a db that is down
+/// (db attempt 1 at 0 ms, its 503 back at once; the retry is due 20 ms later, at 20 ms,
+/// after the crash event set at the start). The crashed process sends no retry: the call
+/// ends, the job is lost, and the db sees 1 call, not the 5 of the call's ladder. The
+/// client's attempt times out at 100 ms, retries at 110 ms into a fresh job whose call
+/// makes all 5 attempts (110, 130, ..., 190 ms): 6 db calls in all.
+#[test]
+fn a_crashed_service_makes_no_further_attempt_of_its_lost_jobs_calls() {
+    let text = graph(
+        1,
+        "max_attempts = 2\ntimeout = \"100ms\"",
+        "10ms",
+        r#"
+[[service]]
+name = "mid"
+concurrency = 10
+service = { dist = "constant", value = "0s" }
+calls = ["db"]
+retry = { max_attempts = 5, base = "20ms", cap = "20ms" }
+[[service.outages]]
+start = "20ms"
+end = "50ms"
+kind = "crash"
+[[service]]
+name = "db"
+concurrency = 10
+service = { dist = "constant", value = "1ms" }
+[[service.outages]]
+start = "0s"
+end = "1h"
+"#,
+    );
+    let m = run(&scenario(&text), 0);
+    assert_eq!(m.services[1].calls, 6);
+    assert_eq!(m.services[1].requests, 2);
+    assert_eq!(m.services[1].gave_up_total(), 2);
+    assert_eq!(m.services[0].lost, 1);
+    // The second job's call gives up after its 5th attempt, at 190 ms (before the client's
+    // timeout at 210 ms): mid answers 500 then, and the client, at its last attempt, gives up.
+    assert_eq!(m.requests[0].latency.unwrap(), ms(190));
+    assert_eq!(m.requests[0].outcome, Outcome::GaveUp(GiveUpReason::Attempts));
+}
+
 fn conservation(m: &RunMetrics) -> Result<(), TestCaseError> {
     for (i, s) in m.services.iter().enumerate() {
         prop_assert_eq!(s.requests, s.succeeded + s.gave_up_total(), "service {}", i);

@@ -153,6 +153,26 @@ fn capacity_steps_start_queued_work_at_once_and_cut_nothing() {
     assert_eq!(peak, Some(3));
 }
 
+/// Capacity 0 from t = 0 to 300 ms, and no timer anywhere: the two requests wait in the
+/// queue while only the capacity step is left in the event queue, and it starts them at
+/// 300 ms (one at a time: one slot). The run must not end when the last work event is gone;
+/// before, both ended as `time_limit` at the limit.
+#[test]
+fn a_capacity_step_starts_requests_that_wait_with_no_other_event_pending() {
+    let s = scenario(&herd(
+        2,
+        &format!(
+            "{ONE_SLOT}\n[[server.capacity]]\nat = \"0s\"\nconcurrency = 0\n\
+             [[server.capacity]]\nat = \"300ms\"\nconcurrency = 1"
+        ),
+        "max_attempts = 1",
+    ));
+    let m = run(&s, 0);
+    assert_eq!(latencies(&m), [ms(400), ms(500)]);
+    assert!(m.requests.iter().all(|r| r.outcome == Outcome::Succeeded));
+    assert!(!m.cut_short);
+}
+
 /// A crash at 50 ms loses the request in service and the queued one without an answer;
 /// both time out at 300 ms, retry at 310 ms and are served one after the other. An attempt
 /// sent while the server is crashed is unreachable.

@@ -664,3 +664,70 @@ fn the_attempt_sample_records_every_attempt_of_a_fixed_set_of_clients() {
             .any(|x| x.outcome == AttemptOutcome::Served)
     );
 }
+
+/// Think pauses are common random numbers: each client's pause before each request is the
+/// same under every strategy, though the strategies end requests in different orders (with
+/// one slot and no queue, client 1's first attempt is refused: "one-shot" gives up at once,
+/// "retry" succeeds 20 ms later, after client 0).
+#[test]
+fn think_pauses_are_the_same_for_every_strategy() {
+    let s = scenario(
+        r#"
+name = "think"
+[clients]
+count = 2
+requests = 3
+think = { dist = "exponential", mean = "100ms" }
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "10ms" }
+[retry]
+base = "20ms"
+cap = "20ms"
+multiplier = 1.0
+[[strategy]]
+name = "one-shot"
+max_attempts = 1
+[[strategy]]
+name = "retry"
+max_attempts = 2
+"#,
+    );
+    let seed = herdsim::engine::RunSeed {
+        seed: s.seed,
+        replication: 0,
+        point: 0,
+    };
+    // (client, request) -> the pause between the request's end and the next one's first send.
+    let pauses = |strategy| {
+        let m = herdsim::engine::Simulation::new(&s, strategy, seed, true)
+            .sample_attempts()
+            .run();
+        let first_send = |client: u32, request: u32| {
+            m.attempts
+                .iter()
+                .find(|a| a.client == client && a.request == request && a.attempt == 1)
+                .map(|a| a.sent)
+                .expect("every request sends")
+        };
+        let mut out = Vec::new();
+        for r in m.requests.iter().filter(|r| r.request < 2) {
+            let end = first_send(r.client, r.request) + r.latency.expect("started");
+            let next = first_send(r.client, r.request + 1);
+            out.push(((r.client, r.request), next - end));
+        }
+        out.sort();
+        (out, m.requests)
+    };
+    let (one_shot, one_shot_requests) = pauses(0);
+    let (retry, retry_requests) = pauses(1);
+    assert_eq!(one_shot.len(), 4);
+    assert_eq!(one_shot, retry);
+    // The strategies do end requests differently (else the test would prove nothing).
+    let outcomes = |r: &[herdsim::metrics::RequestRecord]| {
+        r.iter().map(|x| x.outcome).collect::<Vec<_>>()
+    };
+    assert_ne!(outcomes(&one_shot_requests), outcomes(&retry_requests));
+}

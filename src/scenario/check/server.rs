@@ -643,6 +643,16 @@ impl Check<'_> {
                     }
                 }
             }
+            if !calls.is_empty() && services[i].server.occ != Occ::Off {
+                // An OCC row answers at its commit; there is no service time after which
+                // calls could follow, and the engine has no job for it.
+                let span = t.get_ref().calls.as_ref().map(|c| c.span());
+                self.err(
+                    span,
+                    &format!("service[{i}].calls"),
+                    "expected no `calls` on an OCC service (occ is set: it answers at its commit and calls nothing), found a list of services".to_string(),
+                );
+            }
             services[i].calls = calls;
             call_spans.push(spans);
         }
