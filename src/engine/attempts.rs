@@ -18,7 +18,7 @@ impl Simulation<'_> {
         let now = self.now;
         let r = &self.requests[key];
         let policy = self.policies[r.policy as usize];
-        if !r.on_fallback
+        if !r.on_fallback()
             && let Some(g) = policy.breaker
         {
             let client = self.requests.info(key).client;
@@ -37,19 +37,19 @@ impl Simulation<'_> {
         let target = policy.target;
         let r = &mut self.requests[key];
         r.serial = r.serial.wrapping_add(1);
-        r.awaiting = true;
+        r.set_awaiting(true);
         r.sent += 1;
-        let (serial, first, on_fallback) = (r.serial, r.sent == 1, r.on_fallback);
-        let (last_status, sampled, policy_index) = (r.last_status, r.sampled, r.policy);
+        let (serial, first, on_fallback) = (r.serial, r.sent == 1, r.on_fallback());
+        let (last_status, sampled, policy_index) = (r.last_status, r.sampled(), r.policy);
         let timeout = if on_fallback {
             retry.timeout
         } else {
             retry.attempt_timeout(r.attempt as u32)
         };
         r.timeout_at = timeout.map_or(SimTime::MAX, |t| now + t);
-        r.response_at_timeout = false;
+        r.set_response_at_timeout(false);
         // The two early-failure timers below are the attempt's only timer when they fire.
-        r.timer_armed = false;
+        r.set_timer_armed(false);
         if sampled {
             self.requests.info_mut(key).shed = false;
             let i = key as usize;
@@ -97,7 +97,7 @@ impl Simulation<'_> {
             // Nothing answers: the attempt fails when the first of its timers expires (or
             // hangs until the time limit when it has none).
             if let Some(at) = give_up_at(connect_limit) {
-                self.requests[key].timer_armed = true;
+                self.requests[key].set_timer_armed(true);
                 self.push(
                     Event::new(EventKind::Timeout, at, key, serial)
                         .with_status(Status::Unreachable),
@@ -109,7 +109,7 @@ impl Simulation<'_> {
             && latency > ct
         {
             let at = give_up_at(connect_limit).expect("connect timeout is set");
-            self.requests[key].timer_armed = true;
+            self.requests[key].set_timer_armed(true);
             self.push(Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout));
             return;
         }
@@ -122,6 +122,9 @@ impl Simulation<'_> {
         };
         self.requests[key].in_flight += 1;
         self.push(Event::new(kind, arrival, key, serial).at_service(svc));
+        // The timer is set now, after the attempt left: if it is armed later, it must pop
+        // among the events of its instant as if pushed here.
+        self.requests[key].timer_seq = self.queue.reserve() as u32;
         self.arm_if_later(key, arrival);
     }
 
@@ -191,14 +194,20 @@ impl Simulation<'_> {
     }
 
     /// The current attempt's next step happens at `next`: if that is after its timeout, the
-    /// timer must fire first, so it enters the queue now (`SimTime::MAX`: unknown, e.g. queued).
+    /// timer must fire first, so it enters the queue now (`SimTime::MAX`: unknown, e.g. queued),
+    /// with the insertion number it reserved when the attempt was sent: among events of its
+    /// instant it pops as a timer set at send time would (a timer armed at its own instant,
+    /// after events of that instant were handled, pops next).
     #[inline]
     pub(super) fn arm_if_later(&mut self, key: u32, next: SimTime) {
         let r = &mut self.requests[key];
-        if next > r.timeout_at && !r.timer_armed {
-            r.timer_armed = true;
-            let (at, serial) = (r.timeout_at, r.serial);
-            self.push(Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout));
+        if next > r.timeout_at && !r.timer_armed() {
+            r.set_timer_armed(true);
+            let (at, serial, reserved) = (r.timeout_at, r.serial, r.timer_seq);
+            let mut timer =
+                Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout);
+            timer.seq = self.queue.reserved_from_low_bits(reserved);
+            self.queue.push_as_of(timer);
         }
     }
 }

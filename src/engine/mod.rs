@@ -18,9 +18,13 @@
 //!
 //! Attempt timers are armed lazily: a `Timeout` event is scheduled only once the attempt's
 //! next step is known to come after its timeout (or cannot be known, as in a queue). Most
-//! attempts are answered in time, so most timers never enter the queue; the outcome is the
-//! same as scheduling every timer at send time, with one rule made explicit: a response that
-//! arrives at exactly the timeout instant counts as arrived.
+//! attempts are answered in time, so most timers never enter the queue. A timer armed late
+//! carries the queue insertion number it reserved at send time, so among events of its
+//! instant it pops where a timer scheduled at send time would (queue timeouts likewise keep
+//! the number reserved when the attempt joined the queue). The outcome is that of
+//! scheduling every timer when it is set, with two rules made explicit: a response that
+//! arrives at exactly the timeout instant counts as arrived, and a timer found due only by
+//! an event of its own instant fires right after that event.
 //!
 //! This file holds the run's state and the event loop ([`Simulation::step`] and its
 //! dispatch); the handlers follow a request's life, one file each: `starts` (where requests
@@ -317,8 +321,7 @@ impl<'a> Simulation<'a> {
                 ..RunMetrics::default()
             },
             crashes_lose_jobs: scenario.services.iter().any(|s| {
-                !s.calls.is_empty()
-                    && s.server.outages.iter().any(|o| o.kind == OutageKind::Crash)
+                !s.calls.is_empty() && s.server.outages.iter().any(|o| o.kind == OutageKind::Crash)
             }),
             open_client_requests: 0,
             trigger: scenario.trigger(),
@@ -506,7 +509,7 @@ impl<'a> Simulation<'a> {
             EventKind::Response => self.result(e.id, e.serial, e.status, hint_from_us(e.aux)),
             EventKind::Timeout => {
                 // A response arriving at this very instant counts as arrived.
-                if !self.requests[e.id].response_at_timeout {
+                if !self.requests[e.id].response_at_timeout() {
                     self.result(e.id, e.serial, e.status, None)
                 }
             }
@@ -516,7 +519,7 @@ impl<'a> Simulation<'a> {
                 let target = group.target;
                 self.record_breakers(target);
             }
-            EventKind::QueueTimeout => self.queue_timeout(e.service),
+            EventKind::QueueTimeout => self.queue_timeout(e.service, e.seq),
             EventKind::Capacity => self.capacity_event(e.service, e.aux, e.serial),
             EventKind::Autoscale => self.autoscale(e.service),
             EventKind::Crash => self.crash(e.service),
@@ -601,6 +604,6 @@ mod tests {
             "half a cache line"
         );
         assert!(std::mem::size_of::<request::RequestInfo>() <= 64);
-        assert!(std::mem::size_of::<Event>() <= 24);
+        assert!(std::mem::size_of::<Event>() <= 32);
     }
 }

@@ -29,12 +29,13 @@ impl Simulation<'_> {
     ) {
         let now = self.now;
         let r = &mut self.requests[key];
-        if !r.awaiting || r.serial != serial {
+        if !r.awaiting() || r.serial != serial {
             return; // a late response or timer of an abandoned attempt
         }
-        r.awaiting = false;
+        r.set_awaiting(false);
         r.last_status = Some(status);
-        let (sampled, on_fallback, policy, probe) = (r.sampled, r.on_fallback, r.policy, r.probe);
+        let (sampled, on_fallback, policy, probe) =
+            (r.sampled(), r.on_fallback(), r.policy, r.probe);
         if hint.is_some() {
             self.requests.info_mut(key).last_hint_us = hint_to_us(hint);
         }
@@ -170,12 +171,12 @@ impl Simulation<'_> {
     pub(super) fn give_up(&mut self, key: u32, reason: GiveUpReason) {
         let r = &mut self.requests[key];
         let policy = &self.policies[r.policy as usize];
-        if !r.on_fallback
+        if !r.on_fallback()
             && policy.client
             && self.scenario.fallback.is_some()
             && policy.strategy.retry.fallback_on.contains(reason)
         {
-            r.on_fallback = true;
+            r.set_on_fallback(true);
             self.requests.info_mut(key).fallback_reason = reason;
             return self.send(key);
         }
@@ -189,7 +190,7 @@ impl Simulation<'_> {
         let r = self.requests[key];
         let info = *self.requests.info(key);
         let policy = self.policies[r.policy as usize];
-        let primary_success = outcome == Outcome::Succeeded && !r.on_fallback;
+        let primary_success = outcome == Outcome::Succeeded && !r.on_fallback();
         // Every primary attempt after the first passed `try_retry`, so `sent > 1` on a
         // primary success means "this call was retried" (AWS: refund the retry's cost).
         let retry_cost = (r.sent > 1).then_some(info.quota_cost as u64);
@@ -237,7 +238,7 @@ impl Simulation<'_> {
     /// Books the end of the request in `key`: counters, series, latency, record.
     pub(super) fn record_end(&mut self, key: u32, outcome: Outcome) {
         let now = self.now;
-        self.requests[key].awaiting = false;
+        self.requests[key].set_awaiting(false);
         let r = self.requests[key];
         let info = self.requests.info_mut(key);
         info.ended = true;
@@ -415,7 +416,7 @@ impl Simulation<'_> {
             for key in 0..self.requests.len() as u32 {
                 if !self.requests.info(key).ended {
                     let r = self.requests[key];
-                    if r.sampled && r.awaiting {
+                    if r.sampled() && r.awaiting() {
                         // The attempt in flight has a row too, so that a request with
                         // `attempts = n` has rows 1 to n.
                         self.record_attempt_outcome(key, AttemptOutcome::CutShort);

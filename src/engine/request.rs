@@ -45,18 +45,48 @@ pub struct Request {
     pub probe: Probe,
     /// Last status received.
     pub last_status: Option<Status>,
+    /// The low 32 bits of the queue insertion number the current attempt's timer reserved
+    /// when the attempt was sent: armed later, the timer still pops among the events of its
+    /// instant as if pushed then (see [`EventQueue::reserve`](super::EventQueue::reserve)).
+    pub timer_seq: u32,
+    /// The flags below, one bit each (a byte instead of six keeps the record at 32 bytes).
+    pub(super) flags: u8,
+}
+
+/// Defines a flag's getter and setter on [`Request`].
+macro_rules! flags {
+    ($($(#[$doc:meta])* $get:ident, $set:ident = $bit:expr;)*) => {
+        impl Request {
+            $(
+                $(#[$doc])*
+                #[inline]
+                pub fn $get(&self) -> bool {
+                    self.flags & (1 << $bit) != 0
+                }
+
+                #[doc = concat!("Sets [`Request::", stringify!($get), "`].")]
+                #[inline]
+                pub fn $set(&mut self, on: bool) {
+                    self.flags = (self.flags & !(1 << $bit)) | (u8::from(on) << $bit);
+                }
+            )*
+        }
+    };
+}
+
+flags! {
     /// An attempt is outstanding (sent, no response or timeout yet).
-    pub awaiting: bool,
+    awaiting, set_awaiting = 0;
     /// The current attempt goes to the fallback server.
-    pub on_fallback: bool,
+    on_fallback, set_on_fallback = 1;
     /// The request is one its server answers 400.
-    pub bad_request: bool,
+    bad_request, set_bad_request = 2;
     /// Whether a timer event for the current attempt is in the queue.
-    pub timer_armed: bool,
+    timer_armed, set_timer_armed = 3;
     /// The current attempt's response is scheduled at exactly its timeout instant.
-    pub response_at_timeout: bool,
+    response_at_timeout, set_response_at_timeout = 4;
     /// The request is in the attempt sample (its attempts are recorded).
-    pub sampled: bool,
+    sampled, set_sampled = 5;
 }
 
 impl Request {
@@ -71,19 +101,15 @@ impl Request {
             timeout_at: SimTime::MAX,
             probe: 0,
             last_status: None,
-            awaiting: false,
-            on_fallback: false,
-            bad_request: false,
-            timer_armed: false,
-            response_at_timeout: false,
-            sampled: false,
+            timer_seq: 0,
+            flags: 0,
         }
     }
 
     /// Whether `serial` is the outstanding attempt (to the fallback server or not).
     #[inline]
     pub fn is_live(&self, serial: u32, on_fallback: bool) -> bool {
-        self.awaiting && self.serial == serial && self.on_fallback == on_fallback
+        self.awaiting() && self.serial == serial && self.on_fallback() == on_fallback
     }
 }
 

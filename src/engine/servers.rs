@@ -17,13 +17,19 @@ impl Simulation<'_> {
         let now = self.now;
         let r = &self.requests[key];
         let on_fallback = svc == self.fallback;
-        let bad_request = r.bad_request && !on_fallback;
+        let bad_request = r.bad_request() && !on_fallback;
         let population = self.population(r.policy);
+        // The queue timeout is set when the attempt joins (see `Queued::timer_seq`).
+        let timer_seq = match self.services[svc as usize].spec().queue_timeout {
+            Some(_) => self.queue.reserve(),
+            None => 0,
+        };
         let entry = Queued {
             request: key,
             serial,
             answer: Status::Ok,
             joined: now,
+            timer_seq,
         };
         let d = &mut self.draws[svc as usize];
         let (instant, errors) = (d.instant_write, &mut d.errors_rng);
@@ -104,7 +110,7 @@ impl Simulation<'_> {
                     .at_service(svc),
             );
             let r = &mut self.requests[key];
-            r.response_at_timeout = at == r.timeout_at;
+            r.set_response_at_timeout(at == r.timeout_at);
             self.arm_if_later(key, at);
         }
         self.left_server(key);
@@ -221,7 +227,7 @@ impl Simulation<'_> {
                     .at_service(svc),
             );
             let r = &mut self.requests[key];
-            r.response_at_timeout = at == r.timeout_at;
+            r.set_response_at_timeout(at == r.timeout_at);
             self.arm_if_later(key, at);
         } else if svc != self.fallback {
             // Served for a caller that had already abandoned the attempt.
@@ -274,25 +280,27 @@ impl Simulation<'_> {
     pub(super) fn arm_queue_timer(&mut self, svc: u16) {
         let s = &mut self.services[svc as usize];
         if s.queue_timer.is_none()
-            && let Some(at) = s.next_expiry()
+            && let Some((at, seq)) = s.next_expiry()
         {
             s.queue_timer = Some(at);
-            self.push(Event::new(EventKind::QueueTimeout, at, 0, 0).at_service(svc));
+            let mut check = Event::new(EventKind::QueueTimeout, at, 0, 0).at_service(svc);
+            check.seq = seq;
+            self.queue.push_as_of(check);
         }
     }
 
-    /// Drops every queued attempt of `svc` that has waited `queue_timeout`: each is answered
-    /// 503 now and counted as shed.
-    pub(super) fn queue_timeout(&mut self, svc: u16) {
+    /// Drops every queued attempt of `svc` whose queue timeout is due by this check (`seq`:
+    /// its insertion number): each is answered 503 now and counted as shed.
+    pub(super) fn queue_timeout(&mut self, svc: u16, seq: u64) {
         let now = self.now;
         self.services[svc as usize].queue_timer = None;
-        while let Some(q) = self.services[svc as usize].expire(now) {
+        while let Some(q) = self.services[svc as usize].expire(now, seq) {
             if svc != self.fallback {
                 self.metrics.services[svc as usize].shed += 1;
                 self.timelines[svc as usize].at(now).shed += 1;
             }
             let hint = self.services[svc as usize].overload_hint();
-            if self.is_live(q.request, q.serial, svc) && self.requests[q.request].sampled {
+            if self.is_live(q.request, q.serial, svc) && self.requests[q.request].sampled() {
                 self.requests.info_mut(q.request).shed = true;
             }
             self.respond(q.request, q.serial, svc, Status::Unavailable, hint);

@@ -78,10 +78,10 @@ impl Simulation<'_> {
             serial: r.serial,
             in_flight: r.in_flight,
             policy: r.policy,
-            bad_request,
             attempt: 1,
             ..Request::new()
         };
+        self.requests[key].set_bad_request(bad_request);
         *self.requests.info_mut(key) = RequestInfo {
             client: info.client,
             parent: info.parent,
@@ -101,7 +101,7 @@ impl Simulation<'_> {
             } else {
                 info.number as u64
             };
-            self.requests[key].sampled = unit.is_multiple_of(self.sample_every[p]);
+            self.requests[key].set_sampled(unit.is_multiple_of(self.sample_every[p]));
         }
         self.metrics.services[policy.target as usize].requests += 1;
         if let Some(p) = population {

@@ -313,7 +313,10 @@ end = "1h"
     // The second job's call gives up after its 5th attempt, at 190 ms (before the client's
     // timeout at 210 ms): mid answers 500 then, and the client, at its last attempt, gives up.
     assert_eq!(m.requests[0].latency.unwrap(), ms(190));
-    assert_eq!(m.requests[0].outcome, Outcome::GaveUp(GiveUpReason::Attempts));
+    assert_eq!(
+        m.requests[0].outcome,
+        Outcome::GaveUp(GiveUpReason::Attempts)
+    );
 }
 
 fn conservation(m: &RunMetrics) -> Result<(), TestCaseError> {

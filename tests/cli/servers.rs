@@ -186,9 +186,11 @@ fn a_crash_loses_everything_held_and_nothing_answers_until_it_ends() {
         "max_attempts = 2\ntimeout = \"300ms\"",
     ));
     let m = run(&s, 0);
-    // Both time out at 300 ms; client 1's timer entered the queue first (when it queued,
-    // client 0's when its lost service would have ended), so it retries first.
-    assert_eq!(latencies(&m), [ms(510), ms(410)]);
+    // Both time out at 300 ms. Their timers were set when they were sent, client 0's
+    // first, so client 0 retries first, though its timer entered the event queue last (when
+    // its lost service would have ended; client 1's when it queued). Before the queue
+    // numbered timers by when they were set, client 1 went first.
+    assert_eq!(latencies(&m), [ms(410), ms(510)]);
     assert_eq!(m.entry().lost, 2);
     assert_eq!(m.entry().timeouts, 2);
     assert_eq!(m.entry().wasted, 0, "lost work never finishes");
@@ -207,6 +209,109 @@ fn a_crash_loses_everything_held_and_nothing_answers_until_it_ends() {
     assert_eq!(latencies(&m), [ms(410)]);
     assert_eq!(m.entry().calls, 1, "the unreachable attempt never arrived");
     assert_eq!(m.entry().retries[4], 1, "retried after `unreachable`");
+}
+
+/// Two timers due at one instant fire in the order they were set (when their attempts were
+/// sent), however late each entered the event queue. Both clients send at 0 (1 ms each way);
+/// client 0 is served 1-11 ms (its answer would reach it at 12), client 1 queues; both
+/// attempts time out at 11.5 ms. Client 0's timer was set first, so it retries first: it
+/// arrives at 12.5 ms, takes the only queue place behind client 1 and is served 21-31 ms
+/// (latency 32 ms); client 1's retry finds the queue full, and its 503 reaches it at
+/// 13.5 ms. Client 0's timer entered the queue at 11 ms, client 1's at 1 ms.
+#[test]
+fn timers_due_at_one_instant_fire_in_the_order_they_were_set() {
+    let text = r#"
+name = "ties"
+time_limit = "1s"
+[clients]
+count = 2
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 1
+queue = 1
+service = { dist = "constant", value = "10ms" }
+[retry]
+max_attempts = 2
+timeout = "11500us"
+timeout_multiplier = 4.0
+[[strategy]]
+name = "s"
+base = "0s"
+cap = "0s"
+"#;
+    let m = run(&scenario(text), 0);
+    assert_eq!(latencies(&m), [ms(32), SimDuration(13_500_000)]);
+    assert_eq!(
+        m.requests
+            .iter()
+            .filter(|r| r.outcome == Outcome::Succeeded)
+            .count(),
+        1
+    );
+}
+
+/// A queue timeout due at the instant a slot frees is handled in the order the two were
+/// set. a is served 1-11 ms; b queues at 1 ms, c at 3 ms (queue timeout 12 ms: c's drop is
+/// set for 15 ms at 3 ms). A capacity step to 2 slots at 5 ms starts b, whose end (15 ms)
+/// is set then, after c's drop; the step back to 1 slot at 6 ms means a's end starts
+/// nothing. At 15 ms c's drop comes first: c is shed (503, latency 14 ms) and b's end
+/// starts nothing. Before, c was served, because the one queue-timeout check of the server
+/// was re-armed for c only at 13 ms (b's stale check), after b's end had been scheduled.
+#[test]
+fn a_queue_timeout_and_a_service_end_at_one_instant_keep_the_order_they_were_set() {
+    let text = r#"
+name = "qt"
+time_limit = "1s"
+[[clients]]
+name = "a"
+count = 1
+[[clients]]
+name = "b"
+count = 1
+[[clients]]
+name = "c"
+count = 1
+start = "2ms"
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 1
+queue = 5
+queue_timeout = "12ms"
+service = { dist = "constant", value = "10ms" }
+[[server.capacity]]
+at = "5ms"
+concurrency = 2
+[[server.capacity]]
+at = "6ms"
+concurrency = 1
+[retry]
+max_attempts = 1
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "s"
+"#;
+    let m = run(&scenario(text), 0);
+    let by_population: Vec<_> = {
+        let mut r: Vec<_> = m
+            .requests
+            .iter()
+            .map(|r| (r.population, r.outcome, r.latency.unwrap()))
+            .collect();
+        r.sort_by_key(|x| x.0);
+        r
+    };
+    assert_eq!(
+        by_population,
+        [
+            (0, Outcome::Succeeded, ms(12)),
+            (1, Outcome::Succeeded, ms(16)),
+            (2, Outcome::GaveUp(GiveUpReason::Attempts), ms(14)),
+        ]
+    );
+    assert_eq!(m.entry().shed, 1);
 }
 
 /// Autoscaling every second from 1 slot (target 0.5, warmup 2 s): a saturated first second

@@ -726,8 +726,7 @@ max_attempts = 2
     assert_eq!(one_shot.len(), 4);
     assert_eq!(one_shot, retry);
     // The strategies do end requests differently (else the test would prove nothing).
-    let outcomes = |r: &[herdsim::metrics::RequestRecord]| {
-        r.iter().map(|x| x.outcome).collect::<Vec<_>>()
-    };
+    let outcomes =
+        |r: &[herdsim::metrics::RequestRecord]| r.iter().map(|x| x.outcome).collect::<Vec<_>>();
     assert_ne!(outcomes(&one_shot_requests), outcomes(&retry_requests));
 }

@@ -1,8 +1,11 @@
 //! The event queue: hierarchical timing wheels on integer time, FIFO among equal times.
 //!
 //! Events at equal times pop in insertion order, so the order of a run is total and
-//! reproducible (the contract's "ties broken by insertion order"). Events are small `Copy`
-//! values stored by value: no allocation per event.
+//! reproducible (the contract's "ties broken by insertion order"): the queue numbers every
+//! push, and orders by (time, number). A timer the engine arms late, once it knows it will
+//! fire (see the engine's lazy timers), is pushed with the number it reserved when it was
+//! conceptually set, so it pops where it would have had it been pushed then. Events are
+//! small `Copy` values stored by value: no allocation per event.
 //!
 //! Why wheels: a simulation never schedules into the past, and a herd's events crowd into
 //! the next few hundred milliseconds (network and service times) with a tail of backoff
@@ -81,11 +84,13 @@ impl EventKind {
     }
 }
 
-/// One scheduled event: 24 bytes, `Copy`.
+/// One scheduled event: 32 bytes, `Copy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
     /// When it fires.
     pub time: SimTime,
+    /// Its insertion number, set by the queue (ties of `time` pop in this order).
+    pub seq: u64,
     /// The request key (or job, breaker index: see [`EventKind`]).
     pub id: u32,
     /// The attempt serial it belongs to; stale events (an older serial) are ignored.
@@ -106,6 +111,7 @@ impl Event {
     pub fn new(kind: EventKind, time: SimTime, id: u32, serial: u32) -> Self {
         Event {
             time,
+            seq: 0,
             id,
             serial,
             aux: 0,
@@ -135,6 +141,12 @@ impl Event {
         self.service = service;
         self
     }
+
+    /// The queue's order: time, then insertion number.
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.time.0, self.seq)
+    }
 }
 
 /// Consumed events at one instant beyond which `current` drops its consumed prefix.
@@ -157,12 +169,10 @@ const COARSE_MASK: u64 = (1 << COARSE_BITS) - 1;
 /// hierarchy): the 67 ms *coarse slot* being simulated is split into 1 024 *fine buckets* of
 /// 65.5 µs; the 18-minute *epoch* around it into 16 384 coarse slots; events beyond the
 /// epoch wait in a binary heap. A push is an index and an append. A fine bucket is sorted by
-/// time, stably, when the simulation reaches it (a few events each in a herd); a coarse slot
-/// is spread over the fine buckets when the simulation reaches it, an epoch's events are
-/// pulled from the heap when it begins. Every move keeps insertion order, and a bucket that
-/// receives moved events is still empty then (before its range was reached, its events
-/// went to the level above), so events of equal time pop in insertion order. Bitmaps find
-/// the next non-empty bucket or slot, so empty stretches of time cost nothing.
+/// (time, insertion number) when the simulation reaches it (a few events each in a herd); a
+/// coarse slot is spread over the fine buckets when the simulation reaches it, an epoch's
+/// events are pulled from the heap when it begins. Bitmaps find the next non-empty bucket
+/// or slot, so empty stretches of time cost nothing.
 ///
 /// Invariant: every pushed event is no earlier than the last popped one (the engine only
 /// schedules at `now + d`). Pushing into the past is a caller bug; it panics in debug builds.
@@ -179,7 +189,8 @@ pub struct EventQueue {
     coarse: Wheel,
     /// Events beyond the epoch, by (time, insertion number).
     far: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, FarEvent)>>,
-    far_seq: u64,
+    /// The insertion number of the next push (or reservation).
+    next_seq: u64,
     len: usize,
     last: u64,
 }
@@ -227,7 +238,7 @@ impl EventQueue {
             fine: Wheel::new(FINE_BITS, KEEP_BUCKET),
             coarse: Wheel::new(COARSE_BITS, 0),
             far: std::collections::BinaryHeap::new(),
-            far_seq: 0,
+            next_seq: 0,
             len: 0,
             last: 0,
         }
@@ -264,7 +275,7 @@ impl EventQueue {
         }
         self.head = 0;
         self.fine_at = 0;
-        self.far_seq = 0;
+        self.next_seq = 0;
         self.len = 0;
         self.last = 0;
         SPARE_QUEUE.with(|spare| *spare.borrow_mut() = Some(self));
@@ -280,7 +291,7 @@ impl EventQueue {
             fine: Wheel::hollow(),
             coarse: Wheel::hollow(),
             far: std::collections::BinaryHeap::new(),
-            far_seq: 0,
+            next_seq: 0,
             len: 0,
             last: 0,
         }
@@ -290,7 +301,32 @@ impl EventQueue {
     /// event with the same time pushed before it. O(1), except into the bucket being
     /// consumed (a sorted insert) and beyond the epoch (a heap push).
     #[inline]
-    pub fn push(&mut self, event: Event) {
+    pub fn push(&mut self, mut event: Event) {
+        event.seq = self.reserve();
+        self.push_as_of(event);
+    }
+
+    /// Takes the next insertion number without pushing: an event pushed later with it (by
+    /// [`EventQueue::push_as_of`]) pops as if it had been pushed now.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    /// The full insertion number whose low 32 bits are `low`, reserved since the last
+    /// 2^32 numbers were taken (request state keeps 32 bits of a reservation).
+    #[inline]
+    pub fn reserved_from_low_bits(&self, low: u32) -> u64 {
+        let behind = (self.next_seq as u32).wrapping_sub(low);
+        self.next_seq - u64::from(behind)
+    }
+
+    /// Schedules `event` with the insertion number it carries (from [`EventQueue::reserve`]).
+    #[inline]
+    pub fn push_as_of(&mut self, event: Event) {
+        debug_assert!(event.seq < self.next_seq, "a number never reserved");
         debug_assert!(
             event.time.0 >= self.last,
             "an event was scheduled in the past"
@@ -306,9 +342,8 @@ impl EventQueue {
             self.coarse
                 .push(((t >> COARSE_SHIFT) & COARSE_MASK) as usize, event);
         } else {
-            self.far_seq += 1;
             self.far
-                .push(std::cmp::Reverse((t, self.far_seq, FarEvent(event))));
+                .push(std::cmp::Reverse((t, event.seq, FarEvent(event))));
         }
     }
 
@@ -321,10 +356,11 @@ impl EventQueue {
             self.current.drain(..self.head);
             self.head = 0;
         }
+        let key = event.key();
         match self.current.last() {
-            Some(e) if e.time > event.time => {
+            Some(e) if e.key() > key => {
                 let pending = &self.current[self.head..];
-                let at = self.head + pending.partition_point(|e| e.time <= event.time);
+                let at = self.head + pending.partition_point(|e| e.key() < key);
                 self.current.insert(at, event);
             }
             _ => self.current.push(event),
@@ -433,10 +469,11 @@ impl EventQueue {
     }
 }
 
-/// Sorts the events of one fine bucket by time, keeping insertion order among equal times:
-/// insertion sort for the few events of a spread-out herd; for a crowded bucket, a stable
-/// two-pass counting sort on the 16 low bits (all its times share the bits above, and
-/// `FINE_SHIFT` is 16), which costs a few operations per event whatever their order.
+/// Sorts the events of one fine bucket by (time, insertion number): insertion sort for the
+/// few events of a spread-out herd; for a crowded bucket, a stable two-pass counting sort on
+/// the 16 low bits of the time (all its times share the bits above, and `FINE_SHIFT` is 16),
+/// which costs a few operations per event whatever their order, then an insertion pass for
+/// the rare equal times whose events were not pushed in number order (a late timer).
 fn sort_by_time(events: &mut Vec<Event>) {
     const _: () = assert!(
         FINE_SHIFT == 16,
@@ -444,18 +481,9 @@ fn sort_by_time(events: &mut Vec<Event>) {
     );
     let n = events.len();
     if n <= 48 {
-        for i in 1..n {
-            let e = events[i];
-            let mut j = i;
-            while j > 0 && events[j - 1].time > e.time {
-                events[j] = events[j - 1];
-                j -= 1;
-            }
-            events[j] = e;
-        }
-        return;
+        return insertion_sort(events);
     }
-    if events.windows(2).all(|w| w[0].time <= w[1].time) {
+    if events.windows(2).all(|w| w[0].key() <= w[1].key()) {
         return;
     }
     let mut tmp = Vec::with_capacity(n);
@@ -479,6 +507,21 @@ fn sort_by_time(events: &mut Vec<Event>) {
             counts[d] += 1;
         }
         std::mem::swap(events, &mut tmp);
+    }
+    // Sorted by time, stably: only equal times can still be out of number order.
+    insertion_sort(events);
+}
+
+/// Insertion sort by (time, insertion number): linear on a sorted or nearly sorted slice.
+fn insertion_sort(events: &mut [Event]) {
+    for i in 1..events.len() {
+        let e = events[i];
+        let mut j = i;
+        while j > 0 && events[j - 1].key() > e.key() {
+            events[j] = events[j - 1];
+            j -= 1;
+        }
+        events[j] = e;
     }
 }
 

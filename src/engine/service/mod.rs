@@ -25,6 +25,10 @@ pub struct Queued {
     pub answer: Status,
     /// When it arrived.
     pub joined: SimTime,
+    /// The event-queue insertion number reserved for its queue timeout when it arrived (0
+    /// without `queue_timeout`): the drop pops among the events of its instant as if it had
+    /// been scheduled then.
+    pub timer_seq: u64,
 }
 
 /// What happened to an arrival.
@@ -345,18 +349,22 @@ impl Service {
         Some(next)
     }
 
-    /// Drops the oldest queued attempt if it has waited `queue_timeout` by `now`. The queue
-    /// is ordered by arrival whatever the discipline, so expiries come from the front.
-    pub fn expire(&mut self, now: SimTime) -> Option<Queued> {
+    /// Drops the oldest queued attempt if its queue timeout comes no later than (`now`,
+    /// insertion number `seq`): a timeout due at this instant but set after the check being
+    /// handled waits for its own turn. The queue is ordered by arrival whatever the
+    /// discipline, so expiries come from the front.
+    pub fn expire(&mut self, now: SimTime, seq: u64) -> Option<Queued> {
         let limit = self.spec.queue_timeout?;
         let front = self.queue.front()?;
-        (front.joined + limit <= now).then(|| self.queue.pop_front().expect("front exists"))
+        ((front.joined + limit, front.timer_seq) <= (now, seq))
+            .then(|| self.queue.pop_front().expect("front exists"))
     }
 
-    /// When the oldest queued attempt will time out, if any.
-    pub fn next_expiry(&self) -> Option<SimTime> {
+    /// When the oldest queued attempt will time out, if any, and the insertion number its
+    /// timeout reserved.
+    pub fn next_expiry(&self) -> Option<(SimTime, u64)> {
         let limit = self.spec.queue_timeout?;
-        self.queue.front().map(|q| q.joined + limit)
+        self.queue.front().map(|q| (q.joined + limit, q.timer_seq))
     }
 
     /// Sets the slots at `now` (capacity step or autoscaling). The caller then starts queued

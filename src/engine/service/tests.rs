@@ -24,6 +24,7 @@ fn entry(request: u32) -> Queued {
         serial: 1,
         answer: Status::Ok,
         joined: SimTime::ZERO,
+        timer_seq: u64::from(request),
     }
 }
 
@@ -70,9 +71,11 @@ fn lifo_serves_the_newest_and_expiry_takes_the_oldest() {
     for r in 1..=3 {
         s.admit(at(r as u64 * 10), entry(r), false, 0, true, || 0.0);
     }
-    assert_eq!(s.next_expiry(), Some(at(110)));
-    assert_eq!(s.expire(at(109)), None);
-    assert_eq!(s.expire(at(110)).map(|q| q.request), Some(1));
+    assert_eq!(s.next_expiry(), Some((at(110), 1)));
+    assert_eq!(s.expire(at(109), u64::MAX), None);
+    // Due at 110, but its timeout (number 1) was set after a check numbered 0.
+    assert_eq!(s.expire(at(110), 0), None);
+    assert_eq!(s.expire(at(110), 1).map(|q| q.request), Some(1));
     s.release(at(115));
     assert_eq!(s.take_next(at(115)).map(|q| q.request), Some(3));
     assert_eq!(s.queued(), 1);
