@@ -1,12 +1,12 @@
 //! Trace files: `trace = "FILE.csv"` populations, read into arrival times.
 //!
 //! This module owns the trace format: a header `t_s`, then one row per logical request with
-//! its arrival time in seconds (finite, >= 0, non-decreasing). Each bad row is reported with
-//! the trace file's own `file:line:col`. Paths are resolved relative to the scenario file's
+//! its arrival time in seconds (finite, >= 0, non-decreasing); blank lines (empty or only
+//! whitespace) are skipped. Each bad row is reported with the trace file's own
+//! `file:line:col`, its physical line whatever the line ends. Paths are resolved relative to the scenario file's
 //! folder, and [`Traces`] reads each file once however many sweep points use it.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -61,13 +61,9 @@ impl Traces {
             .entry(path.clone())
             .or_insert_with(|| {
                 let shown = path.display().to_string();
-                let text = std::fs::File::open(&path)
-                    .and_then(|mut f| {
-                        let mut bytes = Vec::new();
-                        f.read_to_end(&mut bytes).map(|_| bytes)
-                    })
-                    .map_err(|e| TraceProblem::Unreadable(e.to_string()))?;
-                parse(&shown, text.as_slice())
+                let text =
+                    std::fs::read(&path).map_err(|e| TraceProblem::Unreadable(e.to_string()))?;
+                parse(&shown, &text)
                     .map(Arc::from)
                     .map_err(TraceProblem::Invalid)
             })
@@ -76,7 +72,12 @@ impl Traces {
 }
 
 /// Parses trace text. `file` names it in messages.
-pub fn parse(file: &str, input: impl Read) -> Result<Vec<SimTime>, Vec<ScenarioError>> {
+///
+/// Blank lines (empty or only whitespace) are skipped. Every message names the physical
+/// line of the file, whatever its line ends: the csv crate's own line count is not that
+/// (it misses the `\n` of a CRLF row end and the blank lines it skips before a row), so
+/// lines are counted from the byte offsets it gives instead, by [`Lines`].
+pub fn parse(file: &str, input: &[u8]) -> Result<Vec<SimTime>, Vec<ScenarioError>> {
     let at = |line: u64, msg: String| ScenarioError {
         file: file.to_string(),
         line: Some(line as usize),
@@ -84,23 +85,34 @@ pub fn parse(file: &str, input: impl Read) -> Result<Vec<SimTime>, Vec<ScenarioE
         key: COLUMN.to_string(),
         msg,
     };
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
+    let mut lines = Lines::new(input);
+    // The header is the first line that is not blank, so read as a row like the others.
+    let mut rows = csv::ReaderBuilder::new()
+        .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_reader(input);
-    let header = match reader.headers() {
-        Ok(h) => h.clone(),
-        Err(e) => return Err(vec![at(line_of(&e), csv_problem(&e))]),
+        .from_reader(input)
+        .into_records()
+        .filter_map(|row| {
+            let line = lines.of(match &row {
+                Ok(r) => r.position(),
+                Err(e) => e.position(),
+            });
+            (!lines.blank()).then_some((line, row))
+        });
+    let (header_line, header) = match rows.next() {
+        None => (1, csv::StringRecord::new()),
+        Some((line, Ok(header))) => (line, header),
+        Some((line, Err(e))) => return Err(vec![at(line, csv_problem(&e))]),
     };
     if header.len() != 1 || &header[0] != COLUMN {
-        let found = if header.is_empty() || header.iter().all(str::is_empty) {
+        let found = if header.iter().all(str::is_empty) {
             "an empty first line".to_string()
         } else {
             format!("`{}`", header.iter().collect::<Vec<_>>().join(","))
         };
         return Err(vec![at(
-            1,
+            header_line,
             format!(
                 "expected the header `{COLUMN}` (one column: arrival times in seconds), found {found}"
             ),
@@ -110,12 +122,8 @@ pub fn parse(file: &str, input: impl Read) -> Result<Vec<SimTime>, Vec<ScenarioE
     let mut problems = Vec::new();
     // The previous good time, as written and in nanoseconds.
     let mut previous: Option<(String, u64)> = None;
-    for record in reader.records() {
+    for (line, record) in rows {
         if problems.len() == MAX_PROBLEMS {
-            let line = match &record {
-                Ok(r) => r.position().map_or(0, |p| p.line()),
-                Err(e) => line_of(e),
-            };
             problems.push(at(
                 line,
                 format!("expected at most {MAX_PROBLEMS} problems per trace file, found more: fix the ones above first"),
@@ -125,11 +133,10 @@ pub fn parse(file: &str, input: impl Read) -> Result<Vec<SimTime>, Vec<ScenarioE
         let record = match record {
             Ok(r) => r,
             Err(e) => {
-                problems.push(at(line_of(&e), csv_problem(&e)));
+                problems.push(at(line, csv_problem(&e)));
                 continue;
             }
         };
-        let line = record.position().map_or(0, |p| p.line());
         if record.len() != 1 {
             let fields: Vec<&str> = record.iter().collect();
             problems.push(at(
@@ -182,7 +189,7 @@ pub fn parse(file: &str, input: impl Read) -> Result<Vec<SimTime>, Vec<ScenarioE
     }
     if problems.is_empty() && times.is_empty() {
         problems.push(at(
-            1,
+            header_line,
             "expected at least one row (one per logical request) after the header, found none"
                 .to_string(),
         ));
@@ -194,8 +201,59 @@ pub fn parse(file: &str, input: impl Read) -> Result<Vec<SimTime>, Vec<ScenarioE
     }
 }
 
-fn line_of(e: &csv::Error) -> u64 {
-    e.position().map_or(1, |p| p.line())
+/// Physical line numbers (1-based) of the rows the csv crate reads, from their byte offsets.
+///
+/// A line ends at `\n`, `\r\n` or a lone `\r`, as for the csv crate. Rows are looked up in
+/// file order, so the whole file is scanned once.
+struct Lines<'a> {
+    input: &'a [u8],
+    /// Where the last row looked up starts, and its line.
+    at: usize,
+    line: u64,
+}
+
+impl<'a> Lines<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        Lines {
+            input,
+            at: 0,
+            line: 1,
+        }
+    }
+
+    /// The line of the row the csv crate placed at `position`. The crate places a row just
+    /// after the previous row's end, so before the rest of a CRLF and any empty lines: the
+    /// row starts at the first byte from there that is not a line end. Without a position
+    /// (never the case for rows read from a slice), the first line.
+    fn of(&mut self, position: Option<&csv::Position>) -> u64 {
+        let Some(offset) = position.map(|p| p.byte() as usize) else {
+            return 1;
+        };
+        let offset = offset.min(self.input.len());
+        if offset < self.at {
+            // Not in file order: count again from the start.
+            (self.at, self.line) = (0, 1);
+        }
+        let mut i = self.at;
+        while i < self.input.len() && (i < offset || matches!(self.input[i], b'\n' | b'\r')) {
+            let lone_cr = self.input[i] == b'\r' && self.input.get(i + 1) != Some(&b'\n');
+            if self.input[i] == b'\n' || lone_cr {
+                self.line += 1;
+            }
+            i += 1;
+        }
+        self.at = i;
+        self.line
+    }
+
+    /// Whether the line of the last row looked up holds only whitespace: a blank line the
+    /// csv crate reads as a row of one empty field (it skips only empty lines itself).
+    fn blank(&self) -> bool {
+        self.input[self.at..]
+            .iter()
+            .take_while(|&&b| b != b'\n' && b != b'\r')
+            .all(u8::is_ascii_whitespace)
+    }
 }
 
 /// A CSV-level fault in plain words (the csv crate's own wording names its internals).
@@ -252,6 +310,58 @@ mod tests {
             bad("t_s\n1\n12.5\n12.25\n13\n"),
             ["a.csv:4:1: t_s: expected a time >= the previous one (12.5), found 12.25"]
         );
+    }
+
+    #[test]
+    fn lines_are_the_files_own_whatever_the_line_ends_and_blank_lines() {
+        let found = |line: usize, text: &str| {
+            format!(
+                "a.csv:{line}:1: t_s: expected a time in seconds (a finite number >= 0), found \"{text}\""
+            )
+        };
+        let earlier = |line: usize, shown: &str| {
+            format!(
+                "a.csv:{line}:1: t_s: expected a time >= the previous one ({shown}), found 0.05"
+            )
+        };
+        assert_eq!(bad("t_s\r\nx\r\n"), [found(2, "x")]);
+        assert_eq!(
+            bad("t_s\r\n1\r\n2\r\n3\r\n4\r\n5\r\nx\r\ny\r\n"),
+            [found(7, "x"), found(8, "y")]
+        );
+        assert_eq!(bad("t_s\r\n0.1\r\n0.05\r\n"), [earlier(3, "0.1")]);
+        assert_eq!(bad("t_s\n1\n\n\n\nx\n"), [found(6, "x")]);
+        assert_eq!(bad("t_s\n0.1\n\n0.05\n"), [earlier(4, "0.1")]);
+        // Blank lines in CRLF and old Mac (CR) files, and before the header, count too.
+        assert_eq!(bad("t_s\r\n\r\n1\r\n\r\nx"), [found(5, "x")]);
+        assert_eq!(bad("t_s\r1\r\rx\r"), [found(4, "x")]);
+        assert_eq!(
+            bad("\n \r\ntime\n1\n"),
+            [
+                "a.csv:3:1: t_s: expected the header `t_s` (one column: arrival times in seconds), found `time`"
+            ]
+        );
+        let many = format!("t_s\r\n\r\n{}", "x\r\n".repeat(20));
+        assert!(bad(&many)[MAX_PROBLEMS].starts_with("a.csv:13:1: t_s: expected at most 10"));
+    }
+
+    #[test]
+    fn whitespace_only_lines_are_skipped_like_empty_ones() {
+        assert_eq!(
+            ok("t_s\n1\n   \n\t\n2\r\n \r\n3\n  "),
+            [1_000_000_000, 2_000_000_000, 3_000_000_000]
+        );
+        assert_eq!(
+            bad("t_s\n \n1\n \nx\n"),
+            ["a.csv:5:1: t_s: expected a time in seconds (a finite number >= 0), found \"x\""]
+        );
+        // An empty quoted field is a value, not a blank line.
+        assert_eq!(
+            bad("t_s\n\"\"\n"),
+            ["a.csv:2:1: t_s: expected a time in seconds (a finite number >= 0), found \"\""]
+        );
+        // Only blank lines after the header is still no row.
+        assert!(bad("t_s\n \n\n")[0].contains("expected at least one row"));
     }
 
     #[test]

@@ -304,6 +304,70 @@ fn fails_with_a_non_numeric_trace_cell() {
 }
 
 #[test]
+fn trace_problems_name_the_physical_line_with_crlf_ends_and_blank_lines() {
+    let cases: [(&str, &[&str]); 5] = [
+        (
+            "t_s\r\nx\r\n",
+            &[
+                "data/arrivals.csv:2:1: t_s: expected a time in seconds (a finite number >= 0), found \"x\"",
+            ],
+        ),
+        (
+            "t_s\r\n1\r\n2\r\n3\r\n4\r\n5\r\nx\r\ny\r\n",
+            &[
+                "data/arrivals.csv:7:1: t_s: expected a time in seconds",
+                "data/arrivals.csv:8:1: t_s: expected a time in seconds",
+            ],
+        ),
+        (
+            "t_s\r\n0.1\r\n0.05\r\n",
+            &["data/arrivals.csv:3:1: t_s: expected a time >= the previous one (0.1), found 0.05"],
+        ),
+        (
+            "t_s\n1\n\n\n\nx\n",
+            &[
+                "data/arrivals.csv:6:1: t_s: expected a time in seconds (a finite number >= 0), found \"x\"",
+            ],
+        ),
+        (
+            "t_s\n0.1\n\n0.05\n",
+            &["data/arrivals.csv:4:1: t_s: expected a time >= the previous one (0.1), found 0.05"],
+        ),
+    ];
+    for (trace, expected) in cases {
+        let stderr = refused_with(
+            "check",
+            &with_trace(),
+            &[("data/arrivals.csv", trace)],
+            expected,
+        );
+        assert_eq!(
+            problems(&stderr).len(),
+            expected.len(),
+            "{trace:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn whitespace_only_trace_lines_are_skipped() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path().join("data")).expect("data folder");
+    ws.file("data/arrivals.csv", "t_s\r\n0.5\r\n   \r\n1\r\n\t\r\n");
+    ws.file("ok.toml", &with_trace());
+    let out = crate::common::herdsim()
+        .current_dir(ws.path())
+        .args(["check", "ok.toml"])
+        .output()
+        .expect("run herdsim");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn fails_with_a_bad_trace_header() {
     refused_with(
         "check",
