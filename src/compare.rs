@@ -47,7 +47,7 @@ pub struct Summary {
     pub scenario: Option<String>,
     /// The seed of the run.
     pub seed: Option<u64>,
-    /// [`crate::scenario::scenario_hash`] of the scenario text.
+    /// [`crate::scenario::scenario_hash`] of the scenario text and its traces.
     pub hash: Option<String>,
     /// Every column, in order.
     pub columns: Vec<String>,

@@ -21,10 +21,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::runner::{Partial, Shard};
+pub use crate::scenario::sha256;
 
 /// What the shard flag asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,21 +146,41 @@ pub struct Manifest {
     pub attempts: bool,
     /// The `--set` settings (already written into `scenario.toml`), for `summary.json`.
     pub set: Vec<String>,
+    /// The trace files the scenario reads, in the order first read (their contents are in
+    /// `scenario_hash`). Absent without traces, so such manifests are as they always were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<ManifestTrace>,
     /// SHA-256 of `partial.json`.
     pub partial_sha256: String,
 }
 
-/// SHA-256 of `bytes`, in lower-case hex.
-pub fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// A trace file in a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestTrace {
+    /// Its path as written in the scenario (relative to the scenario's folder).
+    pub file: String,
+    /// SHA-256 of its contents.
+    pub sha256: String,
 }
 
-/// The hash that identifies a run's results: the scenario text, its seed and replications.
-pub fn run_hash(source: &str, seed: u64, replications: u32) -> String {
-    sha256(format!("{source}\0seed={seed}\0replications={replications}").as_bytes())
+impl Manifest {
+    /// The SHA-256 of each trace, in order, as [`run_hash`] takes them.
+    pub fn trace_hashes(&self) -> impl Iterator<Item = &str> {
+        self.traces.iter().map(|t| t.sha256.as_str())
+    }
+}
+
+/// The hash that identifies a run's results: the scenario text with the SHA-256 of each
+/// trace file it reads (`traces`, see [`crate::scenario::hashed_text`]), its seed and
+/// replications.
+pub fn run_hash<'a>(
+    source: &str,
+    traces: impl IntoIterator<Item = &'a str>,
+    seed: u64,
+    replications: u32,
+) -> String {
+    let text = crate::scenario::hashed_text(source, traces);
+    sha256(format!("{text}\0seed={seed}\0replications={replications}").as_bytes())
 }
 
 /// The three files of a shard folder, as bytes.
@@ -280,7 +300,13 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
             .map_err(|e| bad(format!("partial.json cannot be read ({e})")))?;
         let source = String::from_utf8(read("scenario.toml")?)
             .map_err(|_| bad("scenario.toml is not UTF-8".into()))?;
-        if run_hash(&source, manifest.seed, manifest.replications) != manifest.scenario_hash {
+        let hash = run_hash(
+            &source,
+            manifest.trace_hashes(),
+            manifest.seed,
+            manifest.replications,
+        );
+        if hash != manifest.scenario_hash {
             return Err(bad(
                 "scenario.toml does not match the scenario hash in manifest.json".into(),
             ));

@@ -21,7 +21,7 @@ pub(super) fn run_shards(
     args: &RunArgs,
     pool: &rayon::ThreadPool,
 ) -> Result<()> {
-    use crate::shard::{Manifest, ShardArg, folder_name, run_hash, shard_files};
+    use crate::shard::{Manifest, ManifestTrace, ShardArg, folder_name, run_hash, shard_files};
     let shard = match shard {
         ShardArg::Fixed(s) => s,
         ShardArg::Auto => {
@@ -54,7 +54,12 @@ pub(super) fn run_shards(
             herdsim: env!("CARGO_PKG_VERSION").to_string(),
             scenario: first.name.clone(),
             file: file.file.clone(),
-            scenario_hash: run_hash(&file.source, first.seed, first.replications),
+            scenario_hash: run_hash(
+                &file.source,
+                file.trace_hashes(),
+                first.seed,
+                first.replications,
+            ),
             seed: first.seed,
             replications: first.replications,
             shard: shard.index,
@@ -67,6 +72,14 @@ pub(super) fn run_shards(
                 .set
                 .iter()
                 .map(|s| format!("{}={}", s.path, s.text))
+                .collect(),
+            traces: file
+                .traces
+                .iter()
+                .map(|t| ManifestTrace {
+                    file: t.written.clone(),
+                    sha256: t.sha256.clone(),
+                })
                 .collect(),
             partial_sha256: String::new(),
         };

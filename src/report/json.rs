@@ -12,7 +12,6 @@ use serde::ser::SerializeMap;
 use crate::error::{Error, Result};
 use crate::report::csv::{SUMMARY_COLUMNS, summary_values};
 use crate::runner::ScenarioResult;
-use crate::scenario::scenario_hash;
 use crate::scenario::sweep::{ScenarioFile, Setting};
 
 /// The format of `summary.json`; raised when a key changes meaning or goes away (keys may
@@ -106,7 +105,7 @@ pub fn summary_json(
         herdsim_version: env!("CARGO_PKG_VERSION"),
         scenario: &first.name,
         file: &name,
-        scenario_hash: scenario_hash(&file.source),
+        scenario_hash: file.hash(),
         seed,
         replications: first.replications,
         set: settings

@@ -61,13 +61,34 @@ pub fn starter(file: &std::path::Path) -> String {
     }
 }
 
-/// The scenario hash of outputs and manifests: the SHA-256 of the scenario text (after any
-/// `--set`), as 64 lowercase hex digits. For a file run without `--set` it equals
-/// `sha256sum FILE`; it does not depend on the machine, the version or the file's name.
-pub fn scenario_hash(text: &str) -> String {
+/// The scenario hash of `summary.json`: the SHA-256 of [`hashed_text`], as 64 lowercase hex
+/// digits. For a file without traces run without `--set` it equals `sha256sum FILE`; it does
+/// not depend on the machine, the version or the file's name (nor the traces' names).
+pub fn scenario_hash<'a>(text: &str, traces: impl IntoIterator<Item = &'a str>) -> String {
+    sha256(hashed_text(text, traces).as_bytes())
+}
+
+/// What decides a scenario's results besides its seed and replications: the scenario text
+/// (after any `--set`), then for each trace file it reads (`traces`: their SHA-256 in hex,
+/// in the order first read), a NUL byte and that hash. A trace's contents change the results
+/// as much as the text does, and a NUL cannot occur in TOML text, so no text with traces
+/// hashes like another text. Without traces it is the text alone, the hash it always was.
+pub fn hashed_text<'a>(text: &str, traces: impl IntoIterator<Item = &'a str>) -> String {
+    let mut hashed = text.to_string();
+    for trace in traces {
+        hashed.push('\0');
+        hashed.push_str(trace);
+    }
+    hashed
+}
+
+/// SHA-256 of `bytes`, as 64 lowercase hex digits.
+pub fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Converts a byte offset in `src` to a 1-based (line, column), counting columns in chars.

@@ -22,7 +22,7 @@ use toml_edit::{Document, Item, TableLike, Value};
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::limits;
 use crate::model::Scenario;
-use crate::scenario::trace::Traces;
+use crate::scenario::trace::{TraceFile, Traces};
 use crate::scenario::{error_at, validate_with};
 
 pub use super::settings::{Setting, load_with_settings};
@@ -91,12 +91,25 @@ pub struct ScenarioFile {
     pub axes: Vec<SweepAxis>,
     /// At least one point; exactly one without a sweep.
     pub points: Vec<SweepPoint>,
+    /// The trace files its points read, in the order first read (by the text as written,
+    /// then point by point, populations in file order).
+    pub traces: Vec<TraceFile>,
 }
 
 impl ScenarioFile {
     /// The scenario as written (the first point, for its name and shared settings).
     pub fn first(&self) -> &Scenario {
         &self.points[0].scenario
+    }
+
+    /// The SHA-256 of each trace file it reads, in the order first read.
+    pub fn trace_hashes(&self) -> impl Iterator<Item = &str> {
+        self.traces.iter().map(|t| t.sha256.as_str())
+    }
+
+    /// Its [`crate::scenario::scenario_hash`]: the text and every trace's contents.
+    pub fn hash(&self) -> String {
+        crate::scenario::scenario_hash(&self.source, self.trace_hashes())
     }
 }
 
@@ -137,6 +150,7 @@ pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, Sce
                 labels: Vec::new(),
                 scenario: base,
             }],
+            traces: traces.into_files(),
         });
     };
 
@@ -260,6 +274,7 @@ pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, Sce
             source: src.to_string(),
             axes,
             points,
+            traces: traces.into_files(),
         })
     } else {
         Err(ScenarioErrors(errors))

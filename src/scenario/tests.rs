@@ -5,12 +5,29 @@ use super::*;
 #[test]
 fn scenario_hash_is_sha256_in_hex() {
     assert_eq!(
-        scenario_hash(""),
+        scenario_hash("", []),
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     );
     assert_eq!(
-        scenario_hash("abc"),
+        scenario_hash("abc", []),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
+
+#[test]
+fn scenario_hash_covers_each_trace_after_a_nul() {
+    let (a, b) = (sha256(b"t_s\n1\n"), sha256(b"t_s\n2\n"));
+    assert_eq!(
+        scenario_hash("abc", [a.as_str()]),
+        sha256(format!("abc\0{a}").as_bytes())
+    );
+    assert_eq!(
+        scenario_hash("abc", [a.as_str(), b.as_str()]),
+        sha256(format!("abc\0{a}\0{b}").as_bytes())
+    );
+    assert_ne!(
+        scenario_hash("abc", [a.as_str()]),
+        scenario_hash("abc", [b.as_str()])
     );
 }
 

@@ -28,11 +28,24 @@ pub enum TraceProblem {
     Invalid(Vec<ScenarioError>),
 }
 
+/// A trace file a scenario reads, as the scenario hash and a shard record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceFile {
+    /// The path as written in the scenario (relative to its folder).
+    pub written: String,
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The SHA-256 of its bytes, as 64 lowercase hex digits.
+    pub sha256: String,
+}
+
 /// Trace files read so far, and the folder relative trace paths start from.
 #[derive(Debug, Clone)]
 pub struct Traces {
     folder: PathBuf,
     read: HashMap<PathBuf, Result<Arc<[SimTime]>, TraceProblem>>,
+    /// Every file read, in the order first asked for: what the scenario hash covers.
+    files: Vec<TraceFile>,
 }
 
 impl Traces {
@@ -41,6 +54,7 @@ impl Traces {
         Traces {
             folder: folder.into(),
             read: HashMap::new(),
+            files: Vec::new(),
         }
     }
 
@@ -57,17 +71,29 @@ impl Traces {
     /// The arrival times of the trace written as `written`, read once.
     pub fn get(&mut self, written: &str) -> Result<Arc<[SimTime]>, TraceProblem> {
         let path = self.path(written);
-        self.read
-            .entry(path.clone())
-            .or_insert_with(|| {
-                let shown = path.display().to_string();
-                let text =
-                    std::fs::read(&path).map_err(|e| TraceProblem::Unreadable(e.to_string()))?;
+        if let Some(read) = self.read.get(&path) {
+            return read.clone();
+        }
+        let shown = path.display().to_string();
+        let read = std::fs::read(&path)
+            .map_err(|e| TraceProblem::Unreadable(e.to_string()))
+            .and_then(|text| {
+                self.files.push(TraceFile {
+                    written: written.to_string(),
+                    path: path.clone(),
+                    sha256: super::sha256(&text),
+                });
                 parse(&shown, &text)
                     .map(Arc::from)
                     .map_err(TraceProblem::Invalid)
-            })
-            .clone()
+            });
+        self.read.insert(path, read.clone());
+        read
+    }
+
+    /// The files read, in the order first asked for.
+    pub fn into_files(self) -> Vec<TraceFile> {
+        self.files
     }
 }
 

@@ -289,7 +289,7 @@ fn summary_json_has_the_csv_rows_and_what_produced_them() {
     assert_eq!(json["replications"], 2);
     assert_eq!(json["set"], serde_json::json!([]));
     let hash = json["scenario_hash"].as_str().expect("a hash");
-    assert_eq!(hash, herdsim::scenario::scenario_hash(TINY));
+    assert_eq!(hash, herdsim::scenario::scenario_hash(TINY, []));
     assert_eq!(hash.len(), 64);
     assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()));
 
@@ -345,7 +345,7 @@ fn summary_json_records_set_values_and_seed_and_hashes_the_text_after_set() {
     assert_eq!(json["rows"][0]["seed"], 9);
     assert_eq!(json["rows"][0]["clients"], 20);
     let hash = json["scenario_hash"].as_str().unwrap();
-    assert_ne!(hash, herdsim::scenario::scenario_hash(TINY));
+    assert_ne!(hash, herdsim::scenario::scenario_hash(TINY, []));
     let again = run_tiny(&ws, "again", &["--set", "clients.count=20"]);
     assert_eq!(
         read_json(&again.join("summary.json"))["scenario_hash"],

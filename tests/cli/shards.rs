@@ -311,3 +311,90 @@ fn shard_count_without_shard_auto_is_refused() {
         assert!(!ws.path().join("output").exists(), "nothing written");
     }
 }
+
+// ---- trace populations --------------------------------------------------------------------
+
+/// A sweep whose second population replays `data/arrivals.csv` (relative to the scenario's
+/// folder), swept between that trace and `data/other.csv`: 2 points x 2 strategies x 3
+/// replications.
+fn with_traces() -> String {
+    tiny_with("replications = 2", "replications = 3").replace(
+        "[clients]\ncount = 50",
+        "[[clients]]\nname = \"herd\"\ncount = 20\n[[clients]]\nname = \"replay\"\ntrace = \"data/arrivals.csv\"\nclients = 10",
+    ) + "\n[sweep]\n\"clients.1.trace\" = [\"data/arrivals.csv\", \"data/other.csv\"]\n"
+}
+
+/// `rows` arrival times, 20 ms apart from `first` seconds.
+fn trace(rows: usize, first: f64) -> String {
+    let mut text = String::from("t_s\n");
+    for i in 0..rows {
+        text.push_str(&format!("{:.3}\n", first + i as f64 * 0.02));
+    }
+    text
+}
+
+/// Writes `sim/trace.toml` and its two traces into `ws`.
+fn trace_scenario(ws: &Workspace, arrivals: &str) {
+    fs::create_dir_all(ws.path().join("sim/data")).unwrap();
+    ws.file("sim/trace.toml", &with_traces());
+    ws.file("sim/data/arrivals.csv", arrivals);
+    ws.file("sim/data/other.csv", &trace(40, 0.5));
+}
+
+fn run_file(ws: &Workspace, file: &str, out: &str, extra: &[&str]) -> std::process::Output {
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", file, "--out", out])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn summary_hash(dir: &Path) -> String {
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    json["scenario_hash"].as_str().unwrap().to_string()
+}
+
+/// The scenario hash covers the traces' contents: another trace at the same path is
+/// another run, for `summary.json` and for `merge`.
+#[test]
+fn shards_run_against_another_trace_are_refused() {
+    let ws = Workspace::new();
+    trace_scenario(&ws, &trace(100, 0.0));
+    let quiet = ["--quiet", "--no-charts"];
+    run_file(&ws, "sim/trace.toml", "a", &quiet);
+    run_file(
+        &ws,
+        "sim/trace.toml",
+        "out",
+        &[&quiet[..], &["--shard", "0/2"]].concat(),
+    );
+    ws.file("sim/data/arrivals.csv", &trace(100, 0.01));
+    run_file(&ws, "sim/trace.toml", "b", &quiet);
+    run_file(
+        &ws,
+        "sim/trace.toml",
+        "out",
+        &[&quiet[..], &["--shard", "1/2"]].concat(),
+    );
+    assert_ne!(
+        summary_hash(&ws.path().join("a/tiny")),
+        summary_hash(&ws.path().join("b/tiny")),
+        "same scenario text, another trace"
+    );
+    let m = merge(&ws, "out/tiny", &[]);
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert_eq!(m.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (scenario hash: "),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("out/tiny/summary.csv").exists());
+}
