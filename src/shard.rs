@@ -4,9 +4,11 @@
 //! `herdsim run FILE --shard i/n` runs only the jobs (sweep point, strategy, replication)
 //! whose index in plan order is `i mod n`, and writes `<out>/<name>/shard-i-of-n/`:
 //! `partial.json` (the unreduced accumulators of its jobs, see
-//! [`crate::runner::Partial`]), `scenario.toml` (the scenario text it ran) and
-//! `manifest.json` (herdsim version, scenario hash, seed, replications, shard, job indices,
-//! the options that change outputs, and the SHA-256 of `partial.json`). A re-run shard
+//! [`crate::runner::Partial`]), `scenario.toml` (the scenario text it ran), `manifest.json`
+//! (herdsim version, scenario hash, seed, replications, shard, job indices, the options that
+//! change outputs, its trace files' names and SHA-256, and the SHA-256 of `partial.json`)
+//! and a copy of each trace file, `trace-1.csv`, ..., which `merge` reads instead of the
+//! trace files, so that it gives the same files wherever it runs. A re-run shard
 //! replaces its own folder (idempotent). `herdsim merge <out>/<name>` checks that the shards
 //! are of one scenario (one hash, one count, one version), that every job is present exactly
 //! once and that no data file was altered, then reduces them: the accumulators' folds are
@@ -25,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::runner::{Partial, Shard};
 pub use crate::scenario::sha256;
+use crate::scenario::sweep::ScenarioFile;
 
 /// What the shard flag asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +157,11 @@ pub struct Manifest {
     pub partial_sha256: String,
 }
 
+/// The name of a shard's copy of the `k`-th trace (from 0) of its manifest: `trace-1.csv`, ...
+pub fn trace_copy_name(k: usize) -> String {
+    format!("trace-{}.csv", k + 1)
+}
+
 /// A trace file in a manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestTrace {
@@ -167,6 +175,15 @@ impl Manifest {
     /// The SHA-256 of each trace, in order, as [`run_hash`] takes them.
     pub fn trace_hashes(&self) -> impl Iterator<Item = &str> {
         self.traces.iter().map(|t| t.sha256.as_str())
+    }
+
+    /// The files of its shard folder.
+    pub fn file_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = ["manifest.json", "scenario.toml", "partial.json"]
+            .map(String::from)
+            .into();
+        names.extend((0..self.traces.len()).map(trace_copy_name));
+        names
     }
 }
 
@@ -183,23 +200,64 @@ pub fn run_hash<'a>(
     sha256(format!("{text}\0seed={seed}\0replications={replications}").as_bytes())
 }
 
-/// The three files of a shard folder, as bytes.
+/// The files of a shard folder, as bytes, in [`Manifest::file_names`] order: the manifest,
+/// the scenario text, the partial results and a copy of each trace file `file` read.
 pub fn shard_files(
     manifest: &mut Manifest,
-    source: &str,
+    file: &ScenarioFile,
     partial: &Partial,
-) -> Result<Vec<(&'static str, Vec<u8>)>> {
+) -> Result<Vec<(String, Vec<u8>)>> {
     let data = serde_json::to_vec(partial)
         .map_err(|e| Error::io("cannot format", "partial.json", std::io::Error::other(e)))?;
     manifest.partial_sha256 = sha256(&data);
     let mut head = serde_json::to_vec_pretty(manifest)
         .map_err(|e| Error::io("cannot format", "manifest.json", std::io::Error::other(e)))?;
     head.push(b'\n');
-    Ok(vec![
-        ("manifest.json", head),
-        ("scenario.toml", source.as_bytes().to_vec()),
-        ("partial.json", data),
-    ])
+    let mut contents = vec![head, file.source.as_bytes().to_vec(), data];
+    for t in &file.traces {
+        // Read again rather than kept from validation (a trace may be large, and only a
+        // shard needs its bytes): the same bytes, or the shard did not run this trace.
+        let bytes = std::fs::read(&t.path).map_err(|e| Error::io("cannot read", &t.path, e))?;
+        if sha256(&bytes) != t.sha256 {
+            return Err(Error::Usage(format!(
+                "{}: the trace file changed while the shard ran; run the shard again",
+                crate::text::escape(&t.path.display().to_string())
+            )));
+        }
+        contents.push(bytes);
+    }
+    Ok(manifest.file_names().into_iter().zip(contents).collect())
+}
+
+/// The scenario the shards ran, for `merge`: `shard`'s text, with the seed and replications
+/// of its manifest, and the traces the shard stored (never the trace files themselves, which
+/// need not be where `merge` runs). A stored trace that is not the one the manifest names is
+/// refused.
+pub fn load_scenario(shard: &ShardData) -> Result<ScenarioFile> {
+    let m = &shard.manifest;
+    let folder = Path::new(&m.file).parent().unwrap_or(Path::new(""));
+    let copies = m
+        .traces
+        .iter()
+        .enumerate()
+        .map(|(k, t)| (t.file.clone(), shard.dir.join(trace_copy_name(k))));
+    let traces = crate::scenario::trace::Traces::from_copies(folder, copies);
+    let mut file = crate::scenario::sweep::load_with(&m.file, &shard.source, traces)
+        .map_err(Error::Scenario)?;
+    for (k, t) in m.traces.iter().enumerate() {
+        if file.traces.get(k).map(|read| &read.sha256) != Some(&t.sha256) {
+            return Err(Error::Usage(format!(
+                "merge: {}: {} does not match its checksum in manifest.json (altered or truncated); run this shard again",
+                crate::text::escape(&shard.dir.display().to_string()),
+                trace_copy_name(k)
+            )));
+        }
+    }
+    for p in &mut file.points {
+        p.scenario.seed = m.seed;
+        p.scenario.replications = m.replications;
+    }
+    Ok(file)
 }
 
 /// One shard read back from its folder.

@@ -83,7 +83,7 @@ pub(super) fn run_shards(
                 .collect(),
             partial_sha256: String::new(),
         };
-        let files_bytes = shard_files(&mut manifest, &file.source, &partial)?;
+        let files_bytes = shard_files(&mut manifest, file, &partial)?;
         let folder = args.out.join(&first.name);
         let staging = Staging::begin(&folder, &folder_name(shard))?;
         for (name, bytes) in &files_bytes {
@@ -126,12 +126,7 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
     let shards = crate::shard::read_shards(&args.dir)?;
     let m = shards[0].manifest.clone();
     // The stored text already has the run's `--set` settings written in.
-    let mut file =
-        crate::scenario::sweep::load_str(&m.file, &shards[0].source).map_err(Error::Scenario)?;
-    for p in &mut file.points {
-        p.scenario.seed = m.seed;
-        p.scenario.replications = m.replications;
-    }
+    let file = crate::shard::load_scenario(&shards[0])?;
     if runner::plan(&file).len() != m.total_jobs {
         return Err(Error::Usage(format!(
             "merge: the scenario of the shards plans {} jobs, their manifests {}",
@@ -188,9 +183,9 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
                 .path()
                 .join(s.dir.file_name().expect("a shard folder has a name"));
             std::fs::create_dir(&to).map_err(|e| Error::io("cannot create folder", &to, e))?;
-            for f in ["manifest.json", "scenario.toml", "partial.json"] {
-                std::fs::copy(s.dir.join(f), to.join(f))
-                    .map_err(|e| Error::io("cannot write", to.join(f), e))?;
+            for f in s.manifest.file_names() {
+                std::fs::copy(s.dir.join(&f), to.join(&f))
+                    .map_err(|e| Error::io("cannot write", to.join(&f), e))?;
             }
         }
     }

@@ -122,7 +122,15 @@ pub fn load_str(file: &str, src: &str) -> Result<ScenarioFile, ScenarioErrors> {
 /// [`load_str`] for text whose trace paths are relative to `folder` (`""`: the current
 /// directory), e.g. the built-in quickstart, which has no folder of its own.
 pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, ScenarioErrors> {
-    let mut traces = Traces::new(folder);
+    load_with(file, src, Traces::new(folder))
+}
+
+/// [`load_str`] reading trace files through `traces` (e.g. a shard's copies, for `merge`).
+pub fn load_with(
+    file: &str,
+    src: &str,
+    mut traces: Traces,
+) -> Result<ScenarioFile, ScenarioErrors> {
     let (raw, base) = validate_with(file, src, &mut traces)?;
     let Some(_) = raw.sweep else {
         let runs = base.strategies.len() as u64 * base.replications as u64;

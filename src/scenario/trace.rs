@@ -3,8 +3,10 @@
 //! This module owns the trace format: a header `t_s`, then one row per logical request with
 //! its arrival time in seconds (finite, >= 0, non-decreasing); blank lines (empty or only
 //! whitespace) are skipped. Each bad row is reported with the trace file's own
-//! `file:line:col`, its physical line whatever the line ends. Paths are resolved relative to the scenario file's
-//! folder, and [`Traces`] reads each file once however many sweep points use it.
+//! `file:line:col`, its physical line whatever the line ends. Paths are resolved relative to
+//! the scenario file's folder, and [`Traces`] reads each file once however many sweep points
+//! use it, keeping each file's SHA-256 for the scenario hash. `merge` reads the copies a
+//! shard stored instead ([`Traces::from_copies`]), so it never depends on where it runs.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,9 @@ pub struct TraceFile {
 #[derive(Debug, Clone)]
 pub struct Traces {
     folder: PathBuf,
+    /// For `merge`: the file each trace is read from instead, by the trace's own path; no
+    /// other trace is read. `None`: each trace from its own path.
+    copies: Option<HashMap<PathBuf, PathBuf>>,
     read: HashMap<PathBuf, Result<Arc<[SimTime]>, TraceProblem>>,
     /// Every file read, in the order first asked for: what the scenario hash covers.
     files: Vec<TraceFile>,
@@ -53,6 +58,7 @@ impl Traces {
     pub fn new(folder: impl Into<PathBuf>) -> Self {
         Traces {
             folder: folder.into(),
+            copies: None,
             read: HashMap::new(),
             files: Vec::new(),
         }
@@ -63,9 +69,36 @@ impl Traces {
         Traces::new(Path::new(file).parent().unwrap_or(Path::new("")))
     }
 
-    /// The path of a trace written as `written`, as messages show it.
+    /// Reads each trace written as `copies[i].0` (relative to `folder`, as in [`Traces::new`])
+    /// from the file `copies[i].1`, and refuses any other trace: what a shard stored, so that
+    /// `merge` reads the traces the shard ran, wherever it runs.
+    pub fn from_copies(
+        folder: impl Into<PathBuf>,
+        copies: impl IntoIterator<Item = (String, PathBuf)>,
+    ) -> Self {
+        let mut traces = Traces::new(folder);
+        let copies = copies
+            .into_iter()
+            .map(|(written, copy)| (traces.folder.join(written), copy))
+            .collect();
+        traces.copies = Some(copies);
+        traces
+    }
+
+    /// Where the trace written as `written` is read from: its own path, or its copy; `None`
+    /// when there are copies and none is of this trace.
+    fn source(&self, written: &str) -> Option<PathBuf> {
+        let own = self.folder.join(written);
+        match &self.copies {
+            None => Some(own),
+            Some(copies) => copies.get(&own).cloned(),
+        }
+    }
+
+    /// Where the trace written as `written` is read from, as messages show it.
     pub fn path(&self, written: &str) -> PathBuf {
-        self.folder.join(written)
+        self.source(written)
+            .unwrap_or_else(|| self.folder.join(written))
     }
 
     /// The arrival times of the trace written as `written`, read once.
@@ -74,19 +107,24 @@ impl Traces {
         if let Some(read) = self.read.get(&path) {
             return read.clone();
         }
-        let shown = path.display().to_string();
-        let read = std::fs::read(&path)
-            .map_err(|e| TraceProblem::Unreadable(e.to_string()))
-            .and_then(|text| {
-                self.files.push(TraceFile {
-                    written: written.to_string(),
-                    path: path.clone(),
-                    sha256: super::sha256(&text),
-                });
-                parse(&shown, &text)
-                    .map(Arc::from)
-                    .map_err(TraceProblem::Invalid)
+        let read = match self.source(written) {
+            Some(source) => {
+                std::fs::read(source).map_err(|e| TraceProblem::Unreadable(e.to_string()))
+            }
+            None => Err(TraceProblem::Unreadable(
+                "the shard stored no copy of this trace".to_string(),
+            )),
+        };
+        let read = read.and_then(|text| {
+            self.files.push(TraceFile {
+                written: written.to_string(),
+                path: path.clone(),
+                sha256: super::sha256(&text),
             });
+            parse(&path.display().to_string(), &text)
+                .map(Arc::from)
+                .map_err(TraceProblem::Invalid)
+        });
         self.read.insert(path, read.clone());
         read
     }
@@ -453,5 +491,30 @@ mod tests {
             Path::new("scenarios/d/a.csv")
         );
         assert_eq!(Traces::beside("x.toml").path("a.csv"), Path::new("a.csv"));
+    }
+
+    #[test]
+    fn from_copies_reads_the_copies_and_no_other_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let copy = dir.path().join("trace-1.csv");
+        std::fs::write(&copy, "t_s\n3\n").expect("write");
+        std::fs::write(dir.path().join("b.csv"), "t_s\n1\n").expect("write");
+        let mut traces = Traces::from_copies(dir.path(), [("a.csv".to_string(), copy.clone())]);
+        assert_eq!(
+            traces.get("a.csv").expect("the copy")[0],
+            SimTime(3_000_000_000)
+        );
+        assert_eq!(traces.path("a.csv"), copy);
+        // b.csv is there, but the shard stored no copy of it.
+        assert!(matches!(
+            traces.get("b.csv"),
+            Err(TraceProblem::Unreadable(_))
+        ));
+        let files = traces.into_files();
+        assert_eq!(files.len(), 1);
+        assert_eq!(
+            (files[0].written.as_str(), files[0].sha256.as_str()),
+            ("a.csv", crate::scenario::sha256(b"t_s\n3\n").as_str())
+        );
     }
 }

@@ -398,3 +398,119 @@ fn shards_run_against_another_trace_are_refused() {
     );
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
 }
+
+/// Every file of `dir` (not the shard folders) equals the one of the same name in `whole`.
+fn assert_same_files(dir: &Path, whole: &Path) {
+    let (got, expected) = (files(dir), files(whole));
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &expected {
+        assert!(
+            got[name] == *bytes,
+            "{name} differs from the unsharded run's"
+        );
+    }
+}
+
+/// `merge` never reads the trace files: shards moved to another folder, where the trace is
+/// missing or another file sits at the same path, merge into the unsharded run's files.
+#[test]
+fn merge_needs_no_trace_file_where_it_runs() {
+    let ws = Workspace::new();
+    trace_scenario(&ws, &trace(100, 0.0));
+    let charts = ["--format", "svg"];
+    let whole = run_file(&ws, "sim/trace.toml", "whole", &charts);
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        run_file(
+            &ws,
+            "sim/trace.toml",
+            "parts",
+            &["--quiet", "--shard", &shard],
+        );
+    }
+    let whole_dir = ws.path().join("whole/tiny");
+    let elsewhere = Workspace::new();
+    for (trace_there, arrivals) in [(false, ""), (true, "t_s\n0.5\n")] {
+        let there = elsewhere.path().join("moved/tiny");
+        let _ = fs::remove_dir_all(elsewhere.path().join("moved"));
+        let _ = fs::remove_dir_all(elsewhere.path().join("merged"));
+        for i in 0..2 {
+            let name = format!("shard-{i}-of-2");
+            fs::create_dir_all(there.join(&name)).unwrap();
+            for f in fs::read_dir(ws.path().join("parts/tiny").join(&name)).unwrap() {
+                let f = f.unwrap();
+                fs::copy(f.path(), there.join(&name).join(f.file_name())).unwrap();
+            }
+        }
+        if trace_there {
+            // Another trace at the path the scenario names, from merge's folder.
+            trace_scenario(&elsewhere, arrivals);
+        }
+        let m = herdsim()
+            .current_dir(elsewhere.path())
+            .args(["merge", "moved/tiny", "--out", "merged"])
+            .args(charts)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&m.stderr);
+        assert!(m.status.success(), "trace there: {trace_there}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&m.stdout),
+            String::from_utf8_lossy(&whole.stdout),
+            "the table and its header"
+        );
+        assert_same_files(&elsewhere.path().join("merged/tiny"), &whole_dir);
+        // In place, twice: the shard folders go along and merge again.
+        for _ in 0..2 {
+            let m = herdsim()
+                .current_dir(elsewhere.path())
+                .args(["merge", "moved/tiny", "--quiet"])
+                .args(charts)
+                .output()
+                .unwrap();
+            assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+            assert_same_files(&there, &whole_dir);
+        }
+    }
+}
+
+/// A shard's copy of a trace is checked like its partial results.
+#[test]
+fn an_altered_or_missing_trace_copy_is_refused() {
+    let ws = Workspace::new();
+    trace_scenario(&ws, &trace(100, 0.0));
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        run_file(
+            &ws,
+            "sim/trace.toml",
+            "out",
+            &["--quiet", "--no-charts", "--shard", &shard],
+        );
+    }
+    let copy = ws.path().join("out/tiny/shard-0-of-2/trace-2.csv");
+    assert_eq!(fs::read_to_string(&copy).unwrap(), trace(40, 0.5));
+    fs::write(&copy, trace(40, 0.6)).unwrap();
+    let m = merge(&ws, "out/tiny", &[]);
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert_eq!(m.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "merge: out/tiny/shard-0-of-2: trace-2.csv does not match its checksum in manifest.json"
+        ),
+        "{stderr}"
+    );
+    fs::remove_file(&copy).unwrap();
+    let m = merge(&ws, "out/tiny", &[]);
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert_eq!(m.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("expected a readable CSV file")
+            && stderr.contains("shard-0-of-2/trace-2.csv"),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("out/tiny/summary.csv").exists());
+}
