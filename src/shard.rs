@@ -331,6 +331,13 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
                 crate::text::escape(&folder.display().to_string())
             ))
         };
+        if !folder.join("manifest.json").exists() {
+            // A folder named like a shard but holding no manifest is bad input (a shard
+            // still running, one that failed, a stray folder), not an I/O failure.
+            return Err(bad(
+                "holds no manifest.json: not a finished shard (still running, or failed); run this shard again, or remove the folder".into(),
+            ));
+        }
         let manifest: Manifest = serde_json::from_slice(&read("manifest.json")?).map_err(|e| {
             bad(format!(
                 "manifest.json is not a herdsim shard manifest ({e})"

@@ -132,6 +132,25 @@ fn a_missing_shard_is_refused_by_name() {
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
 }
 
+/// A folder named like a shard but without a manifest (a shard still running, or one that
+/// failed) is bad input, exit 2, with the folder named; before, it was an I/O error, exit 1.
+#[test]
+fn a_shard_folder_without_a_manifest_is_refused() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    run(&ws, "out", &["--no-charts", "--shard", "1/2"]);
+    std::fs::create_dir_all(ws.path().join("out/tiny/shard-5-of-x")).unwrap();
+    let m = merge(&ws, "out/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        stderr.contains("shard-5-of-x: holds no manifest.json: not a finished shard"),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("out/tiny/summary.csv").exists());
+}
+
 /// A folder that is not there (or is a file) is a bad argument, exit 2, as a missing
 /// scenario file is for `run`.
 #[test]
