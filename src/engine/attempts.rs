@@ -204,10 +204,10 @@ impl Simulation<'_> {
         if next > r.timeout_at && !r.timer_armed() {
             r.set_timer_armed(true);
             let (at, serial, reserved) = (r.timeout_at, r.serial, r.timer_seq);
-            let mut timer =
+            let timer =
                 Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout);
-            timer.seq = self.queue.reserved_from_low_bits(reserved);
-            self.queue.push_as_of(timer);
+            let seq = self.queue.reserved_from_low_bits(reserved);
+            self.queue.push_as_of(timer, seq);
         }
     }
 }

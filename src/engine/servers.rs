@@ -283,9 +283,8 @@ impl Simulation<'_> {
             && let Some((at, seq)) = s.next_expiry()
         {
             s.queue_timer = Some(at);
-            let mut check = Event::new(EventKind::QueueTimeout, at, 0, 0).at_service(svc);
-            check.seq = seq;
-            self.queue.push_as_of(check);
+            let check = Event::new(EventKind::QueueTimeout, at, 0, 0).at_service(svc);
+            self.queue.push_as_of(check, seq);
         }
     }
 

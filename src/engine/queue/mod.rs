@@ -301,9 +301,9 @@ impl EventQueue {
     /// event with the same time pushed before it. O(1), except into the bucket being
     /// consumed (a sorted insert) and beyond the epoch (a heap push).
     #[inline]
-    pub fn push(&mut self, mut event: Event) {
-        event.seq = self.reserve();
-        self.push_as_of(event);
+    pub fn push(&mut self, event: Event) {
+        let seq = self.reserve();
+        self.push_as_of(event, seq);
     }
 
     /// Takes the next insertion number without pushing: an event pushed later with it (by
@@ -323,10 +323,11 @@ impl EventQueue {
         self.next_seq - u64::from(behind)
     }
 
-    /// Schedules `event` with the insertion number it carries (from [`EventQueue::reserve`]).
+    /// Schedules `event` as if pushed when `seq` was taken (by [`EventQueue::reserve`]).
     #[inline]
-    pub fn push_as_of(&mut self, event: Event) {
-        debug_assert!(event.seq < self.next_seq, "a number never reserved");
+    pub fn push_as_of(&mut self, mut event: Event, seq: u64) {
+        debug_assert!(seq < self.next_seq, "a number never reserved");
+        event.seq = seq;
         debug_assert!(
             event.time.0 >= self.last,
             "an event was scheduled in the past"

@@ -169,10 +169,10 @@ fn a_reserved_number_orders_a_late_push_among_equal_times() {
         let reserved = q.reserve();
         q.push(Event::new(EventKind::Send, SimTime(t), 2, 0));
         q.push(Event::new(EventKind::Send, SimTime(t + 1), 3, 0));
-        let mut late = Event::new(EventKind::Timeout, SimTime(t), 1, 0);
-        late.seq = q.reserved_from_low_bits(reserved as u32);
-        assert_eq!(late.seq, reserved);
-        q.push_as_of(late);
+        let late = Event::new(EventKind::Timeout, SimTime(t), 1, 0);
+        let seq = q.reserved_from_low_bits(reserved as u32);
+        assert_eq!(seq, reserved);
+        q.push_as_of(late, seq);
         q.push(Event::new(EventKind::Send, SimTime(t), 4, 0));
         let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|e| e.id).collect();
         assert_eq!(order, [0, 1, 2, 4, 3], "time {t}");
@@ -194,9 +194,8 @@ fn a_reserved_number_orders_a_late_push_in_a_crowded_bucket() {
             0,
         ));
     }
-    let mut late = Event::new(EventKind::Timeout, SimTime(t), 0, 0);
-    late.seq = reserved;
-    q.push_as_of(late);
+    let late = Event::new(EventKind::Timeout, SimTime(t), 0, 0);
+    q.push_as_of(late, reserved);
     let first: Vec<u32> = std::iter::from_fn(|| q.pop())
         .take(3)
         .map(|e| e.id)
