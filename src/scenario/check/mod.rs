@@ -13,6 +13,7 @@ mod clients;
 mod graph;
 mod retry;
 mod server;
+mod services;
 #[cfg(test)]
 mod tests;
 
