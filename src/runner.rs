@@ -8,6 +8,7 @@
 //! does not grow with the number of replications.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -72,6 +73,14 @@ enum Slot {
 }
 
 impl Slot {
+    /// The result of a reduced group.
+    fn result(&self) -> &StrategyResult {
+        match self {
+            Slot::Done(result) => result,
+            Slot::Running { .. } => unreachable!("the group is reduced"),
+        }
+    }
+
     /// Folds in replication `replication` of strategy `strategy`; the last one reduces the
     /// group.
     fn add(
@@ -228,13 +237,14 @@ pub fn run_scenario(
 ) -> Result<ScenarioResult> {
     let jobs = plan(file);
     let all: Vec<usize> = (0..jobs.len()).collect();
-    let slots = fold(file, &jobs, &all, options, on_run_done, true)?;
+    let Folded { slots, paired } = fold(file, &jobs, &all, options, on_run_done, true)?;
     Ok(assemble(
         file,
         slots.into_iter().map(|slot| match slot {
             Slot::Done(result) => *result,
             Slot::Running { .. } => unreachable!("every replication of every strategy has run"),
         }),
+        paired,
     ))
 }
 
@@ -277,7 +287,7 @@ pub fn run_shard(
 ) -> Result<Partial> {
     let jobs = plan(file);
     let mine = shard.jobs(jobs.len());
-    let slots = fold(file, &jobs, &mine, options, on_run_done, false)?;
+    let Folded { slots, .. } = fold(file, &jobs, &mine, options, on_run_done, false)?;
     let groups = slots
         .into_iter()
         .map(|slot| match slot {
@@ -320,13 +330,22 @@ pub fn merge(file: &ScenarioFile, partials: Vec<Partial>) -> ScenarioResult {
             results.push(acc.finish(&p.scenario, s));
         }
     }
-    assemble(file, results.into_iter())
+    assemble(file, results.into_iter(), vec![None; file.points.len()])
+}
+
+/// What [`fold`] leaves: a slot per (point, strategy) group in plan order, and per point
+/// its paired comparisons when they were made as its last group was reduced.
+struct Folded {
+    slots: Vec<Slot>,
+    paired: Vec<Option<Vec<PairedRow>>>,
 }
 
 /// Runs `chosen` (indices into `jobs`) on the current rayon pool, folding each run into its
-/// (point, strategy) slot as it ends; with `reduce`, a slot is reduced to its result as soon
+/// (point, strategy) slot as it ends. With `reduce`, a slot is reduced to its result as soon
 /// as its last replication is in, so only the groups being worked on hold latency samples
-/// and series sums.
+/// and series sums; and as soon as every group of a point is reduced, the point's paired
+/// comparisons are made and its per-replication values dropped, so that what finished
+/// points keep does not grow with replications either.
 fn fold(
     file: &ScenarioFile,
     jobs: &[Job],
@@ -334,7 +353,7 @@ fn fold(
     options: RunOptions,
     on_run_done: &(dyn Fn() + Sync),
     reduce: bool,
-) -> Result<Vec<Slot>> {
+) -> Result<Folded> {
     let first_slot: Vec<usize> = file
         .points
         .iter()
@@ -368,6 +387,14 @@ fn fold(
             }));
         }
     }
+    // Per point, its groups not reduced yet (only counted down with `reduce`).
+    let groups_left: Vec<AtomicUsize> = file
+        .points
+        .iter()
+        .map(|p| AtomicUsize::new(p.scenario.strategies.len()))
+        .collect();
+    let paired_rows: Vec<Mutex<Option<Vec<PairedRow>>>> =
+        file.points.iter().map(|_| Mutex::new(None)).collect();
     chosen.par_iter().try_for_each(|&i| {
         let job = jobs[i];
         let scenario = &file.points[job.point].scenario;
@@ -375,40 +402,84 @@ fn fold(
         if let Some(at) = metrics.stalled_at {
             return Err(stalled_error(file, job, at));
         }
-        slots[slot_of(&job)]
-            .lock()
-            .expect("no run panics while holding an accumulator")
-            .add(scenario, job.strategy, job.replication, metrics);
+        let reduced = {
+            let mut slot = slots[slot_of(&job)]
+                .lock()
+                .expect("no run panics while holding an accumulator");
+            slot.add(scenario, job.strategy, job.replication, metrics);
+            matches!(*slot, Slot::Done(_))
+        };
+        // The thread that reduces a point's last group compares its strategies. Every
+        // group of the point is done, so no other thread locks these slots any more.
+        if reduced && groups_left[job.point].fetch_sub(1, Ordering::AcqRel) == 1 {
+            let first = first_slot[job.point];
+            let mut guards: Vec<_> = slots[first..first + scenario.strategies.len()]
+                .iter()
+                .map(|m| {
+                    m.lock()
+                        .expect("no run panics while holding an accumulator")
+                })
+                .collect();
+            let rows = paired(guards.iter().map(|g| g.result()));
+            for g in &mut guards {
+                if let Slot::Done(result) = &mut **g {
+                    result.forget_replications();
+                }
+            }
+            *paired_rows[job.point]
+                .lock()
+                .expect("no run panics while holding paired rows") = Some(rows);
+        }
         on_run_done();
         Ok(())
     })?;
-    Ok(slots
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .expect("no run panics while holding an accumulator")
-        })
-        .collect())
+    Ok(Folded {
+        slots: slots
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .expect("no run panics while holding an accumulator")
+            })
+            .collect(),
+        paired: paired_rows
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .expect("no run panics while holding paired rows")
+            })
+            .collect(),
+    })
 }
 
-/// Groups per-strategy results (in plan order) into points, with their paired comparisons.
-fn assemble(file: &ScenarioFile, results: impl Iterator<Item = StrategyResult>) -> ScenarioResult {
+/// Groups per-strategy results (in plan order) into points, with their paired comparisons
+/// (`made`, per point, when [`fold`] made them already), and drops the per-replication
+/// values the comparisons needed.
+fn assemble(
+    file: &ScenarioFile,
+    results: impl Iterator<Item = StrategyResult>,
+    made: Vec<Option<Vec<PairedRow>>>,
+) -> ScenarioResult {
     let mut results = results;
+    let mut made = made.into_iter();
     let mut events = 0;
     let mut cut_short = 0;
     let points = file
         .points
         .iter()
         .map(|p| {
-            let strategies: Vec<StrategyResult> =
+            let mut strategies: Vec<StrategyResult> =
                 results.by_ref().take(p.scenario.strategies.len()).collect();
             for s in &strategies {
                 events += s.summary.events;
                 cut_short += s.summary.cut_short;
             }
+            let paired = made.next().flatten().unwrap_or_else(|| paired(&strategies));
+            for s in &mut strategies {
+                s.forget_replications();
+            }
             PointResult {
                 labels: p.labels.clone(),
-                paired: paired(&strategies),
+                paired,
                 strategies,
             }
         })
@@ -423,6 +494,57 @@ fn assemble(file: &ScenarioFile, results: impl Iterator<Item = StrategyResult>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Once a point's paired comparisons are made, its per-replication values are gone
+    /// (what a sweep keeps must not grow with replications), and the rows are the ones the
+    /// replicates give: the baseline's mean calls is its summary's mean.
+    #[test]
+    fn finished_points_keep_their_paired_rows_but_not_their_replicates() {
+        let text = r#"
+            name = "p"
+            replications = 3
+            [clients]
+            count = 20
+            [network]
+            latency = { dist = "constant", value = "1ms" }
+            [server]
+            concurrency = 2
+            service = { dist = "exponential", mean = "5ms" }
+            [retry]
+            max_attempts = 5
+            cap = "1s"
+            [[strategy]]
+            name = "a"
+            base = "10ms"
+            jitter = "none"
+            [[strategy]]
+            name = "b"
+            base = "10ms"
+            jitter = "full"
+        "#;
+        let file =
+            crate::scenario::sweep::load_str("p.toml", text).unwrap_or_else(|e| panic!("{e:?}"));
+        let result = run_scenario(&file, RunOptions::default(), &|| {}).expect("runs");
+        let point = &result.points[0];
+        for s in &point.strategies {
+            assert!(s.replicates.is_empty(), "{}", s.summary.strategy);
+            assert!(s.requests.is_empty() && s.attempts.is_empty());
+            assert_eq!(s.summary.replications, 3);
+        }
+        assert_eq!(point.paired.len(), METRICS_COMPARED);
+        let calls = point
+            .paired
+            .iter()
+            .find(|r| r.metric == "calls")
+            .expect("a row");
+        assert_eq!(calls.baseline_mean, point.strategies[0].summary.calls.mean);
+        assert_eq!(
+            calls.ratio,
+            Some(point.strategies[1].summary.calls.mean / calls.baseline_mean)
+        );
+    }
+
+    const METRICS_COMPARED: usize = crate::metrics::paired::METRICS.len();
 
     #[test]
     fn seeds_differ_by_every_component_and_are_stable() {

@@ -36,6 +36,8 @@ pub struct PairedRow {
     pub ci95: f64,
     /// Strategy mean / baseline mean; `None` when the baseline mean is 0.
     pub ratio: Option<f64>,
+    /// The baseline's mean of the metric (the `paired` chart's 100%).
+    pub baseline_mean: f64,
 }
 
 impl PairedRow {
@@ -45,13 +47,15 @@ impl PairedRow {
     }
 }
 
-/// The rows comparing every strategy after the first with the first, metric by metric.
-pub fn paired(strategies: &[StrategyResult]) -> Vec<PairedRow> {
-    let Some((baseline, rest)) = strategies.split_first() else {
+/// The rows comparing every strategy after the first with the first, metric by metric
+/// (`strategies` in scenario order; each must still hold its replicates).
+pub fn paired<'a>(strategies: impl IntoIterator<Item = &'a StrategyResult>) -> Vec<PairedRow> {
+    let mut strategies = strategies.into_iter();
+    let Some(baseline) = strategies.next() else {
         return Vec::new();
     };
     let mut rows = Vec::new();
-    for s in rest {
+    for s in strategies {
         for (metric, value) in METRICS {
             let diffs: Vec<f64> = s
                 .replicates
@@ -71,6 +75,7 @@ pub fn paired(strategies: &[StrategyResult]) -> Vec<PairedRow> {
                 mean_diff: d.mean,
                 ci95: d.ci95,
                 ratio: (base != 0.0).then(|| mean(s) / base),
+                baseline_mean: base,
             });
         }
     }

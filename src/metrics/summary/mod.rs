@@ -247,7 +247,8 @@ pub struct StrategyResult {
     pub populations: Vec<PopulationSummary>,
     /// The mean time series of each service.
     pub timelines: Vec<Vec<MeanBucket>>,
-    /// Each replication's headline numbers (for paired comparisons).
+    /// Each replication's headline numbers, for the paired comparisons; empty once they
+    /// are made (see [`StrategyResult::forget_replications`]).
     pub replicates: Vec<Replicate>,
     /// Per-request records by replication (empty unless requested).
     pub requests: Vec<Vec<RequestRecord>>,
@@ -256,6 +257,19 @@ pub struct StrategyResult {
 }
 
 impl StrategyResult {
+    /// Drops what was kept per replication only for the paired comparisons, once they are
+    /// made: the replicates, and the per-replication record lists when none was recorded.
+    /// A sweep's results then hold no more per strategy at 1 000 replications than at 10.
+    pub fn forget_replications(&mut self) {
+        self.replicates = Vec::new();
+        if self.requests.iter().all(Vec::is_empty) {
+            self.requests = Vec::new();
+        }
+        if self.attempts.iter().all(Vec::is_empty) {
+            self.attempts = Vec::new();
+        }
+    }
+
     /// The entry service's mean time series.
     pub fn timeline(&self) -> &[MeanBucket] {
         &self.timelines[0]

@@ -409,10 +409,12 @@ pub fn paired(scenario: &Scenario, point: &PointResult, at: &str) -> RowsData {
     let baseline = point.strategies.first();
     let base_name = baseline.map_or("", |b| b.summary.strategy.as_str());
     let mut panels = Vec::new();
-    for (metric, read) in METRICS {
-        let base = baseline
-            .map(|b| Stat::of(&b.replicates.iter().map(read).collect::<Vec<_>>()).mean)
-            .unwrap_or(0.0);
+    for (metric, _) in METRICS {
+        let base = point
+            .paired
+            .iter()
+            .find(|r| r.metric == metric)
+            .map_or(0.0, |r| r.baseline_mean);
         let relative = base != 0.0;
         let scale = |v: f64| if relative { 100.0 * v / base } else { v };
         let items = point

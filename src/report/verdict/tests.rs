@@ -157,6 +157,7 @@ fn paired_sentences_name_significant_differences_only() {
         mean_diff,
         ci95,
         ratio: Some(ratio),
+        baseline_mean: 1.0,
     };
     let rows = vec![
         row("calls", -18_000.0, 300.0, 0.81),
