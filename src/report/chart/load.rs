@@ -252,7 +252,11 @@ pub fn series(
         if server.queue > 0 {
             legend.push((
                 Swatch::Line(INK, LIMIT_DASH),
-                format!("slots + queue ({} places)", server.queue),
+                format!(
+                    "slots + {} queue places ({} at the start)",
+                    server.queue,
+                    u64::from(server.concurrency) + u64::from(server.queue)
+                ),
             ));
         }
         // Bounded by slots + queue: linear unless asked otherwise.
