@@ -542,6 +542,33 @@ fn init_writes_a_commented_scenario_that_check_and_run_accept() {
         ],
     );
     assert!(ws.path().join("out/checkout-api/summary.json").is_file());
+    // It shows the herd a newcomer came for: with its own 3 replications, the strategy
+    // without jitter loses requests that both jittered ones save, and ranks last.
+    let out = ok(
+        &ws,
+        &["run", "scenario.toml", "--out", "out", "--no-charts"],
+    );
+    let verdict = text(&out.stdout);
+    let rank = |s: &str| verdict.find(&format!(".  {s} ")).expect(s);
+    assert!(
+        rank("no-jitter") > rank("full") && rank("no-jitter") > rank("equal"),
+        "{verdict}"
+    );
+    let summary = fs::read_to_string(ws.path().join("out/scenario/summary.csv")).unwrap();
+    let succeeded = |s: &str| -> f64 {
+        let header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+        let column = header.iter().position(|c| *c == "succeeded").unwrap();
+        let row = summary
+            .lines()
+            .find(|l| l.starts_with(&format!("{s},")))
+            .expect(s);
+        row.split(',').nth(column).unwrap().parse().unwrap()
+    };
+    assert!(
+        succeeded("no-jitter") < 0.8 * succeeded("full"),
+        "{summary}"
+    );
+    assert_eq!(succeeded("equal"), 2000.0, "{summary}");
 }
 
 #[test]
