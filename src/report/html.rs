@@ -276,12 +276,12 @@ pub fn render(
             ),
         ),
         ("seed", s.seed.to_string()),
-        ("replications", s.replications.to_string()),
+        ("replications", crate::report::console::replications(file)),
         (
             "bucket",
             format!(
                 "{}: every peak is the busiest bucket's arrivals per second",
-                crate::report::verdict::bucket_label(s.bucket)
+                crate::report::console::bucket(file)
             ),
         ),
         ("workload", escape(&crate::report::console::workload(file))),
