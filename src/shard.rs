@@ -243,7 +243,22 @@ pub fn load_scenario(shard: &ShardData) -> Result<ScenarioFile> {
         .map(|(k, t)| (t.file.clone(), shard.dir.join(trace_copy_name(k))));
     let traces = crate::scenario::trace::Traces::from_copies(folder, copies);
     let mut file = crate::scenario::sweep::load_with(&m.file, &shard.source, traces)
-        .map_err(Error::Scenario)?;
+        .map_err(|errors| {
+            if errors
+                .0
+                .iter()
+                .any(|e| e.msg.contains(crate::scenario::trace::NO_COPY))
+            {
+                // Its manifest names no trace, yet its scenario reads one: a shard of a
+                // herdsim that neither hashed nor copied traces.
+                Error::Usage(format!(
+                    "merge: {}: expected a copy of every trace file its scenario reads, found none stored in the shard (made by an earlier herdsim, which stored no trace copies); run this shard again with this version",
+                    crate::text::escape(&shard.dir.display().to_string())
+                ))
+            } else {
+                Error::Scenario(errors)
+            }
+        })?;
     for (k, t) in m.traces.iter().enumerate() {
         if file.traces.get(k).map(|read| &read.sha256) != Some(&t.sha256) {
             return Err(Error::Usage(format!(
@@ -365,6 +380,17 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
             .map_err(|e| bad(format!("partial.json cannot be read ({e})")))?;
         let source = String::from_utf8(read("scenario.toml")?)
             .map_err(|_| bad("scenario.toml is not UTF-8".into()))?;
+        for (k, t) in manifest.traces.iter().enumerate() {
+            // Shards of an earlier herdsim name their traces but stored no copy, and merge
+            // reads nothing else; an in-place merge copies every shard's files along.
+            let copy = trace_copy_name(k);
+            if !folder.join(&copy).is_file() {
+                return Err(bad(format!(
+                    "expected {copy}, the shard's copy of the trace file \"{}\", found no such file: the trace copy is missing (a shard made by an earlier herdsim, which stored no trace copies, or a deleted file); run this shard again with this version",
+                    crate::text::escape(&t.file)
+                )));
+            }
+        }
         let hash = run_hash(
             &source,
             manifest.trace_hashes(),

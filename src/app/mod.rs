@@ -114,7 +114,7 @@ fn check_command(args: &CheckArgs) -> Result<()> {
             s.name,
             check_counts(f),
             s.strategies.len(),
-            s.replications,
+            console::replications(f),
             if f.points.len() > 1 {
                 format!(", {} sweep points", f.points.len())
             } else {
@@ -298,7 +298,7 @@ fn check_limits(
             estimate.runs,
             file.points.len(),
             s.strategies.len(),
-            s.replications,
+            console::replications(file),
             limits::MAX_RUNS
         )));
     }

@@ -3,7 +3,7 @@
 //! with the CSV files' column names: one row per strategy, then, when the scenario has
 //! several populations or services, their breakdown.
 
-use crate::model::{Population, Source};
+use crate::model::{Scenario, Source};
 use crate::report::fmt_num;
 use crate::report::verdict::{Verdict, cells, verdict};
 use crate::runner::ScenarioResult;
@@ -20,13 +20,13 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         crate::text::escape(&file.file),
         workload(file),
         first.strategies.len(),
-        first.replications,
+        replications(file),
         if file.points.len() > 1 {
             format!(", {} sweep points", file.points.len())
         } else {
             String::new()
         },
-        crate::report::verdict::bucket_label(first.bucket),
+        bucket(file),
     );
     out.push_str(&verdict_text(file, result));
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -257,43 +257,113 @@ fn align(out: &mut String, rows: Vec<Vec<String>>, text_columns: usize) {
 }
 
 /// What sends the requests: `10000 clients`, `open 8 req/s`, or the populations joined
-/// with `+`; a swept client count shows as its range.
+/// with `+`; a value a sweep varies (a client count, a rate, a trace's length) shows as its
+/// range over the sweep points (`10..200 clients`), never as the first point's value.
 pub fn workload(file: &ScenarioFile) -> String {
     let first = file.first();
     if first.populations.len() == 1 && first.populations[0].is_closed() {
         return format!("{} clients", client_range(file));
     }
-    first
-        .populations
-        .iter()
-        .map(describe_population)
+    (0..first.populations.len())
+        .map(|i| describe_population(file, i))
         .collect::<Vec<_>>()
         .join(" + ")
 }
 
-fn describe_population(p: &Population) -> String {
+/// The `i`-th population over every sweep point (a sweep changes values, never the kind of
+/// a population).
+fn describe_population(file: &ScenarioFile, i: usize) -> String {
+    let p = &file.first().populations[i];
+    let closed = |s: &Scenario| match &s.populations[i].source {
+        Source::Closed(c) => c.count,
+        _ => 0,
+    };
+    fn open(s: &Scenario, i: usize) -> Option<&crate::model::population::Open> {
+        match &s.populations[i].source {
+            Source::Open(o) => Some(o),
+            _ => None,
+        }
+    }
     match &p.source {
-        Source::Closed(c) => format!("{}: {} clients", p.name, c.count),
-        Source::Open(o) => match o.rate.as_constant() {
-            Some(r) => format!(
-                "{}: open {} req/s ({})",
+        Source::Closed(_) => format!(
+            "{}: {} clients",
+            p.name,
+            spread(file, closed, |n| n.to_string())
+        ),
+        Source::Open(_) => {
+            let mut processes: Vec<&str> = Vec::new();
+            for o in file.points.iter().filter_map(|pt| open(&pt.scenario, i)) {
+                if !processes.contains(&o.process.label()) {
+                    processes.push(o.process.label());
+                }
+            }
+            let processes = processes.join("/");
+            let constant = file
+                .points
+                .iter()
+                .all(|pt| open(&pt.scenario, i).is_some_and(|o| o.rate.as_constant().is_some()));
+            if constant {
+                let rate =
+                    |s: &Scenario| open(s, i).and_then(|o| o.rate.as_constant()).unwrap_or(0.0);
+                format!(
+                    "{}: open {} req/s ({processes})",
+                    p.name,
+                    spread(file, rate, fmt_num)
+                )
+            } else {
+                format!("{}: open profile ({processes})", p.name)
+            }
+        }
+        Source::Trace(_) => {
+            let rows = |s: &Scenario| match &s.populations[i].source {
+                Source::Trace(t) => t.times.len(),
+                _ => 0,
+            };
+            format!(
+                "{}: trace of {} requests",
                 p.name,
-                fmt_num(r),
-                o.process.label()
-            ),
-            None => format!("{}: open profile ({})", p.name, o.process.label()),
-        },
-        Source::Trace(t) => format!("{}: trace of {} requests", p.name, t.times.len()),
+                spread(file, rows, |n| n.to_string())
+            )
+        }
+    }
+}
+
+/// The replications, or their range when a sweep varies them (`1..5`).
+pub fn replications(file: &ScenarioFile) -> String {
+    spread(file, |s| s.replications, |n| n.to_string())
+}
+
+/// The time-series bucket (`100 ms`), or its range when a sweep varies it (`50 ms..200 ms`).
+pub fn bucket(file: &ScenarioFile) -> String {
+    spread(
+        file,
+        |s| s.bucket.as_nanos(),
+        |ns| crate::report::verdict::bucket_label(crate::time::SimDuration::from_nanos(ns)),
+    )
+}
+
+/// `show(v)` when `value` is `v` at every sweep point, else `show(lo)..show(hi)`, the range
+/// the sweep covers; empty without points.
+fn spread<T: PartialOrd + Copy>(
+    file: &ScenarioFile,
+    value: impl Fn(&Scenario) -> T,
+    show: impl Fn(T) -> String,
+) -> String {
+    let mut values = file.points.iter().map(|p| value(&p.scenario));
+    let Some(first) = values.next() else {
+        return String::new();
+    };
+    let (lo, hi) = values.fold((first, first), |(lo, hi), v| {
+        (if v < lo { v } else { lo }, if v > hi { v } else { hi })
+    });
+    if lo < hi {
+        format!("{}..{}", show(lo), show(hi))
+    } else {
+        show(lo)
     }
 }
 
 /// The client count, or its range when a sweep varies it (`10..200`).
 pub fn client_range(file: &ScenarioFile) -> String {
-    let counts = file.points.iter().map(|p| p.scenario.closed_clients());
-    let (lo, hi) = (counts.clone().min(), counts.max());
-    match (lo, hi) {
-        (Some(lo), Some(hi)) if lo != hi => format!("{lo}..{hi}"),
-        (Some(n), _) => n.to_string(),
-        _ => String::new(),
-    }
+    spread(file, |s| s.closed_clients(), |n| n.to_string())
 }

@@ -150,6 +150,9 @@ pub fn load_with_settings(
     }
     let (text, shifts) = apply_settings(file, src, settings)?;
     let loaded = load_in(file, &text, folder).map_err(|ScenarioErrors(errors)| {
+        // What the file gives without some settings, asked only for a problem at a key no
+        // setting wrote (a rule between keys), and at most once per subset.
+        let mut without: Vec<Option<Vec<(String, String)>>> = vec![None; settings.len() + 1];
         let errors = errors
             .into_iter()
             .map(|mut e| {
@@ -169,6 +172,11 @@ pub fn load_with_settings(
                         e.msg = format!("{} (from {})", e.msg, s.flag());
                     }
                     None => {
+                        let causes = causes(&e, file, src, folder, settings, &mut without);
+                        if !causes.is_empty() {
+                            let flags: Vec<String> = causes.iter().map(|s| s.flag()).collect();
+                            e.msg = format!("{} (from {})", e.msg, flags.join(", "));
+                        }
                         e.line = e
                             .line
                             .and_then(|l| shifts.iter().rev().try_fold(l, |l, s| s.map(l)));
@@ -201,5 +209,63 @@ pub fn load_with_settings(
         Ok(loaded)
     } else {
         Err(ScenarioErrors(swept))
+    }
+}
+
+/// The settings that cause `e`, a problem found with every setting written in at a key none
+/// of them wrote (a rule tying a set key to one the file writes: `cap >= base`, `end >
+/// start`, unique names): none when the file has the same problem without any setting (its
+/// own problem); else each setting without which the problem goes away, or all of them when
+/// no single one is to blame. `without[i]` caches the problems found with every setting but
+/// the `i`-th; `without[settings.len()]`, those of the file as written.
+fn causes<'a>(
+    e: &ScenarioError,
+    file: &str,
+    src: &str,
+    folder: &Path,
+    settings: &'a [Setting],
+    without: &mut [Option<Vec<(String, String)>>],
+) -> Vec<&'a Setting> {
+    let mut found = |skip: usize| -> bool {
+        without[skip]
+            .get_or_insert_with(|| {
+                let kept: Vec<Setting> = settings
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != skip && skip < settings.len())
+                    .map(|(_, s)| s.clone())
+                    .collect();
+                problems(file, src, folder, &kept)
+            })
+            .iter()
+            .any(|(key, msg)| *key == e.key && *msg == e.msg)
+    };
+    if found(settings.len()) {
+        return Vec::new();
+    }
+    let blamed: Vec<&Setting> = (0..settings.len())
+        .filter(|&i| !found(i))
+        .map(|i| &settings[i])
+        .collect();
+    if blamed.is_empty() {
+        settings.iter().collect()
+    } else {
+        blamed
+    }
+}
+
+/// The (key, message) of every problem `file` has with `settings` written in (none if one
+/// of them cannot be written).
+fn problems(file: &str, src: &str, folder: &Path, settings: &[Setting]) -> Vec<(String, String)> {
+    let Ok((text, _)) = apply_settings(file, src, settings) else {
+        return Vec::new();
+    };
+    match load_in(file, &text, folder) {
+        Ok(_) => Vec::new(),
+        Err(ScenarioErrors(errors)) => errors
+            .into_iter()
+            .filter(|e| e.file == file)
+            .map(|e| (e.key, e.msg))
+            .collect(),
     }
 }

@@ -18,6 +18,10 @@ use crate::time::{NANOS_PER_SEC, SimTime};
 /// The trace column, and the key every trace problem names.
 pub const COLUMN: &str = "t_s";
 
+/// Why [`Traces::from_copies`] cannot read a trace: the shard stored no copy of it (a shard
+/// made by a herdsim that stored no copies); `merge` looks for it in the messages.
+pub const NO_COPY: &str = "the shard stored no copy of this trace";
+
 /// Problems reported per trace file before reading stops.
 const MAX_PROBLEMS: usize = 10;
 
@@ -111,9 +115,7 @@ impl Traces {
             Some(source) => {
                 std::fs::read(source).map_err(|e| TraceProblem::Unreadable(e.to_string()))
             }
-            None => Err(TraceProblem::Unreadable(
-                "the shard stored no copy of this trace".to_string(),
-            )),
+            None => Err(TraceProblem::Unreadable(NO_COPY.to_string())),
         };
         let read = read.and_then(|text| {
             self.files.push(TraceFile {

@@ -326,6 +326,39 @@ fn run_prints_a_table_with_every_strategy_and_a_closing_line() {
     );
 }
 
+/// A sweep's header shows what it sweeps as a range over its points (client counts, open
+/// rates, replications, bucket), never the first point's value as if it were the scenario's.
+#[test]
+fn a_sweep_header_shows_the_range_of_each_swept_value() {
+    let text = tiny_with(
+        "[clients]\ncount = 50",
+        "[[clients]]\nname = \"herd\"\ncount = 20\n[[clients]]\nname = \"open\"\nrate = 50\nend = \"1s\"",
+    ) + "\n[metrics]\nbucket = \"100ms\"\n\n[sweep]\n\"clients.0.count\" = [10, 30]\n\"clients.1.rate\" = [50, 100]\n\"replications\" = [1, 2]\n\"metrics.bucket\" = [\"50ms\", \"200ms\"]\n";
+    let ws = workspace_with(&text);
+    let out = ok(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--format", "svg"],
+    );
+    let table = stdout(&out);
+    assert_eq!(
+        table.lines().next(),
+        Some(
+            "tiny (tiny.toml): herd: 10..30 clients + open: open 50..100 req/s (poisson), 2 strategies x 1..2 replications, 16 sweep points, bucket 50 ms..200 ms"
+        ),
+        "{table}"
+    );
+    let out = ok(&ws, &["check", "tiny.toml"]);
+    assert_eq!(
+        stdout(&out),
+        "tiny.toml: ok (tiny: 2 populations (10..30 closed clients, 1 open), 2 strategies, 1..2 replications, 16 sweep points)\n"
+    );
+    let html = fs::read_to_string(ws.path().join("out/tiny/report.html")).unwrap();
+    assert!(
+        html.contains("<dt>replications</dt><dd>1..2</dd>"),
+        "{html}"
+    );
+}
+
 #[test]
 fn run_of_two_scenarios_writes_two_folders() {
     let ws = workspace_with(TINY);

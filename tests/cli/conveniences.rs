@@ -218,6 +218,66 @@ fn set_refuses_a_value_of_the_wrong_type_or_range_naming_the_flag() {
     );
 }
 
+/// A set value can break a rule that ties it to another key the file writes (cap >= base,
+/// end > start, unique names): the problem is reported at that other key, where the file has
+/// it, and still says which `--set` caused it. A problem of the file itself, with `--set`
+/// given for something else, reads exactly as without `--set`.
+#[test]
+fn set_names_the_flag_when_it_breaks_a_rule_with_another_key() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "strategy.0.base=5s",
+            "--set",
+            "server.outages.0.start=3s",
+            "--set",
+            "strategy.1.name=none",
+        ],
+    );
+    let p = problems(&stderr);
+    assert_eq!(p.len(), 3, "{stderr}");
+    for (key, flag) in [
+        (
+            "strategy[0].cap: expected cap >= base (5s), found 2s",
+            "strategy.0.base=5s",
+        ),
+        (
+            "server.outages[0].end: expected end > start (3s), found 1s",
+            "server.outages.0.start=3s",
+        ),
+        ("name: expected a unique name", "strategy.1.name=none"),
+    ] {
+        assert!(
+            p.iter()
+                .any(|l| l.contains(key) && l.ends_with(&format!("(from --set {flag})"))),
+            "no `{key} ... (from --set {flag})` in:\n{stderr}"
+        );
+    }
+
+    // The file's own problem, with an unrelated setting: the message of a run without it.
+    let ws = Workspace::new();
+    ws.file(
+        "bad.toml",
+        &tiny_with(
+            "cap = \"2s\"\njitter = \"full\"",
+            "cap = \"1ms\"\njitter = \"full\"",
+        ),
+    );
+    let plain = refused_in(&ws, &["check", "bad.toml"]);
+    let set = refused_in(&ws, &["check", "bad.toml", "--set", "clients.count=60"]);
+    assert_eq!(set, plain);
+    assert!(
+        plain.contains("bad.toml:")
+            && plain.contains("strategy[1].cap: expected cap >= base")
+            && !plain.contains("--set"),
+        "{plain}"
+    );
+}
+
 #[test]
 fn set_refuses_an_argument_without_a_value() {
     let ws = tiny_workspace();

@@ -527,9 +527,90 @@ fn an_altered_or_missing_trace_copy_is_refused() {
     let stderr = String::from_utf8_lossy(&m.stderr);
     assert_eq!(m.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("expected a readable CSV file")
-            && stderr.contains("shard-0-of-2/trace-2.csv"),
+        stderr.contains(
+            "merge: out/tiny/shard-0-of-2: expected trace-2.csv, the shard's copy of the trace file \"data/other.csv\", found no such file: the trace copy is missing"
+        ) && stderr.contains("run this shard again with this version"),
         "{stderr}"
     );
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
+}
+
+/// Runs the two shards of `sim/trace.toml` into `out/tiny`.
+fn trace_shards(ws: &Workspace) {
+    trace_scenario(ws, &trace(100, 0.0));
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        run_file(
+            ws,
+            "sim/trace.toml",
+            "out",
+            &["--quiet", "--no-charts", "--shard", &shard],
+        );
+    }
+}
+
+/// Merges `out/tiny` in place and `--out merged`, asserting each is refused as bad input
+/// (exit 2) with `expected` on stderr and nothing written.
+fn refused_merge(ws: &Workspace, expected: &str) {
+    for extra in [&[][..], &["--out", "merged"][..]] {
+        let m = merge(ws, "out/tiny", extra);
+        let stderr = String::from_utf8_lossy(&m.stderr);
+        assert_eq!(m.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains(expected) && stderr.contains("run this shard again with this version"),
+            "{extra:?}: {stderr}"
+        );
+        assert!(!ws.path().join("out/tiny/summary.csv").exists());
+        assert!(!ws.path().join("merged").exists());
+    }
+}
+
+/// A shard of an earlier herdsim, which named its traces in manifest.json but stored no
+/// copy of them, is refused as bad input naming the shard, whichever shard it is (merge
+/// reads the scenario from the first shard only, but merging in place copies every shard's
+/// files, which failed as an I/O error, exit 1).
+#[test]
+fn a_shard_without_its_trace_copy_is_refused_as_made_by_an_earlier_version() {
+    let ws = Workspace::new();
+    trace_shards(&ws);
+    fs::remove_file(ws.path().join("out/tiny/shard-1-of-2/trace-1.csv")).unwrap();
+    refused_merge(
+        &ws,
+        "merge: out/tiny/shard-1-of-2: expected trace-1.csv, the shard's copy of the trace file \"data/arrivals.csv\", found no such file: the trace copy is missing (a shard made by an earlier herdsim, which stored no trace copies, or a deleted file)",
+    );
+}
+
+/// A shard of a herdsim older still, whose manifest names no trace (nor hashes one) and
+/// which stored no copy, is refused the same way.
+#[test]
+fn a_shard_whose_manifest_names_no_trace_is_refused_as_made_by_an_earlier_version() {
+    let ws = Workspace::new();
+    trace_shards(&ws);
+    for i in 0..2 {
+        let dir = ws.path().join(format!("out/tiny/shard-{i}-of-2"));
+        let mut m: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+        let object = m.as_object_mut().unwrap();
+        let traces = object.remove("traces").unwrap();
+        for k in 0..traces.as_array().unwrap().len() {
+            fs::remove_file(dir.join(format!("trace-{}.csv", k + 1))).unwrap();
+        }
+        let source = fs::read_to_string(dir.join("scenario.toml")).unwrap();
+        let hash = herdsim::shard::run_hash(
+            &source,
+            [],
+            object["seed"].as_u64().unwrap(),
+            object["replications"].as_u64().unwrap() as u32,
+        );
+        object.insert("scenario_hash".into(), hash.into());
+        fs::write(
+            dir.join("manifest.json"),
+            serde_json::to_vec_pretty(&m).unwrap(),
+        )
+        .unwrap();
+    }
+    refused_merge(
+        &ws,
+        "merge: out/tiny/shard-0-of-2: expected a copy of every trace file its scenario reads, found none stored in the shard (made by an earlier herdsim, which stored no trace copies)",
+    );
 }

@@ -5,10 +5,11 @@
 //! building the typed scenario, so one pass reports them all. The work is split by table:
 //! this file holds the primitives (numbers, durations, distributions, names) and the
 //! top-level assembly; `clients.rs` the populations, `server.rs` the servers and the service
-//! graph (`graph.rs` its pure rules), and `retry.rs` the retry policies with their budgets
-//! and breakers, merged in layers. Nothing here is imported by
+//! graph (`graph.rs` its pure rules), and `retry.rs` the retry policies, merged in layers,
+//! with their budgets and breakers in `budget.rs`. Nothing here is imported by
 //! [`crate::model`]: raw -> model is one direction.
 
+mod budget;
 mod clients;
 mod graph;
 mod retry;

@@ -9,7 +9,7 @@
 //! take values of several shapes (`[clients]` or `[[clients]]`, `occ = true` or a word, a
 //! service's `retry` word or table, lists of pairs) have hand-written `Deserialize` impls
 //! that record a wrong shape as `Bad(found)`, so no serde wording ("untagged enum", "a
-//! sequence") ever reaches the user.
+//! sequence") ever reaches the user. The retry policy's types are in [`policy`].
 
 #![allow(missing_docs)] // fields mirror the TOML keys, documented in DESIGN.md and scenarios/
 
@@ -18,6 +18,10 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use crate::time::{SimDuration, parse_duration};
+
+mod policy;
+
+pub use policy::{RawBreaker, RawBudget, RawJitter, RawPolicy, RawRateLimitLadder, RawRetryAfter};
 
 /// The key under which the `toml` crate hands a date-time to a deserializer.
 const TOML_DATETIME_KEY: &str = "$__toml_private_datetime";
@@ -142,59 +146,6 @@ pub enum RawDist {
         /// Shape: standard deviation of the underlying normal.
         sigma: f64,
     },
-}
-
-/// The jitter key: a word (`"full"`) or a one-key table (`{ proportional = 0.1 }`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawJitter {
-    /// `"none"`, `"full"`, `"equal"`, `"decorrelated"` (checked during validation).
-    Word(String),
-    /// `{ proportional = f }`.
-    Proportional(f64),
-    /// `{ fraction = j }`.
-    Fraction(f64),
-    /// A table with another key or shape, with what was found.
-    Bad(String),
-}
-
-impl<'de> Deserialize<'de> for RawJitter {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawJitter;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "\"none\", \"full\", \"equal\", \"decorrelated\", { proportional = f } or { fraction = j }",
-                )
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawJitter, E> {
-                Ok(RawJitter::Word(v.to_string()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawJitter, A::Error> {
-                let mut result = None;
-                let mut extra = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    let value: f64 = map.next_value()?;
-                    match key.as_str() {
-                        "proportional" if result.is_none() => {
-                            result = Some(RawJitter::Proportional(value))
-                        }
-                        "fraction" if result.is_none() => result = Some(RawJitter::Fraction(value)),
-                        _ => extra.push(key),
-                    }
-                }
-                Ok(match (result, extra.is_empty()) {
-                    (Some(j), true) => j,
-                    (_, false) => RawJitter::Bad(format!(
-                        "a jitter table takes exactly one of `proportional` or `fraction`, found `{}`",
-                        extra.join("`, `")
-                    )),
-                    (None, true) => RawJitter::Bad("found an empty table".to_string()),
-                })
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
 }
 
 /// The whole scenario file.
@@ -531,95 +482,4 @@ pub struct RawMetrics {
     pub bucket: Option<Spanned<RawDuration>>,
     /// Where recovery is measured from.
     pub trigger_end: Option<Spanned<RawDuration>>,
-}
-
-/// `[retry]` and each `[[strategy]]`: the same keys, because a strategy may override any
-/// retry default, and `[retry]` may set backoff defaults for every strategy. `name` is only
-/// valid in a strategy; validation refuses it under `[retry]`.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct RawPolicy {
-    pub name: Option<Spanned<String>>,
-    pub base: Option<Spanned<RawDuration>>,
-    pub cap: Option<Spanned<RawDuration>>,
-    pub multiplier: Option<Spanned<f64>>,
-    pub jitter: Option<Spanned<RawJitter>>,
-    pub max_attempts: Option<Spanned<i64>>,
-    pub timeout: Option<Spanned<RawDuration>>,
-    pub timeout_multiplier: Option<Spanned<f64>>,
-    pub connect_timeout: Option<Spanned<RawDuration>>,
-    pub deadline: Option<Spanned<RawDuration>>,
-    pub retry_on: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    pub retry_after: Option<Spanned<RawRetryAfter>>,
-    pub rate_limit: Option<Spanned<RawRateLimitLadder>>,
-    pub budget: Option<Spanned<RawBudget>>,
-    pub breaker: Option<Spanned<RawBreaker>>,
-    pub fallback_on: Option<Spanned<Vec<Spanned<String>>>>,
-}
-
-/// `retry_after = { honor = true, max = "60s", beyond = "ignore" }`
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawRetryAfter {
-    pub honor: Option<bool>,
-    pub restart: Option<bool>,
-    pub max: Option<Spanned<RawDuration>>,
-    pub beyond: Option<Spanned<String>>,
-}
-
-/// `rate_limit = { max_retries = 5, escalate_after = 3, default_wait = "5s", max_wait = "60s" }`
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawRateLimitLadder {
-    pub on: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    pub max_retries: Option<Spanned<i64>>,
-    pub escalate_after: Option<Spanned<i64>>,
-    pub default_wait: Option<Spanned<RawDuration>>,
-    pub max_wait: Option<Spanned<RawDuration>>,
-}
-
-/// `budget = { kind = "...", ... }`
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum RawBudget {
-    /// Retries limited to a share of first attempts in a rolling window (seed 002, Finagle).
-    Ratio {
-        ratio: Option<f64>,
-        window: Option<RawDuration>,
-        min_per_s: Option<f64>,
-        scope: Option<String>,
-    },
-    /// gRPC retry throttling.
-    TokenBucket {
-        max_tokens: Option<f64>,
-        token_ratio: Option<f64>,
-        scope: Option<String>,
-    },
-    /// AWS SDK standard-mode retry quota.
-    Quota {
-        capacity: Option<i64>,
-        retry_cost: Option<i64>,
-        timeout_cost: Option<i64>,
-        success_refund: Option<i64>,
-        scope: Option<String>,
-    },
-    /// Brooker's adaptive bucket: first attempts (or successes) fill it, retries drain it.
-    Adaptive {
-        fill_per_call: Option<f64>,
-        fill_per_success: Option<f64>,
-        size: Option<f64>,
-        scope: Option<String>,
-    },
-}
-
-/// `breaker = { failure_rate = 0.5, window = "10s", min_calls = 20, open_for = "5s", ... }`
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawBreaker {
-    pub failure_rate: Option<Spanned<f64>>,
-    pub window: Option<Spanned<RawDuration>>,
-    pub min_calls: Option<Spanned<i64>>,
-    pub open_for: Option<Spanned<RawDuration>>,
-    pub half_open_probes: Option<Spanned<i64>>,
-    pub scope: Option<Spanned<String>>,
 }

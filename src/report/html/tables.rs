@@ -1,0 +1,360 @@
+//! The tables of `report.html` below the verdict: the summary table (one row per sweep
+//! point and strategy, the best value of each column highlighted among the strategies that
+//! lose the fewest requests), then the per-population, per-service and paired-comparison
+//! tables when the scenario has them.
+
+use std::fmt::Write as _;
+
+use super::escape;
+use crate::metrics::summary::{Stat, StrategySummary};
+use crate::report::chart::fmt_value;
+use crate::report::verdict::verdict;
+use crate::runner::ScenarioResult;
+use crate::scenario::sweep::ScenarioFile;
+
+/// Which way a column improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Better {
+    Lower,
+    Higher,
+}
+
+/// One numeric column of the summary table, named as in `summary.csv`.
+struct Column {
+    head: &'static str,
+    better: Better,
+    value: fn(&StrategySummary) -> Stat,
+}
+
+impl Column {
+    /// Whether the column is a peak, measured per bucket.
+    fn is_peak(&self) -> bool {
+        self.head.contains("peak")
+    }
+}
+
+fn plain(v: f64) -> Stat {
+    Stat { mean: v, ci95: 0.0 }
+}
+
+const COLUMNS: &[Column] = &[
+    Column {
+        head: "calls",
+        better: Better::Lower,
+        value: |s| s.calls,
+    },
+    Column {
+        head: "completion_s",
+        better: Better::Lower,
+        value: |s| s.completion_s,
+    },
+    Column {
+        head: "peak_rps",
+        better: Better::Lower,
+        value: |s| s.peak_rps,
+    },
+    Column {
+        head: "recovery_peak_rps",
+        better: Better::Lower,
+        value: |s| s.recovery_peak_rps,
+    },
+    Column {
+        head: "succeeded",
+        better: Better::Higher,
+        value: |s| plain(s.succeeded),
+    },
+    Column {
+        head: "gave_up",
+        better: Better::Lower,
+        value: |s| Stat {
+            mean: s.gave_up,
+            ci95: s.gave_up_ci95,
+        },
+    },
+    Column {
+        head: "amplification",
+        better: Better::Lower,
+        value: |s| plain(s.amplification),
+    },
+    Column {
+        head: "latency_p50_s",
+        better: Better::Lower,
+        value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[0])),
+    },
+    Column {
+        head: "latency_p99_s",
+        better: Better::Lower,
+        value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[2])),
+    },
+    Column {
+        head: "wasted",
+        better: Better::Lower,
+        value: |s| plain(s.wasted),
+    },
+];
+
+/// The summary table: one row per (sweep point, strategy), one `<tbody>` per point, columns
+/// named as in `summary.csv`. Within a point, the best value of each column among the
+/// verdict's leading group (the strategies that lose more requests than no other) is
+/// highlighted (`td.best`), so a strategy that loses more is never shown as best; with a
+/// leading group of one strategy there is nothing to compare and nothing is highlighted.
+pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
+    let ci = file.first().replications > 1;
+    let bucket = crate::report::verdict::bucket_label(file.first().bucket);
+    h.push_str("<h2 id=\"summary\">Summary</h2>\n");
+    let _ = writeln!(
+        h,
+        "<p>Means per run{}; columns as in summary.csv, peaks per {bucket} bucket. \
+         <span class=\"swatch\" style=\"background:#cde9f7\"></span>Highlighted: the best \
+         value of each column{} among the strategies that lose the fewest requests (within \
+         the 95% interval): a strategy that loses more is never highlighted. rank: the \
+         verdict's.</p>",
+        if ci {
+            ", ± 95% confidence interval"
+        } else {
+            ""
+        },
+        if file.axes.is_empty() {
+            ""
+        } else {
+            " within each sweep point"
+        }
+    );
+    // The wrapper scrolls sideways on a narrow screen instead of squeezing the numbers.
+    h.push_str("<div class=\"scroll\">\n<table class=\"summary\">\n<thead><tr>");
+    for a in &file.axes {
+        let _ = write!(h, "<th class=\"name\">{}</th>", escape(&a.path));
+    }
+    h.push_str("<th class=\"name\">strategy</th><th>rank</th>");
+    for c in COLUMNS {
+        if c.is_peak() {
+            let _ = write!(
+                h,
+                "<th>{}<br><span class=\"unit\">per {bucket}</span></th>",
+                c.head
+            );
+        } else {
+            let _ = write!(h, "<th>{}</th>", c.head);
+        }
+    }
+    h.push_str("</tr></thead>\n");
+    for (p, point) in result.points.iter().enumerate() {
+        let v = verdict(point, &file.points[p].scenario);
+        let leading = v.leading();
+        h.push_str("<tbody>\n");
+        let best: Vec<Option<f64>> = COLUMNS
+            .iter()
+            .map(|c| {
+                if leading.len() < 2 {
+                    return None; // nothing to compare against
+                }
+                let values = leading
+                    .iter()
+                    .map(|&i| (c.value)(&point.strategies[i].summary).mean);
+                let lo = values.clone().fold(f64::INFINITY, f64::min);
+                let hi = values.fold(f64::NEG_INFINITY, f64::max);
+                if lo == hi {
+                    return None; // all equal: no strategy is better here
+                }
+                Some(match c.better {
+                    Better::Lower => lo,
+                    Better::Higher => hi,
+                })
+            })
+            .collect();
+        for (i, s) in point.strategies.iter().enumerate() {
+            h.push_str("<tr>");
+            for label in &point.labels {
+                let _ = write!(h, "<td class=\"name\">{}</td>", escape(label));
+            }
+            let rgb = crate::report::chart::color(i);
+            let _ = write!(
+                h,
+                "<td class=\"name\"><span class=\"swatch\" style=\"background:#{:02x}{:02x}{:02x}\"></span>{}</td><td>{}</td>",
+                rgb.0,
+                rgb.1,
+                rgb.2,
+                escape(&s.summary.strategy),
+                v.rank_of(i).map(|r| r.to_string()).unwrap_or_default()
+            );
+            let eligible = leading.contains(&i);
+            for (c, b) in COLUMNS.iter().zip(&best) {
+                let v = (c.value)(&s.summary);
+                let class = if eligible && *b == Some(v.mean) {
+                    " class=\"best\""
+                } else {
+                    ""
+                };
+                let _ = write!(h, "<td{class}>{}", fmt_value(v.mean));
+                if ci && v.ci95 > 0.0 {
+                    let _ = write!(h, " <span class=\"ci\">± {}</span>", fmt_value(v.ci95));
+                }
+                h.push_str("</td>");
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody>\n");
+    }
+    h.push_str("</table>\n</div>\n");
+}
+
+/// The per-population and per-service tables (when there is more than one), and the paired
+/// comparisons against the first strategy (when there are several strategies and
+/// replications).
+pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
+    let s = file.first();
+    let axes: Vec<String> = file.axes.iter().map(|a| a.path.clone()).collect();
+    let table = |h: &mut String,
+                 id: &str,
+                 title: &str,
+                 lead: &str,
+                 head: &[&str],
+                 rows: Vec<Vec<String>>| {
+        let _ = writeln!(h, "<h2 id=\"{id}\">{title}</h2>\n<p>{lead}</p>");
+        h.push_str("<div class=\"scroll\">\n<table class=\"summary\">\n<thead><tr>");
+        for (i, c) in axes
+            .iter()
+            .map(String::as_str)
+            .chain(head.iter().copied())
+            .enumerate()
+        {
+            let class = if i < axes.len() + 2 {
+                " class=\"name\""
+            } else {
+                ""
+            };
+            let _ = write!(h, "<th{class}>{}</th>", escape(c));
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for row in rows {
+            h.push_str("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                let class = if i < axes.len() + 2 {
+                    " class=\"name\""
+                } else {
+                    ""
+                };
+                let _ = write!(h, "<td{class}>{}</td>", escape(cell));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody>\n</table>\n</div>\n");
+    };
+    if s.populations.len() > 1 {
+        let mut rows = Vec::new();
+        for point in &result.points {
+            for st in &point.strategies {
+                for p in &st.populations {
+                    let mut row = point.labels.clone();
+                    row.extend([
+                        st.summary.strategy.clone(),
+                        p.population.clone(),
+                        fmt_value(p.requests),
+                        fmt_value(p.calls),
+                        fmt_value(p.amplification),
+                        fmt_value(p.succeeded),
+                        fmt_value(p.gave_up),
+                        fmt_value(p.latency_p50_s.unwrap_or(f64::NAN)),
+                        fmt_value(p.latency_p99_s.unwrap_or(f64::NAN)),
+                    ]);
+                    rows.push(row);
+                }
+            }
+        }
+        table(
+            h,
+            "populations",
+            "Populations",
+            "Means per run of each population's requests, columns as in populations.csv; latencies pooled over runs.",
+            &[
+                "strategy",
+                "population",
+                "requests",
+                "calls",
+                "amplification",
+                "succeeded",
+                "gave_up",
+                "latency_p50_s",
+                "latency_p99_s",
+            ],
+            rows,
+        );
+    }
+    if s.services.len() > 1 {
+        let mut rows = Vec::new();
+        for point in &result.points {
+            for st in &point.strategies {
+                for v in &st.services {
+                    let mut row = point.labels.clone();
+                    row.extend([
+                        st.summary.strategy.clone(),
+                        v.service.clone(),
+                        fmt_value(v.calls),
+                        fmt_value(v.amplification),
+                        fmt_value(v.rejected),
+                        fmt_value(v.shed),
+                        fmt_value(v.wasted),
+                        fmt_value(v.gave_up),
+                        fmt_value(v.peak_rps),
+                    ]);
+                    rows.push(row);
+                }
+            }
+        }
+        table(
+            h,
+            "services",
+            "Services",
+            &format!(
+                "Means per run at each service, columns as in services.csv. amplification: calls at the service per client request; gave_up: the service's own requests (calls to it) that gave up; peak_rps: per {} bucket.",
+                crate::report::verdict::bucket_label(s.bucket)
+            ),
+            &[
+                "strategy",
+                "service",
+                "calls",
+                "amplification",
+                "rejected",
+                "shed",
+                "wasted",
+                "gave_up",
+                "peak_rps",
+            ],
+            rows,
+        );
+    }
+    if s.strategies.len() > 1 && s.replications > 1 {
+        let mut rows = Vec::new();
+        for point in &result.points {
+            for r in &point.paired {
+                let mut row = point.labels.clone();
+                row.extend([
+                    r.strategy.clone(),
+                    r.metric.to_string(),
+                    format!("{} ± {}", fmt_value(r.mean_diff), fmt_value(r.ci95)),
+                    r.ratio.map(fmt_value).unwrap_or_default(),
+                    if r.significant() { "yes" } else { "no" }.to_string(),
+                ]);
+                rows.push(row);
+            }
+        }
+        let baseline = s.strategies[0].name.as_str();
+        table(
+            h,
+            "paired",
+            "Paired comparisons",
+            &format!(
+                "Each strategy minus {}, replication by replication (every strategy of a replication faces the same workload), with the 95% interval of the paired differences; significant when the interval excludes 0.",
+                escape(baseline)
+            ),
+            &[
+                "strategy",
+                "metric",
+                "mean_diff ± ci95",
+                "ratio",
+                "significant",
+            ],
+            rows,
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! Retry budgets and circuit breakers, the `budget` and `breaker` tables of a retry policy
+//! (`[retry]`, a `[[strategy]]`, or a population's or service's `retry`): each kind's keys,
+//! their ranges and defaults, and the `client` or `global` scope of the instance.
+
+use toml::Spanned;
+
+use super::{At, Check};
+use crate::model::policy::{BreakerSpec, BudgetKind, BudgetSpec, Fill, Scope};
+use crate::scenario::raw::{RawBreaker, RawBudget};
+use crate::time::SimDuration;
+
+impl Check<'_> {
+    fn scope(&mut self, v: Option<&str>, span: At, key: &str, default: Scope) -> Scope {
+        match v {
+            None => default,
+            Some("client") => Scope::Client,
+            Some("global") => Scope::Global,
+            Some(other) => {
+                self.err(
+                    span,
+                    key,
+                    format!("expected \"client\" or \"global\", found \"{other}\""),
+                );
+                default
+            }
+        }
+    }
+
+    pub(super) fn budget(&mut self, v: &Spanned<RawBudget>, key: &str) -> BudgetSpec {
+        let span = Some(v.span());
+        // Values inside a tagged table carry no position of their own: point at the table.
+        let num = |c: &mut Self,
+                   x: Option<f64>,
+                   field: &str,
+                   default: f64,
+                   ok: fn(f64) -> bool,
+                   expected: &str| {
+            let x = x.unwrap_or(default);
+            if x.is_finite() && ok(x) {
+                x
+            } else {
+                c.err(
+                    span.clone(),
+                    &format!("{key}.{field}"),
+                    format!("expected {expected}, found {x}"),
+                );
+                default
+            }
+        };
+        let milli = |x: f64| (x * 1000.0).round() as u64;
+        match v.get_ref() {
+            RawBudget::Ratio {
+                ratio,
+                window,
+                min_per_s,
+                scope,
+            } => {
+                let ratio = num(
+                    self,
+                    *ratio,
+                    "ratio",
+                    0.1,
+                    |x| (0.0..=1.0).contains(&x),
+                    "a ratio in [0, 1]",
+                );
+                let min_per_s = num(
+                    self,
+                    *min_per_s,
+                    "min_per_s",
+                    0.0,
+                    |x| x >= 0.0,
+                    "a rate >= 0",
+                );
+                let window = match window {
+                    Some(w) => self
+                        .duration_at(w, span.clone(), &format!("{key}.window"), true)
+                        .unwrap_or(SimDuration::from_secs(10)),
+                    None => SimDuration::from_secs(10),
+                };
+                BudgetSpec {
+                    kind: BudgetKind::Ratio {
+                        ratio,
+                        window,
+                        min_per_s,
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Global,
+                    ),
+                }
+            }
+            RawBudget::TokenBucket {
+                max_tokens,
+                token_ratio,
+                scope,
+            } => {
+                let max = num(
+                    self,
+                    *max_tokens,
+                    "max_tokens",
+                    10.0,
+                    |x| x > 0.0 && x <= 1000.0,
+                    "max_tokens in (0, 1000]",
+                );
+                let ratio = num(
+                    self,
+                    *token_ratio,
+                    "token_ratio",
+                    0.1,
+                    |x| x > 0.0,
+                    "token_ratio > 0",
+                );
+                BudgetSpec {
+                    kind: BudgetKind::TokenBucket {
+                        max_milli: milli(max),
+                        ratio_milli: milli(ratio).max(1),
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+            RawBudget::Quota {
+                capacity,
+                retry_cost,
+                timeout_cost,
+                success_refund,
+                scope,
+            } => {
+                let count = |c: &mut Self, x: Option<i64>, field: &str, default: i64, min: i64| {
+                    let x = x.unwrap_or(default);
+                    if x < min {
+                        c.err(
+                            span.clone(),
+                            &format!("{key}.{field}"),
+                            format!("expected an integer >= {min}, found {x}"),
+                        );
+                        default as u64
+                    } else {
+                        x as u64
+                    }
+                };
+                let kind = BudgetKind::Quota {
+                    capacity: count(self, *capacity, "capacity", 500, 1),
+                    retry_cost: count(self, *retry_cost, "retry_cost", 5, 0),
+                    timeout_cost: count(self, *timeout_cost, "timeout_cost", 10, 0),
+                    success_refund: count(self, *success_refund, "success_refund", 1, 0),
+                };
+                BudgetSpec {
+                    kind,
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+            RawBudget::Adaptive {
+                fill_per_call,
+                fill_per_success,
+                size,
+                scope,
+            } => {
+                let (fill_key, fill_value, fill_on) = match (fill_per_call, fill_per_success) {
+                    (Some(_), Some(_)) => {
+                        self.err(
+                            span.clone(),
+                            &format!("{key}.fill_per_success"),
+                            "expected one of `fill_per_call` (each first attempt fills the \
+                             bucket) or `fill_per_success` (each success does), found both"
+                                .to_string(),
+                        );
+                        ("fill_per_call", *fill_per_call, Fill::Call)
+                    }
+                    (None, Some(x)) => ("fill_per_success", Some(*x), Fill::Success),
+                    (call, None) => ("fill_per_call", *call, Fill::Call),
+                };
+                let fill = num(
+                    self,
+                    fill_value,
+                    fill_key,
+                    0.1,
+                    |x| x > 0.0,
+                    &format!("{fill_key} > 0"),
+                );
+                let size = num(
+                    self,
+                    *size,
+                    "size",
+                    5.0,
+                    |x| x >= 1.0,
+                    "a size of at least 1 (a retry takes a whole token)",
+                );
+                BudgetSpec {
+                    kind: BudgetKind::Adaptive {
+                        fill_milli: milli(fill).max(1),
+                        size_milli: milli(size),
+                        fill_on,
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
+        }
+    }
+
+    pub(super) fn breaker(&mut self, v: &Spanned<RawBreaker>, key: &str) -> BreakerSpec {
+        let b = v.get_ref();
+        let k = |f: &str| format!("{key}.{f}");
+        BreakerSpec {
+            failure_rate: b
+                .failure_rate
+                .as_ref()
+                .and_then(|x| {
+                    self.float(
+                        x,
+                        &k("failure_rate"),
+                        |x| x > 0.0 && x <= 1.0,
+                        "a rate in (0, 1]",
+                    )
+                })
+                .unwrap_or(0.5),
+            window: b
+                .window
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("window"), true))
+                .unwrap_or(SimDuration::from_secs(10)),
+            min_calls: b
+                .min_calls
+                .as_ref()
+                .and_then(|x| self.int(x, &k("min_calls"), 1, u32::MAX as i64))
+                .unwrap_or(20) as u32,
+            open_for: b
+                .open_for
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("open_for"), true))
+                .unwrap_or(SimDuration::from_secs(5)),
+            half_open_probes: b
+                .half_open_probes
+                .as_ref()
+                .and_then(|x| self.int(x, &k("half_open_probes"), 1, u32::MAX as i64))
+                .unwrap_or(3) as u32,
+            scope: self.scope(
+                b.scope.as_ref().map(|s| s.get_ref().as_str()),
+                b.scope.as_ref().map(|s| s.span()),
+                &k("scope"),
+                Scope::Client,
+            ),
+        }
+    }
+}

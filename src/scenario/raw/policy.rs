@@ -1,0 +1,154 @@
+//! The `Raw*` types of a retry policy: the keys `[retry]` and every `[[strategy]]` share
+//! (backoff, jitter, attempts, timeouts, deadline, the retryable errors), and the tables
+//! they hold: Retry-After handling, the rate-limit ladder, retry budgets and circuit
+//! breakers. As in the parent module, nothing here is validated beyond what serde checks.
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use toml::Spanned;
+
+use super::RawDuration;
+
+/// The jitter key: a word (`"full"`) or a one-key table (`{ proportional = 0.1 }`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawJitter {
+    /// `"none"`, `"full"`, `"equal"`, `"decorrelated"` (checked during validation).
+    Word(String),
+    /// `{ proportional = f }`.
+    Proportional(f64),
+    /// `{ fraction = j }`.
+    Fraction(f64),
+    /// A table with another key or shape, with what was found.
+    Bad(String),
+}
+
+impl<'de> Deserialize<'de> for RawJitter {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawJitter;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "\"none\", \"full\", \"equal\", \"decorrelated\", { proportional = f } or { fraction = j }",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawJitter, E> {
+                Ok(RawJitter::Word(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawJitter, A::Error> {
+                let mut result = None;
+                let mut extra = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: f64 = map.next_value()?;
+                    match key.as_str() {
+                        "proportional" if result.is_none() => {
+                            result = Some(RawJitter::Proportional(value))
+                        }
+                        "fraction" if result.is_none() => result = Some(RawJitter::Fraction(value)),
+                        _ => extra.push(key),
+                    }
+                }
+                Ok(match (result, extra.is_empty()) {
+                    (Some(j), true) => j,
+                    (_, false) => RawJitter::Bad(format!(
+                        "a jitter table takes exactly one of `proportional` or `fraction`, found `{}`",
+                        extra.join("`, `")
+                    )),
+                    (None, true) => RawJitter::Bad("found an empty table".to_string()),
+                })
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// `[retry]` and each `[[strategy]]`: the same keys, because a strategy may override any
+/// retry default, and `[retry]` may set backoff defaults for every strategy. `name` is only
+/// valid in a strategy; validation refuses it under `[retry]`.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicy {
+    pub name: Option<Spanned<String>>,
+    pub base: Option<Spanned<RawDuration>>,
+    pub cap: Option<Spanned<RawDuration>>,
+    pub multiplier: Option<Spanned<f64>>,
+    pub jitter: Option<Spanned<RawJitter>>,
+    pub max_attempts: Option<Spanned<i64>>,
+    pub timeout: Option<Spanned<RawDuration>>,
+    pub timeout_multiplier: Option<Spanned<f64>>,
+    pub connect_timeout: Option<Spanned<RawDuration>>,
+    pub deadline: Option<Spanned<RawDuration>>,
+    pub retry_on: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    pub retry_after: Option<Spanned<RawRetryAfter>>,
+    pub rate_limit: Option<Spanned<RawRateLimitLadder>>,
+    pub budget: Option<Spanned<RawBudget>>,
+    pub breaker: Option<Spanned<RawBreaker>>,
+    pub fallback_on: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `retry_after = { honor = true, max = "60s", beyond = "ignore" }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetryAfter {
+    pub honor: Option<bool>,
+    pub restart: Option<bool>,
+    pub max: Option<Spanned<RawDuration>>,
+    pub beyond: Option<Spanned<String>>,
+}
+
+/// `rate_limit = { max_retries = 5, escalate_after = 3, default_wait = "5s", max_wait = "60s" }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRateLimitLadder {
+    pub on: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    pub max_retries: Option<Spanned<i64>>,
+    pub escalate_after: Option<Spanned<i64>>,
+    pub default_wait: Option<Spanned<RawDuration>>,
+    pub max_wait: Option<Spanned<RawDuration>>,
+}
+
+/// `budget = { kind = "...", ... }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RawBudget {
+    /// Retries limited to a share of first attempts in a rolling window (seed 002, Finagle).
+    Ratio {
+        ratio: Option<f64>,
+        window: Option<RawDuration>,
+        min_per_s: Option<f64>,
+        scope: Option<String>,
+    },
+    /// gRPC retry throttling.
+    TokenBucket {
+        max_tokens: Option<f64>,
+        token_ratio: Option<f64>,
+        scope: Option<String>,
+    },
+    /// AWS SDK standard-mode retry quota.
+    Quota {
+        capacity: Option<i64>,
+        retry_cost: Option<i64>,
+        timeout_cost: Option<i64>,
+        success_refund: Option<i64>,
+        scope: Option<String>,
+    },
+    /// Brooker's adaptive bucket: first attempts (or successes) fill it, retries drain it.
+    Adaptive {
+        fill_per_call: Option<f64>,
+        fill_per_success: Option<f64>,
+        size: Option<f64>,
+        scope: Option<String>,
+    },
+}
+
+/// `breaker = { failure_rate = 0.5, window = "10s", min_calls = 20, open_for = "5s", ... }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBreaker {
+    pub failure_rate: Option<Spanned<f64>>,
+    pub window: Option<Spanned<RawDuration>>,
+    pub min_calls: Option<Spanned<i64>>,
+    pub open_for: Option<Spanned<RawDuration>>,
+    pub half_open_probes: Option<Spanned<i64>>,
+    pub scope: Option<Spanned<String>>,
+}

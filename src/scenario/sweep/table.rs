@@ -1,0 +1,219 @@
+//! The `[sweep]` table itself: reading its axes (paths, values and the labels outputs show),
+//! where it is written (for messages, and to leave it out of every point's text), and the
+//! count of points and runs refused before any point is built.
+
+use std::ops::Range;
+
+use toml_edit::{Document, Item, Value};
+
+use super::SweepAxis;
+use crate::error::{ScenarioError, ScenarioErrors};
+use crate::limits;
+use crate::model::Scenario;
+use crate::scenario::error_at;
+
+/// Where `[sweep]` is written, for messages about the sweep as a whole.
+pub(super) fn parsed_sweep_span(src: &str) -> Option<Range<usize>> {
+    Document::parse(src)
+        .ok()
+        .and_then(|d| sweep_region(src, &d))
+}
+
+pub(super) fn too_many_runs(
+    file: &str,
+    src: &str,
+    span: &Option<Range<usize>>,
+    runs: u64,
+) -> ScenarioError {
+    error_at(
+        file,
+        src,
+        span.clone(),
+        "sweep",
+        format!(
+            "expected at most {} runs (sweep points x strategies x replications), found {runs}: sweep fewer values or lower replications",
+            limits::MAX_RUNS
+        ),
+    )
+}
+
+/// Refuses a sweep with more points than [`limits::MAX_SWEEP_POINTS`], or more runs than
+/// [`limits::MAX_RUNS`] at the file's own strategies and replications, from the list
+/// lengths alone: before a single point is built.
+pub(super) fn check_size(
+    file: &str,
+    src: &str,
+    parsed: &Document<&str>,
+    axes: &[SweepAxis],
+    base: &Scenario,
+) -> Result<(), ScenarioErrors> {
+    let span = sweep_region(src, parsed);
+    let lengths: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+    let points = axes
+        .iter()
+        .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64));
+    match points {
+        Some(p) if p <= limits::MAX_SWEEP_POINTS => {
+            let runs = p
+                .saturating_mul(base.strategies.len() as u64)
+                .saturating_mul(base.replications as u64);
+            if runs > limits::MAX_RUNS {
+                return Err(ScenarioErrors(vec![too_many_runs(file, src, &span, runs)]));
+            }
+            Ok(())
+        }
+        _ => Err(ScenarioErrors(vec![error_at(
+            file,
+            src,
+            span,
+            "sweep",
+            format!(
+                "expected at most {} sweep points, found {} ({} values)",
+                limits::MAX_SWEEP_POINTS,
+                points.map_or_else(|| "more than 2^64".to_string(), |p| p.to_string()),
+                lengths.join(" x ")
+            ),
+        )])),
+    }
+}
+
+/// The bytes of the `[sweep]` table (header to last value) or the `sweep = { .. }` pair.
+fn sweep_region(src: &str, doc: &Document<&str>) -> Option<Range<usize>> {
+    let (key, item) = doc.as_table().get_key_value("sweep")?;
+    let mut start = usize::MAX;
+    let mut end = 0;
+    let mut cover = |r: Option<Range<usize>>| {
+        if let Some(r) = r {
+            start = start.min(r.start);
+            end = end.max(r.end);
+        }
+    };
+    match item {
+        Item::Table(t) => {
+            cover(t.span());
+            for (k, v) in t.iter() {
+                cover(t.key(k).and_then(|k| k.span()));
+                cover(v.span());
+            }
+        }
+        other => {
+            cover(key.span());
+            cover(other.span());
+        }
+    }
+    (start < end && end <= src.len()).then_some(start..end)
+}
+
+/// `src` with the `[sweep]` table reduced to its line breaks: every other key keeps its
+/// line and column, and a point's text no longer carries every swept list.
+pub(super) fn without_sweep(src: &str, doc: &Document<&str>) -> String {
+    match sweep_region(src, doc) {
+        None => src.to_string(),
+        Some(r) => {
+            let breaks: String = src[r.clone()].chars().filter(|c| *c == '\n').collect();
+            format!("{}{breaks}{}", &src[..r.start], &src[r.end..])
+        }
+    }
+}
+
+pub(super) fn read_axes(
+    file: &str,
+    src: &str,
+    doc: &Document<&str>,
+) -> Result<Vec<SweepAxis>, ScenarioErrors> {
+    let mut errors = Vec::new();
+    let mut axes = Vec::new();
+    let table = doc
+        .as_table()
+        .get("sweep")
+        .and_then(|s| s.as_table_like())
+        .ok_or_else(|| {
+            ScenarioErrors(vec![error_at(
+                file,
+                src,
+                None,
+                "sweep",
+                "expected a table of `\"path\" = [values]`",
+            )])
+        })?;
+    for (path, item) in table.iter() {
+        let span = item.span();
+        let key = format!("sweep.\"{path}\"");
+        let Some(array) = item.as_array() else {
+            errors.push(error_at(
+                file,
+                src,
+                span,
+                key,
+                format!("expected a list of values, found {}", item.type_name()),
+            ));
+            continue;
+        };
+        if array.is_empty() {
+            errors.push(error_at(
+                file,
+                src,
+                span,
+                key,
+                "expected a non-empty list of values, found []",
+            ));
+            continue;
+        }
+        let mut values = Vec::new();
+        let mut labels = Vec::new();
+        let mut spans = Vec::new();
+        for v in array.iter() {
+            // Numbers are labelled as written (`2.50`, `1e0`, `1_000`), so that two values
+            // written apart stay apart in every output; strings by their content.
+            let as_written = |fallback: String| {
+                v.span()
+                    .and_then(|r| src.get(r))
+                    .map_or(fallback, |t| t.trim().to_string())
+            };
+            let label = match v {
+                Value::Integer(i) => as_written(i.value().to_string()),
+                Value::Float(f) => as_written(f.value().to_string()),
+                Value::String(s) => s.value().clone(),
+                other => {
+                    errors.push(error_at(
+                        file,
+                        src,
+                        v.span().or(span.clone()),
+                        key.clone(),
+                        format!(
+                            "expected numbers or duration strings, found a {}",
+                            other.type_name()
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            let mut clean = v.clone();
+            clean.decor_mut().clear();
+            spans.push(v.span());
+            values.push(clean);
+            labels.push(label);
+        }
+        axes.push(SweepAxis {
+            path: path.to_string(),
+            labels,
+            values,
+            spans,
+            span,
+        });
+    }
+    if axes.is_empty() && errors.is_empty() {
+        errors.push(error_at(
+            file,
+            src,
+            None,
+            "sweep",
+            "expected at least one swept key, found an empty [sweep]",
+        ));
+    }
+    if errors.is_empty() {
+        Ok(axes)
+    } else {
+        Err(ScenarioErrors(errors))
+    }
+}

@@ -1,0 +1,320 @@
+//! toml and serde errors as positioned [`ScenarioError`]s in the user's words: the key path
+//! with the index of each array element (`strategy[1].budget`), the line and column, and
+//! serde's terse messages reworded so that every one says what was expected and what was
+//! found, without Rust type names.
+
+use super::{ScenarioError, error_at};
+
+/// Turns a toml/serde error into a positioned [`ScenarioError`].
+pub(crate) fn toml_error(file: &str, src: &str, e: toml::de::Error) -> ScenarioError {
+    toml_error_in(file, src, src, e)
+}
+
+/// [`toml_error`] for an error in `text`, a copy of `src` with some pairs blanked out:
+/// key paths are read from `text`, positions computed on `src` (they are the same offsets).
+pub(super) fn toml_error_in(
+    file: &str,
+    text: &str,
+    src: &str,
+    e: toml::de::Error,
+) -> ScenarioError {
+    let src_for_positions = src;
+    let src = text;
+    // toml keeps the key path private, but prints it ("in `a.b`") when it has no input to
+    // quote; that is the only way to recover it for messages like `clients.count: ...`.
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let printed = bare.to_string();
+    let path = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("in `").and_then(|l| l.strip_suffix('`')))
+        .unwrap_or("");
+    let span = e.span();
+    // toml's path has no array indices (`strategy`, not `strategy[1]`): find them from the
+    // position, so the key says which [[strategy]] or outage is at fault.
+    let mut key = match &span {
+        Some(span) => indexed_path(src, path, span.start),
+        None => path.to_string(),
+    };
+    let raw = e.message().trim().replace('\n', "; ");
+    // Not TOML at all: say so, and what stands where the parser stopped.
+    if path.is_empty() && raw != "duplicate key" && src.parse::<toml_edit::DocumentMut>().is_err() {
+        let found = span
+            .as_ref()
+            .and_then(|s| src.get(s.start..))
+            .map(|rest| rest.lines().next().unwrap_or("").trim())
+            .map_or("the end of the file".to_string(), |rest| match rest {
+                "" => "the end of the line".to_string(),
+                rest => format!("`{}`", crate::text::escape(rest)),
+            });
+        return error_at(
+            file,
+            src_for_positions,
+            span,
+            key,
+            format!("TOML syntax: {raw}, found {found}"),
+        );
+    }
+    // toml hands a date-time to serde as a table with one private key: say what was written.
+    let datetime = span
+        .as_ref()
+        .and_then(|s| src.get(s.clone()))
+        .map(str::trim)
+        .filter(|t| t.parse::<toml_edit::Datetime>().is_ok())
+        .map(String::from);
+    if let Some(datetime) = datetime {
+        let expected = raw
+            .strip_prefix("invalid type: ")
+            .and_then(|r| r.split_once(", expected "))
+            .map(|(_, expected)| match expected {
+                "variant identifier" => tag_names(&key).to_string(),
+                e => expected_words(e),
+            })
+            .unwrap_or_else(|| "a table".to_string());
+        return error_at(
+            file,
+            src_for_positions,
+            span,
+            key,
+            format!("expected {expected}, found the date-time {datetime}"),
+        );
+    }
+    // serde's "variant identifier" is the tag of a tagged table (`dist`, a budget's `kind`);
+    // an array there is read as [tag, ...], so the fault is at its first element.
+    if raw.ends_with("expected variant identifier") {
+        let found = raw
+            .strip_prefix("invalid type: ")
+            .and_then(|r| r.split_once(", expected "))
+            .map(|(found, _)| found_words(found))
+            .unwrap_or_default();
+        let msg = if let Some(table) = key.strip_suffix("[0]") {
+            key = table.to_string();
+            format!("expected {}, found an array", tagged_table(&key))
+        } else {
+            format!("expected {}, found {found}", tag_names(&key))
+        };
+        return error_at(file, src_for_positions, span, key, msg);
+    }
+    // A table given as an array: serde reads structs from sequences too.
+    if raw.starts_with("invalid length ") && raw.contains(", expected struct ") {
+        return error_at(
+            file,
+            src_for_positions,
+            span,
+            key,
+            "expected a table, found an array",
+        );
+    }
+    // Name the offending key itself, not only the table holding it.
+    let named = raw
+        .strip_prefix("unknown field `")
+        .or_else(|| raw.strip_prefix("missing field `"))
+        .and_then(|rest| rest.split('`').next());
+    if let Some(leaf) = named {
+        key = if key.is_empty() {
+            leaf.to_string()
+        } else {
+            format!("{key}.{leaf}")
+        };
+    }
+    if raw == "duplicate key"
+        && let Some(span) = &span
+        && let Some(text) = src.get(span.clone())
+    {
+        let leaf = text.trim().trim_matches(['"', '\'']);
+        key = if key.is_empty() {
+            leaf.to_string()
+        } else {
+            format!("{key}.{leaf}")
+        };
+    }
+    let table = match key.rsplit_once('.') {
+        Some((table, _)) if named.is_some() => format!(" in {table}"),
+        _ => String::new(),
+    };
+    error_at(file, src_for_positions, span, key, friendlier(&raw, &table))
+}
+
+/// The dotted `path` with the index of each array element the byte `offset` falls in:
+/// `strategy.budget` -> `strategy[1].budget`. Unchanged when the text cannot be re-read.
+pub(super) fn indexed_path(src: &str, path: &str, offset: usize) -> String {
+    use toml_edit::{Item, TableLike, Value};
+    if path.is_empty() {
+        return String::new();
+    }
+    let Ok(doc) = toml_edit::Document::parse(src) else {
+        return path.to_string();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut table: Option<&dyn TableLike> = Some(doc.as_table());
+    for segment in path.split('.') {
+        let Some(item) = table.and_then(|t| t.get(segment)) else {
+            out.push(segment.to_string());
+            table = None;
+            continue;
+        };
+        table = None;
+        match item {
+            Item::Table(t) => {
+                out.push(segment.to_string());
+                table = Some(t);
+            }
+            Item::Value(Value::InlineTable(t)) => {
+                out.push(segment.to_string());
+                table = Some(t);
+            }
+            // A table's span is its `[[header]]`: the fault is in the last one before it.
+            Item::ArrayOfTables(array) => {
+                let i = array
+                    .iter()
+                    .filter(|t| t.span().is_some_and(|s| s.start <= offset))
+                    .count()
+                    .saturating_sub(1);
+                out.push(format!("{segment}[{i}]"));
+                table = array.get(i).map(|t| t as &dyn TableLike);
+            }
+            Item::Value(Value::Array(array)) => {
+                match array
+                    .iter()
+                    .position(|v| v.span().is_some_and(|s| s.contains(&offset)))
+                {
+                    Some(i) => {
+                        out.push(format!("{segment}[{i}]"));
+                        if let Some(Value::InlineTable(t)) = array.get(i) {
+                            table = Some(t);
+                        }
+                    }
+                    None => out.push(segment.to_string()),
+                }
+            }
+            _ => out.push(segment.to_string()),
+        }
+    }
+    out.join(".")
+}
+
+/// Rewords serde's terse messages where a user would otherwise have to guess: every message
+/// says what was expected and what was found. `table` is ` in <table>` for key messages.
+fn friendlier(msg: &str, table: &str) -> String {
+    if let Some(rest) = msg.strip_prefix("unknown field ") {
+        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        return if expected.is_empty() {
+            format!("unknown key {found}{table}")
+        } else {
+            format!("unknown key {found}{table}, expected {expected}")
+        };
+    }
+    if let Some(rest) = msg.strip_prefix("missing field ") {
+        return format!("missing required key {rest}{table}");
+    }
+    if let Some(rest) = msg.strip_prefix("unknown variant ") {
+        let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        return format!("expected {expected}, found {found}");
+    }
+    if msg == "duplicate key" {
+        return "duplicate key: each key may appear only once in a table".to_string();
+    }
+    let typed = msg
+        .strip_prefix("invalid type: ")
+        .or_else(|| msg.strip_prefix("invalid value: "));
+    if let Some(rest) = typed
+        && let Some((found, expected)) = rest.split_once(", expected ")
+    {
+        // A 64-bit integer above TOML's largest (a u64 seed): say where the limit is.
+        if expected == "i64" && found.starts_with("integer ") && !found.contains(" as ") {
+            return format!(
+                "expected an integer of at most {} (the largest TOML integer), found {}",
+                i64::MAX,
+                found_words(found)
+            );
+        }
+        return format!(
+            "expected {}, found {}",
+            expected_words(expected),
+            found_words(found)
+        );
+    }
+    // Anything else serde or toml says is shown as is, minus Rust type names.
+    strip_type_names(msg)
+}
+
+/// The names the tag at `key` takes: a budget's `kind` or a distribution's `dist`.
+fn tag_names(key: &str) -> &'static str {
+    if key.ends_with(".kind") {
+        "one of `ratio`, `token_bucket`, `quota`, `adaptive`"
+    } else {
+        "one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`"
+    }
+}
+
+/// The tagged table expected at `key`: a budget or a distribution.
+fn tagged_table(key: &str) -> &'static str {
+    if key.ends_with("budget") {
+        "a budget table such as { kind = \"ratio\", ratio = 0.1 }"
+    } else {
+        "a distribution table such as { dist = \"constant\", value = \"10ms\" }"
+    }
+}
+
+/// serde's "expected" side in the user's words: no Rust type or enum names.
+fn expected_words(expected: &str) -> String {
+    match expected {
+        "i64" | "u64" | "i32" | "u32" | "u16" | "u8" | "i128" | "u128" | "usize" => {
+            "an integer".to_string()
+        }
+        "f64" | "f32" => "a number".to_string(),
+        "a sequence" => "an array".to_string(),
+        "a boolean" | "bool" => "true or false".to_string(),
+        e if e.contains("RawDist") => tagged_table("").to_string(),
+        e if e.contains("RawBudget") => tagged_table("budget").to_string(),
+        e if e.starts_with("struct ") || e.starts_with("map") => "a table".to_string(),
+        e if e.starts_with("internally tagged enum") || e.starts_with("enum ") => {
+            "one of the documented forms".to_string()
+        }
+        e => strip_type_names(e),
+    }
+}
+
+/// serde's "found" side: `string "x"` -> `a string "x"`, ``integer `5` `` -> `the integer 5`,
+/// an integer beyond 64 bits (``... as i128``) said to be too large.
+fn found_words(found: &str) -> String {
+    let value = |s: &str| s.trim().trim_matches('`').to_string();
+    if let Some(v) = found.strip_prefix("integer ") {
+        return match v.split_once(" as ") {
+            Some((n, _)) => format!("the integer {} (too large)", value(n)),
+            None => format!("the integer {}", value(v)),
+        };
+    }
+    if let Some(v) = found.strip_prefix("floating point ") {
+        return format!("the number {}", value(v));
+    }
+    if let Some(v) = found.strip_prefix("string ") {
+        return format!("a string {v}");
+    }
+    if let Some(v) = found.strip_prefix("boolean ") {
+        return format!("the boolean {}", value(v));
+    }
+    match found {
+        "sequence" => "an array".to_string(),
+        "map" => "a table".to_string(),
+        f => strip_type_names(f),
+    }
+}
+
+/// Removes Rust type names (`i64`, `u32`, `RawDist`, ...) that serde puts in messages.
+fn strip_type_names(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (rust, words) in [
+        (" as i128", ""),
+        (" as u128", ""),
+        ("internally tagged enum RawDist", "a distribution table"),
+        ("i64", "integer"),
+        ("u64", "integer"),
+        ("u32", "integer"),
+        ("u16", "integer"),
+        ("f64", "number"),
+    ] {
+        out = out.replace(rust, words);
+    }
+    out
+}
