@@ -94,9 +94,34 @@ pub fn sanitize(text: &str) -> String {
     escape(&shorten_numbers(text)).into_owned()
 }
 
+/// `one` when `count` (a number as shown, or a range such as "1..4") is "1", else `many`:
+/// "1 run", "2 runs", "1..4 replications".
+pub fn noun<'a>(count: &str, one: &'a str, many: &'a str) -> &'a str {
+    if count == "1" { one } else { many }
+}
+
+/// `n` and its noun: `counted(1, "run", "runs")` is "1 run".
+pub fn counted(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+    let shown = n.to_string();
+    let noun = noun(&shown, one, many);
+    format!("{shown} {noun}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_of_one_take_the_singular() {
+        assert_eq!(counted(1, "run", "runs"), "1 run");
+        assert_eq!(counted(0, "run", "runs"), "0 runs");
+        assert_eq!(counted(2u64, "slot", "slots"), "2 slots");
+        assert_eq!(
+            counted("1..4", "replication", "replications"),
+            "1..4 replications"
+        );
+        assert_eq!(noun("1", "strategy", "strategies"), "strategy");
+    }
 
     #[test]
     fn control_and_bidi_characters_are_escaped() {

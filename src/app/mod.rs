@@ -7,6 +7,7 @@
 //! workers, then hand the results to the exporters in [`crate::report`]. Only this module
 //! and `report` print; the library below them returns data.
 
+use crate::text::counted;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -109,12 +110,12 @@ fn check_command(args: &CheckArgs) -> Result<()> {
     for f in &files {
         let s = f.first();
         out.push_str(&format!(
-            "{}: ok ({}: {}, {} strategies, {} replications{})\n",
+            "{}: ok ({}: {}, {}, {}{})\n",
             crate::text::escape(&f.file),
             s.name,
             check_counts(f),
-            s.strategies.len(),
-            console::replications(f),
+            counted(s.strategies.len(), "strategy", "strategies"),
+            counted(console::replications(f), "replication", "replications"),
             if f.points.len() > 1 {
                 format!(", {} sweep points", f.points.len())
             } else {
@@ -431,7 +432,8 @@ fn closing_lines(
 fn simulated_line(name: &str, runs: u64, events: u64, wall: f64) -> String {
     let rate = events as f64 / wall.max(1e-9);
     format!(
-        "{name}: {runs} runs, {events} events simulated in {wall:.3} s wall ({:.1} M events/s)",
+        "{name}: {}, {events} events simulated in {wall:.3} s wall ({:.1} M events/s)",
+        counted(runs, "run", "runs"),
         rate / 1e6
     )
 }

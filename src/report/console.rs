@@ -8,6 +8,7 @@ use crate::report::fmt_num;
 use crate::report::verdict::{Verdict, cells, verdict};
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
+use crate::text::counted;
 
 /// Renders the tables: one line of context (with the bucket), the verdict, a header, one
 /// row per (point, strategy); then a row per (point, strategy, population) and per (point,
@@ -15,12 +16,12 @@ use crate::scenario::sweep::ScenarioFile;
 pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     let first = file.first();
     let mut out = format!(
-        "{} ({}): {}, {} strategies x {} replications{}, bucket {}\n",
+        "{} ({}): {}, {} x {}{}, bucket {}\n",
         first.name,
         crate::text::escape(&file.file),
         workload(file),
-        first.strategies.len(),
-        replications(file),
+        counted(first.strategies.len(), "strategy", "strategies"),
+        counted(replications(file), "replication", "replications"),
         if file.points.len() > 1 {
             format!(", {} sweep points", file.points.len())
         } else {

@@ -520,8 +520,8 @@ fn check_names_populations_and_services_of_a_v2_file() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "v2.toml: ok (v2: 2 populations (20 closed clients, 1 open), 2 services, 2 strategies, 1 replications)\n\
-         mix.toml: ok (mix: 3 populations (100 closed clients, 1 open, 1 trace), 2 strategies, 1 replications)\n"
+        "v2.toml: ok (v2: 2 populations (20 closed clients, 1 open), 2 services, 2 strategies, 1 replication)\n\
+         mix.toml: ok (mix: 3 populations (100 closed clients, 1 open, 1 trace), 2 strategies, 1 replication)\n"
     );
     assert!(!ws.path().join("output").exists(), "check writes nothing");
 }

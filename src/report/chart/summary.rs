@@ -3,6 +3,7 @@
 //! and `services` (the same strategies, grouped by population or service) and `paired`
 //! (a forest plot of the paired differences from the first strategy).
 
+use crate::text::counted;
 use plotters::style::RGBColor;
 
 use super::rows::{Group, Item, Panel, Row, RowsData, Scale};
@@ -328,9 +329,9 @@ pub fn services(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool)
         groups.push(Group {
             label: Some(match capacity {
                 Some(c) => format!(
-                    "{}: {} slots / {} mean service = {} req/s",
+                    "{}: {} / {} mean service = {} req/s",
                     spec.name,
-                    server.concurrency,
+                    counted(server.concurrency, "slot", "slots"),
                     service,
                     fmt_value(c)
                 ),

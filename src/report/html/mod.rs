@@ -7,6 +7,7 @@
 //! opens the same from a mail attachment as from the output folder. The tables below the
 //! verdict are in [`tables`].
 
+use crate::text::counted;
 use std::fmt::Write as _;
 
 use crate::cli::ChartFormat;
@@ -223,10 +224,10 @@ pub fn render(
                         .map(|&c| s.services[c].name.as_str())
                         .collect();
                     format!(
-                        "{}: {} slots, {} queue places, service {}{}",
+                        "{}: {}, {}, service {}{}",
                         escape(&svc.name),
-                        svc.server.concurrency,
-                        svc.server.queue,
+                        counted(svc.server.concurrency, "slot", "slots"),
+                        counted(svc.server.queue, "queue place", "queue places"),
                         escape(&svc.server.service.describe()),
                         if calls.is_empty() {
                             String::new()

@@ -23,6 +23,7 @@ use crate::metrics::summary::{Stat, StrategySummary};
 use crate::model::Scenario;
 use crate::report::chart::fmt_value;
 use crate::runner::PointResult;
+use crate::text::counted;
 use crate::time::SimDuration;
 
 /// One strategy's line of the verdict.
@@ -171,7 +172,11 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
         return (None, "zero service time".into());
     }
     let rps = server.concurrency as f64 / service.as_secs_f64();
-    let mut note = format!("{} slots / {} mean service", server.concurrency, service);
+    let mut note = format!(
+        "{} / {} mean service",
+        counted(server.concurrency, "slot", "slots"),
+        service
+    );
     if !server.capacity.is_empty() || server.autoscale.is_some() {
         note.push_str(", at the start");
     }
