@@ -263,6 +263,9 @@ impl Simulation<'_> {
             return;
         };
         self.open_client_requests -= 1;
+        // Only a client request cut by the limit makes the run "cut short" (the warning):
+        // a downstream call or an arrival due after the limit is not one.
+        self.metrics.cut_short |= outcome == Outcome::GaveUp(GiveUpReason::TimeLimit);
         self.metrics.latencies.record(latency.as_nanos());
         if succeeded {
             self.metrics.success_latencies.record(latency.as_nanos());
@@ -350,6 +353,7 @@ impl Simulation<'_> {
     /// starting (a closed client's later request, a trace row at or after the limit).
     fn never_started_in(&mut self, p: usize, client: u32, number: u32) {
         let reason = GiveUpReason::TimeLimit;
+        self.metrics.cut_short = true;
         self.metrics.services[0].requests += 1;
         self.metrics.services[0].gave_up[reason as usize] += 1;
         let pm = &mut self.metrics.populations[p];
@@ -390,8 +394,7 @@ impl Simulation<'_> {
                     .any(|k| self.requests.info(k).number < *requests);
             }
         }
-        if self.open_client_requests > 0 || closed_left || self.metrics.cut_short {
-            self.metrics.cut_short = true;
+        if self.open_client_requests > 0 || closed_left || self.limit_reached {
             self.now = self.time_limit.max(self.now);
             // A request waiting out a backoff has counted the whole wait since it chose it;
             // it waited only until now. A population whose next arrival is pending has

@@ -364,6 +364,29 @@ bucket = "100ms"
     assert_eq!(m.populations[1].succeeded, 10);
 }
 
+/// Uniform 1/s from 0 with a 5.5 s limit: arrivals at 0, 1, ..., 5 s, each done in 20 ms.
+/// The arrival due at 6 s is pending when the run stops, but it is no request of the run:
+/// nothing was cut, so the run is not "cut short" (no warning).
+#[test]
+fn an_arrival_due_after_the_time_limit_does_not_cut_the_run_short() {
+    let s = scenario(
+        &open(
+            "rate = 1\nprocess = \"uniform\"\nend = \"100s\"",
+            "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }",
+            "max_attempts = 1",
+        )
+        .replace(
+            "name = \"open\"",
+            "name = \"open\"\ntime_limit = \"5500ms\"",
+        ),
+    );
+    let m = run(&s, 0);
+    assert_eq!(m.entry().requests, 6);
+    assert_eq!(m.entry().succeeded, 6);
+    assert_eq!(m.completion.0, ms(5_020).0);
+    assert!(!m.cut_short);
+}
+
 /// Under common random numbers two identical strategies face the same arrivals, latencies,
 /// service times and jitter: every output row is the same but for the name.
 #[test]
