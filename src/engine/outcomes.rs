@@ -245,8 +245,9 @@ impl Simulation<'_> {
         let info = *info;
         let latency = now - info.first_send;
         let target = self.policies[r.policy as usize].target as usize;
+        let booked = self.series_time();
         let m = &mut self.metrics.services[target];
-        let bucket = self.timelines[target].at(now);
+        let bucket = self.timelines[target].at(booked);
         let succeeded = outcome == Outcome::Succeeded;
         match outcome {
             Outcome::Succeeded => {
@@ -277,7 +278,7 @@ impl Simulation<'_> {
         } else {
             pm.gave_up += 1;
         }
-        let pb = self.population_bucket(p, now);
+        let pb = self.population_bucket(p, booked);
         if succeeded {
             pb.succeeded += 1;
         } else {
@@ -303,6 +304,19 @@ impl Simulation<'_> {
                 latency: Some(latency),
             });
         }
+    }
+
+    /// Where an end now is booked in the series: at `now`, except that the ends `finish`
+    /// books at `time_limit` (requests cut there) go to the run's last instant, one
+    /// nanosecond before: the series cover the run, `[0, time_limit)`, and a bucket starting
+    /// at the limit would lie wholly after it.
+    fn series_time(&self) -> SimTime {
+        self.now.min(self.last_instant())
+    }
+
+    /// The last instant of a run cut by its time limit.
+    fn last_instant(&self) -> SimTime {
+        SimTime(self.time_limit.0.saturating_sub(1))
     }
 
     /// Records the attempt of sampled client request `key` that just ended with `status`.
@@ -465,7 +479,12 @@ impl Simulation<'_> {
             }
         }
         queue.recycle();
-        let end = self.now.max(self.metrics.completion);
+        // The series end in the bucket of the run's last instant: not in one starting at
+        // `time_limit`, where nothing happens (see `series_time`).
+        let end = self
+            .now
+            .max(self.metrics.completion)
+            .min(self.last_instant());
         for group in &self.breakers {
             let open = group.breakers.open_time(self.metrics.completion);
             self.metrics.services[group.target as usize].breaker_open += open;
