@@ -543,6 +543,80 @@ cap = "1ms"
     );
 }
 
+/// An open population whose arrivals start after the time limit makes no request: calls per
+/// request has no value there, an empty cell (as latency without samples), not 0. With a
+/// closed client beside it (1 request, 1 call) only its own row is empty; alone, the
+/// summary's and services.csv's amplification are empty too (`null` in summary.json).
+#[test]
+fn amplification_is_empty_for_a_population_without_requests() {
+    let text = |closed: bool| {
+        format!(
+            r#"
+name = "late"
+time_limit = "1s"
+{}
+[[clients]]
+name = "web"
+rate = 10
+start = "2s"
+end = "3s"
+[network]
+latency = {{ dist = "constant", value = "10ms" }}
+[server]
+concurrency = 1
+service = {{ dist = "constant", value = "20ms" }}
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "s"
+base = "1ms"
+cap = "1ms"
+"#,
+            if closed {
+                "[[clients]]\nname = \"herd\"\ncount = 1"
+            } else {
+                ""
+            }
+        )
+    };
+    let run_text = |t: &str| {
+        let file = herdsim::scenario::sweep::load_str("late.toml", t).expect("valid");
+        let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+        (file, result)
+    };
+    let lines = |bytes: Vec<u8>| -> Vec<String> {
+        String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(String::from)
+            .collect()
+    };
+
+    let (_, result) = run_text(&text(true));
+    let populations = herdsim::report::csv::populations_csv(&[], &result).unwrap();
+    assert_eq!(
+        lines(populations),
+        ["s,herd,1,1,1,0,1,0.04,0.04", "s,web,0,0,0,0,,,"]
+    );
+    assert_eq!(
+        result.points[0].strategies[0].summary.amplification,
+        Some(1.0)
+    );
+
+    let (file, result) = run_text(&text(false));
+    let s = &result.points[0].strategies[0].summary;
+    assert_eq!((s.requests, s.amplification), (0.0, None));
+    let columns = herdsim::report::csv::SUMMARY_COLUMNS;
+    let i = columns.iter().position(|c| *c == "amplification").unwrap();
+    assert_eq!(herdsim::report::csv::summary_values(s, 1)[i], "");
+    let services = herdsim::report::csv::services_csv(&[], &result).unwrap();
+    assert_eq!(lines(services), ["s,server,0,0,0,0,0,0,0,,0,0,0,0"]);
+    let json = herdsim::report::json::summary_json(&file, &result, 1, &[]).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["rows"][0]["amplification"], serde_json::Value::Null);
+}
+
 /// Poisson arrivals: the count over the run is Poisson(rate x duration); with 20 000
 /// expected, four standard deviations are 566.
 #[test]
