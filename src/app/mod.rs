@@ -417,9 +417,10 @@ fn closing_lines(
     let mut lines = Vec::new();
     if result.cut_short > 0 {
         lines.push(format!(
-            "warning: {name}: time_limit ({}) cut {} of {runs} runs short; their open requests count as gave_up (time_limit)",
+            "warning: {name}: time_limit ({}) cut {} of {} short; their client requests open (or not yet started) at the limit count as gave_up (time_limit)",
             file.first().time_limit,
-            result.cut_short
+            result.cut_short,
+            counted(runs, "run", "runs")
         ));
     }
     if !quiet {

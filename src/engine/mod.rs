@@ -137,6 +137,10 @@ pub struct Simulation<'a> {
     trigger: Option<SimTime>,
     record_requests: bool,
     stopped: bool,
+    /// The run stopped at `time_limit` with work still scheduled (a request's event, a
+    /// pending arrival, a downstream call): what is open must be ended there. Whether a
+    /// client request was cut, what the warning reports, is `RunMetrics::cut_short`.
+    limit_reached: bool,
     /// Events processed at `instant` so far, and how many one instant may take.
     instant: SimTime,
     instant_events: u64,
@@ -327,6 +331,7 @@ impl<'a> Simulation<'a> {
             trigger: scenario.trigger(),
             record_requests: record,
             stopped: false,
+            limit_reached: false,
             instant: SimTime::ZERO,
             instant_events: 0,
             instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * total_clients as u64,
@@ -440,7 +445,7 @@ impl<'a> Simulation<'a> {
         let event = self.queue.pop().expect("the queue holds an event");
         if event.time >= self.time_limit {
             self.stopped = true;
-            self.metrics.cut_short |= !event.kind.is_background();
+            self.limit_reached |= !event.kind.is_background();
             // Back where it was: the end of the run reads the pending retries' send times.
             self.queue.push(event);
             return None;

@@ -245,8 +245,9 @@ impl Simulation<'_> {
         let info = *info;
         let latency = now - info.first_send;
         let target = self.policies[r.policy as usize].target as usize;
+        let booked = self.series_time();
         let m = &mut self.metrics.services[target];
-        let bucket = self.timelines[target].at(now);
+        let bucket = self.timelines[target].at(booked);
         let succeeded = outcome == Outcome::Succeeded;
         match outcome {
             Outcome::Succeeded => {
@@ -263,6 +264,9 @@ impl Simulation<'_> {
             return;
         };
         self.open_client_requests -= 1;
+        // Only a client request cut by the limit makes the run "cut short" (the warning):
+        // a downstream call or an arrival due after the limit is not one.
+        self.metrics.cut_short |= outcome == Outcome::GaveUp(GiveUpReason::TimeLimit);
         self.metrics.latencies.record(latency.as_nanos());
         if succeeded {
             self.metrics.success_latencies.record(latency.as_nanos());
@@ -274,7 +278,7 @@ impl Simulation<'_> {
         } else {
             pm.gave_up += 1;
         }
-        let pb = self.population_bucket(p, now);
+        let pb = self.population_bucket(p, booked);
         if succeeded {
             pb.succeeded += 1;
         } else {
@@ -300,6 +304,19 @@ impl Simulation<'_> {
                 latency: Some(latency),
             });
         }
+    }
+
+    /// Where an end now is booked in the series: at `now`, except that the ends `finish`
+    /// books at `time_limit` (requests cut there) go to the run's last instant, one
+    /// nanosecond before: the series cover the run, `[0, time_limit)`, and a bucket starting
+    /// at the limit would lie wholly after it.
+    fn series_time(&self) -> SimTime {
+        self.now.min(self.last_instant())
+    }
+
+    /// The last instant of a run cut by its time limit.
+    fn last_instant(&self) -> SimTime {
+        SimTime(self.time_limit.0.saturating_sub(1))
     }
 
     /// Records the attempt of sampled client request `key` that just ended with `status`.
@@ -350,6 +367,7 @@ impl Simulation<'_> {
     /// starting (a closed client's later request, a trace row at or after the limit).
     fn never_started_in(&mut self, p: usize, client: u32, number: u32) {
         let reason = GiveUpReason::TimeLimit;
+        self.metrics.cut_short = true;
         self.metrics.services[0].requests += 1;
         self.metrics.services[0].gave_up[reason as usize] += 1;
         let pm = &mut self.metrics.populations[p];
@@ -390,8 +408,7 @@ impl Simulation<'_> {
                     .any(|k| self.requests.info(k).number < *requests);
             }
         }
-        if self.open_client_requests > 0 || closed_left || self.metrics.cut_short {
-            self.metrics.cut_short = true;
+        if self.open_client_requests > 0 || closed_left || self.limit_reached {
             self.now = self.time_limit.max(self.now);
             // A request waiting out a backoff has counted the whole wait since it chose it;
             // it waited only until now. A population whose next arrival is pending has
@@ -462,7 +479,12 @@ impl Simulation<'_> {
             }
         }
         queue.recycle();
-        let end = self.now.max(self.metrics.completion);
+        // The series end in the bucket of the run's last instant: not in one starting at
+        // `time_limit`, where nothing happens (see `series_time`).
+        let end = self
+            .now
+            .max(self.metrics.completion)
+            .min(self.last_instant());
         for group in &self.breakers {
             let open = group.breakers.open_time(self.metrics.completion);
             self.metrics.services[group.target as usize].breaker_open += open;

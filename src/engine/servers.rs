@@ -308,10 +308,15 @@ impl Simulation<'_> {
         self.record_occupancy(svc);
     }
 
-    /// A capacity event: a scheduled step (`epoch` 0), or an autoscaling increase whose
-    /// warmup is over, unless a decrease called it off since (its decision `epoch` is past).
-    pub(super) fn capacity_event(&mut self, svc: u16, slots: u32, epoch: u32) {
-        if epoch == 0 || self.services[svc as usize].scale_up_lands(slots, epoch) {
+    /// A capacity event: a scheduled step (`decision` 0) to `slots`, or an autoscaling
+    /// increase whose warmup is over, to the slots later decisions left it (they may have
+    /// lowered it or called it off: see `Service::autoscale`).
+    pub(super) fn capacity_event(&mut self, svc: u16, slots: u32, decision: u32) {
+        let slots = match decision {
+            0 => Some(slots),
+            id => self.services[svc as usize].scale_up_lands(id),
+        };
+        if let Some(slots) = slots {
             self.set_capacity(svc, slots);
         }
     }
@@ -333,13 +338,13 @@ impl Simulation<'_> {
         match self.services[svc as usize].autoscale(now) {
             Scaling::Keep => {}
             Scaling::Now(n) => self.set_capacity(svc, n),
-            Scaling::Later(n, epoch) => {
+            Scaling::Later(n, decision) => {
                 let warmup = self.services[svc as usize]
                     .spec()
                     .autoscale
                     .expect("autoscaling is configured")
                     .warmup;
-                let e = Event::new(EventKind::Capacity, now + warmup, 0, epoch)
+                let e = Event::new(EventKind::Capacity, now + warmup, 0, decision)
                     .at_service(svc)
                     .with_aux(n);
                 self.push(e);

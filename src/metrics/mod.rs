@@ -388,8 +388,10 @@ pub struct RunMetrics {
     pub fallback_succeeded: u64,
     /// When the last client request ended.
     pub completion: SimTime,
-    /// Whether `time_limit` cut the run short (some requests ended as `time_limit`, or
-    /// arrivals were cut off).
+    /// Whether `time_limit` cut the run short: some client request ended as gave_up
+    /// (`time_limit`), open at the limit or never started (a closed client's later request,
+    /// a trace row at or after the limit). A downstream call open at the limit, or an open
+    /// population's arrival due after it, does not count: it is no client request.
     pub cut_short: bool,
     /// Set when the run was stopped because events kept happening at this one instant
     /// (a zero-delay retry loop that time could never end).

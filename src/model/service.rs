@@ -122,7 +122,8 @@ pub enum Occ {
 /// starting) when a service starts.
 ///
 /// Invariants (checked by validation): at least one point, `h` strictly increasing and >= 0,
-/// factors >= 0.
+/// factors >= 0, and the curve extended stays >= 0 up to the most requests its server can
+/// hold ([`Slowdown::extended`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slowdown {
     points: Vec<(f64, f64)>,
@@ -141,20 +142,28 @@ impl Slowdown {
         &self.points
     }
 
-    /// The multiplier at `h` held requests: the first value before the first point, linear
-    /// between points, the last segment extended beyond the last point (a single point is a
-    /// constant), never below 0. `[[0, 1.0], [100, 2.0]]` is `1 + h/100`.
+    /// The multiplier at `h` held requests: [`Slowdown::extended`], never below 0. Validation
+    /// refuses a curve that falls below 0 for an `h` its server can hold, so the floor only
+    /// guards specs built by hand.
     pub fn factor(&self, h: u32) -> f64 {
-        let h = h as f64;
+        self.extended(h as f64).max(0.0)
+    }
+
+    /// The curve at `h`: the first value before the first point, linear between points, the
+    /// last segment extended with its slope beyond the last point (DESIGN.md; a single point
+    /// is a constant). `[[0, 1.0], [100, 2.0]]` is `1 + h/100`. A falling last segment
+    /// falls below 0 far enough out: validation compares it with the most requests the
+    /// server can hold.
+    pub fn extended(&self, h: f64) -> f64 {
         let p = &self.points;
         let (h0, f0) = p[0];
         if p.len() == 1 || h <= h0 {
-            return f0.max(0.0);
+            return f0;
         }
         // The segment containing h, or the last one when h is beyond the last point.
         let i = p.partition_point(|(x, _)| *x <= h).clamp(1, p.len() - 1);
         let ((ha, fa), (hb, fb)) = (p[i - 1], p[i]);
-        (fa + (fb - fa) * (h - ha) / (hb - ha)).max(0.0)
+        fa + (fb - fa) * (h - ha) / (hb - ha)
     }
 }
 
@@ -347,8 +356,11 @@ mod tests {
         assert_eq!(s.factor(150), 1.0);
         assert_eq!(s.factor(400), 2.5);
         assert_eq!(s.factor(1000), 7.0);
-        // A falling last segment stops at 0.
+        // A falling last segment goes on falling, below 0 beyond h = 200 (validation
+        // refuses it where its server can hold that many); the factor itself stops at 0.
         let s = slowdown(&[(0.0, 2.0), (100.0, 1.0)]);
+        assert_eq!(s.extended(200.0), 0.0);
+        assert_eq!(s.extended(300.0), -1.0);
         assert_eq!(s.factor(300), 0.0);
         assert_eq!(slowdown(&[(5.0, 3.0)]).factor(1000), 3.0);
     }

@@ -200,6 +200,33 @@ fn time_limit_ends_open_and_unstarted_requests() {
     assert_eq!(m.requests.len(), 6);
 }
 
+/// The series cover the run, `[0, time_limit)`: with a 10 s limit and 1 s buckets the last
+/// bucket starts at 9 s. The two requests open at the limit end there as `time_limit`,
+/// booked in that last bucket (the run's last instant); the four that never started have no
+/// time and are in no bucket: the series' give-ups are the summary's (6) minus those (4).
+#[test]
+fn requests_cut_at_the_time_limit_count_in_the_last_bucket_of_the_run() {
+    let text = exact(
+        2,
+        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n[[server.outages]]\nstart = \"0s\"\nend = \"1h\"",
+        "max_attempts = 1000",
+        "base = \"1s\"\ncap = \"1s\"",
+    )
+    .replace("name = \"exact\"", "name = \"exact\"\ntime_limit = \"10s\"")
+    .replace("count = 2", "count = 2\nrequests = 3")
+        + "[metrics]\nbucket = \"1s\"\n";
+    let m = run(&scenario(&text), 0);
+    let t = &m.entry().timeline;
+    assert_eq!(t.len(), 10, "buckets 0 s to 9 s, none at the 10 s limit");
+    let gave_up: Vec<u32> = t.iter().map(|b| b.gave_up).collect();
+    assert_eq!(gave_up, [0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+    assert_eq!(m.entry().gave_up[GiveUpReason::TimeLimit as usize], 6);
+    let population = &m.populations[0].timeline;
+    assert_eq!(population.len(), 10);
+    assert_eq!(population[9].gave_up, 2);
+    assert_eq!(m.completion.0, SimDuration::from_secs(10).0);
+}
+
 /// The time limit cuts a backoff wait and an attempt in flight: `total_wait` counts only
 /// the time actually waited, the attempt in flight gets its `time_limit` row in the
 /// attempt sample (a request with `attempts = n` has rows 1 to n), and requests that never

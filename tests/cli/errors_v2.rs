@@ -611,6 +611,32 @@ fn fails_with_a_negative_slowdown_factor() {
     );
 }
 
+/// The last segment goes on with its slope: 2 - h/2 is -3 at h = 10, the most the api can
+/// hold with 4 slots and 6 queue places (at 4 slots and no queue it ends at 0: accepted),
+/// and autoscaling up to 10 slots counts its largest size.
+#[test]
+fn fails_with_a_slowdown_that_falls_below_zero_where_the_server_can_hold() {
+    refused_once(
+        &v2_with(
+            "calls = [\"db\"]",
+            "calls = [\"db\"]\nqueue = 6\nslowdown = [[0, 2.0], [1, 1.5]]",
+        ),
+        "bad.toml:22:12: service[0].slowdown: expected a curve that stays >= 0 up to h = 10, the most requests the server can hold (4 slots + 6 queue places; beyond the last point the last segment goes on with its slope), found -3 at h = 10",
+    );
+    refused_once(
+        &v2_with(
+            "calls = [\"db\"]",
+            "calls = [\"db\"]\nautoscale = { min = 1, max = 10 }\nslowdown = [[0, 2.0], [1, 1.5]]",
+        ),
+        "bad.toml:22:12: service[0].slowdown: expected a curve that stays >= 0 up to h = 10, the most requests the server can hold (10 slots + 0 queue places; beyond the last point the last segment goes on with its slope), found -3 at h = 10",
+    );
+    let ok = v2_with(
+        "calls = [\"db\"]",
+        "calls = [\"db\"]\nslowdown = [[0, 2.0], [1, 1.5]]",
+    );
+    herdsim::scenario::sweep::load_str("ok.toml", &ok).expect("0 at h = 4 is allowed");
+}
+
 #[test]
 fn fails_with_slowdown_items_that_are_not_pairs() {
     let stderr = refused_with(

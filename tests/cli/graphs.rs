@@ -238,6 +238,38 @@ service = { dist = "constant", value = "100ms" }
     assert_eq!(completed, 1);
 }
 
+/// The client gives up at 50 ms (its timeout), but the api's call to the db (100 s of
+/// service) is still open at the 10 s limit: it ends there as `time_limit` at the db, and
+/// no client request was cut, so the run is not "cut short" (no warning).
+#[test]
+fn a_downstream_call_open_at_the_time_limit_does_not_cut_the_run_short() {
+    let text = graph(
+        1,
+        "max_attempts = 1\ntimeout = \"50ms\"",
+        "10ms",
+        r#"
+[[service]]
+name = "api"
+concurrency = 10
+service = { dist = "constant", value = "0s" }
+calls = ["db"]
+[[service]]
+name = "db"
+concurrency = 10
+service = { dist = "constant", value = "100s" }
+"#,
+    )
+    .replace("name = \"graph\"", "name = \"graph\"\ntime_limit = \"10s\"");
+    let m = run(&scenario(&text), 0);
+    assert_eq!(
+        m.requests[0].outcome,
+        Outcome::GaveUp(GiveUpReason::Attempts)
+    );
+    assert_eq!(m.services[1].gave_up[GiveUpReason::TimeLimit as usize], 1);
+    assert_eq!(m.services[0].gave_up[GiveUpReason::TimeLimit as usize], 0);
+    assert!(!m.cut_short);
+}
+
 /// A crash of the middle tier loses the job waiting on its downstream call; the call itself
 /// runs to its end below.
 #[test]

@@ -415,7 +415,8 @@ bucket = "1s"
 /// - 2 slots busy over [0, 100) ms want ceil(2 / 0.5) = 4 (due at 250 ms); idle over
 ///   [100, 200) wants 1: down to 1 at 200 ms, and the 4 never comes.
 /// - 4 slots cut to 1 at 150 ms while 4 requests run: busy 4 over [100, 200) wants 4 at
-///   200 ms, in effect at 350 ms (it stayed at 1 to the end before).
+///   200 ms, due at 350 ms (it stayed at 1 to the end before); the one slot busy over
+///   [200, 300) wants 2, which lowers it: 2 slots at 350 ms.
 #[test]
 fn autoscaling_decreases_at_once_and_reads_capacity_steps() {
     let text = |clients: &str, concurrency: u32, extra: &str| {
@@ -462,7 +463,52 @@ name = "s"
         4,
         "[[server.capacity]]\nat = \"150ms\"\nconcurrency = 1",
     ));
-    assert_eq!(&after_cut[..8], &[4, 4, 4, 1, 1, 1, 1, 4], "{after_cut:?}");
+    assert_eq!(&after_cut[..8], &[4, 4, 4, 1, 1, 1, 1, 2], "{after_cut:?}");
+}
+
+/// A decision supersedes the increases still warming up that it does not ask for, also
+/// when it keeps the slots as they are. 2 slots, target 0.5, decisions every 100 ms,
+/// warmup 150 ms, 100 ms services, no latency:
+/// - two requests busy over [0, 100) ms want ceil(2 / 0.5) = 4 slots, due at 250 ms;
+/// - one request (starting at 100 ms) busy over [100, 200) wants ceil(1 / 0.5) = 2, the
+///   slots there are: the 4 is called off (it landed at 250 ms before);
+/// - idle over [200, 300): down to the minimum, 1, at 300 ms. A last request at 400 ms
+///   keeps the run going.
+#[test]
+fn autoscaling_decision_that_keeps_the_slots_calls_off_a_pending_increase() {
+    let text = r#"
+name = "keep"
+[[clients]]
+name = "herd"
+count = 2
+[[clients]]
+name = "second"
+count = 1
+start = "100ms"
+[[clients]]
+name = "late"
+count = 1
+start = "400ms"
+[network]
+latency = { dist = "constant", value = "0ms" }
+[server]
+concurrency = 2
+queue = 10
+service = { dist = "constant", value = "100ms" }
+autoscale = { min = 1, max = 4, target = 0.5, interval = "100ms", warmup = "150ms" }
+[retry]
+max_attempts = 1
+base = "10ms"
+cap = "10ms"
+[metrics]
+bucket = "50ms"
+[[strategy]]
+name = "s"
+"#;
+    let m = run(&scenario(text), 0);
+    let slots: Vec<u32> = m.entry().timeline.iter().map(|b| b.concurrency).collect();
+    assert_eq!(&slots[..8], &[2, 2, 2, 2, 2, 2, 1, 1], "{slots:?}");
+    assert_eq!(m.succeeded(), 4);
 }
 
 /// OCC writes that hold 10 ms: write-only conflicts with any commit during the write time,

@@ -364,6 +364,29 @@ bucket = "100ms"
     assert_eq!(m.populations[1].succeeded, 10);
 }
 
+/// Uniform 1/s from 0 with a 5.5 s limit: arrivals at 0, 1, ..., 5 s, each done in 20 ms.
+/// The arrival due at 6 s is pending when the run stops, but it is no request of the run:
+/// nothing was cut, so the run is not "cut short" (no warning).
+#[test]
+fn an_arrival_due_after_the_time_limit_does_not_cut_the_run_short() {
+    let s = scenario(
+        &open(
+            "rate = 1\nprocess = \"uniform\"\nend = \"100s\"",
+            "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }",
+            "max_attempts = 1",
+        )
+        .replace(
+            "name = \"open\"",
+            "name = \"open\"\ntime_limit = \"5500ms\"",
+        ),
+    );
+    let m = run(&s, 0);
+    assert_eq!(m.entry().requests, 6);
+    assert_eq!(m.entry().succeeded, 6);
+    assert_eq!(m.completion.0, ms(5_020).0);
+    assert!(!m.cut_short);
+}
+
 /// Under common random numbers two identical strategies face the same arrivals, latencies,
 /// service times and jitter: every output row is the same but for the name.
 #[test]
@@ -518,6 +541,80 @@ cap = "1ms"
         String::from_utf8(populations).unwrap().lines().nth(1),
         Some("s,clients,2,0,0,2,0,,")
     );
+}
+
+/// An open population whose arrivals start after the time limit makes no request: calls per
+/// request has no value there, an empty cell (as latency without samples), not 0. With a
+/// closed client beside it (1 request, 1 call) only its own row is empty; alone, the
+/// summary's and services.csv's amplification are empty too (`null` in summary.json).
+#[test]
+fn amplification_is_empty_for_a_population_without_requests() {
+    let text = |closed: bool| {
+        format!(
+            r#"
+name = "late"
+time_limit = "1s"
+{}
+[[clients]]
+name = "web"
+rate = 10
+start = "2s"
+end = "3s"
+[network]
+latency = {{ dist = "constant", value = "10ms" }}
+[server]
+concurrency = 1
+service = {{ dist = "constant", value = "20ms" }}
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "s"
+base = "1ms"
+cap = "1ms"
+"#,
+            if closed {
+                "[[clients]]\nname = \"herd\"\ncount = 1"
+            } else {
+                ""
+            }
+        )
+    };
+    let run_text = |t: &str| {
+        let file = herdsim::scenario::sweep::load_str("late.toml", t).expect("valid");
+        let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+        (file, result)
+    };
+    let lines = |bytes: Vec<u8>| -> Vec<String> {
+        String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(String::from)
+            .collect()
+    };
+
+    let (_, result) = run_text(&text(true));
+    let populations = herdsim::report::csv::populations_csv(&[], &result).unwrap();
+    assert_eq!(
+        lines(populations),
+        ["s,herd,1,1,1,0,1,0.04,0.04", "s,web,0,0,0,0,,,"]
+    );
+    assert_eq!(
+        result.points[0].strategies[0].summary.amplification,
+        Some(1.0)
+    );
+
+    let (file, result) = run_text(&text(false));
+    let s = &result.points[0].strategies[0].summary;
+    assert_eq!((s.requests, s.amplification), (0.0, None));
+    let columns = herdsim::report::csv::SUMMARY_COLUMNS;
+    let i = columns.iter().position(|c| *c == "amplification").unwrap();
+    assert_eq!(herdsim::report::csv::summary_values(s, 1)[i], "");
+    let services = herdsim::report::csv::services_csv(&[], &result).unwrap();
+    assert_eq!(lines(services), ["s,server,0,0,0,0,0,0,0,,0,0,0,0"]);
+    let json = herdsim::report::json::summary_json(&file, &result, 1, &[]).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["rows"][0]["amplification"], serde_json::Value::Null);
 }
 
 /// Poisson arrivals: the count over the run is Poisson(rate x duration); with 20 000

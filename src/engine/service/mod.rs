@@ -62,8 +62,9 @@ pub enum Scaling {
     Keep,
     /// Set the size to this now (a decrease; increases still warming up are called off).
     Now(u32),
-    /// Set the size to this after the warmup (an increase), unless a decrease calls it off
-    /// first: the second number is the decision epoch its event must still match.
+    /// Set the size to this after the warmup (an increase), unless a later decision lowers
+    /// it or calls it off first: the second number identifies the decision (from 1;
+    /// capacity steps carry 0), for [`Service::scale_up_lands`].
     Later(u32, u32),
 }
 
@@ -84,11 +85,13 @@ pub struct Service {
     /// Slot-nanoseconds held since the last autoscaling decision.
     busy_area: u128,
     busy_since: SimTime,
-    /// The largest increase still warming up, if any.
-    pending_up: Option<u32>,
-    /// Bumped by every decrease, which calls off the increases still warming up: their
-    /// events carry the epoch they were decided in (from 1; capacity steps carry 0).
-    scale_epoch: u32,
+    /// The increases still warming up, as (slots, decision id), in decision order: each
+    /// asks for more than the one before, so there are at most `max - min` of them. A
+    /// later decision may have lowered their slots.
+    pending_up: Vec<(u32, u32)>,
+    /// The id of the next decision that asks for an increase (from 1: capacity steps carry
+    /// 0).
+    next_scale_id: u32,
     mean_service_ns: f64,
 }
 
@@ -107,8 +110,8 @@ impl Service {
             queue_timer: None,
             busy_area: 0,
             busy_since: SimTime::ZERO,
-            pending_up: None,
-            scale_epoch: 1,
+            pending_up: Vec::new(),
+            next_scale_id: 1,
             mean_service_ns: spec.service.mean().as_nanos() as f64,
         }
     }
@@ -391,31 +394,48 @@ impl Service {
         let mean_busy = self.busy_area as f64 / a.interval.as_nanos() as f64;
         self.busy_area = 0;
         let desired = a.desired(mean_busy);
+        if desired < self.concurrency {
+            // A decrease, at once: no increase on its way is wanted any more.
+            self.pending_up.clear();
+            return Scaling::Now(desired);
+        }
+        // Each decision sets the slots the server heads to, superseding the ones before it:
+        // an increase still warming up never lands above `desired`. It is lowered to it
+        // (the slots it brings were asked for a warmup before they land, and are still
+        // wanted), or called off when that adds nothing: when `desired` keeps the slots
+        // there are, every increase on its way is called off. Lowered increases all end at
+        // `desired`: the first of them is enough.
+        let mut first_at_desired = true;
+        let concurrency = self.concurrency;
+        self.pending_up.retain_mut(|(slots, _)| {
+            if *slots < desired {
+                // Unless a capacity step has since given the server as many.
+                return *slots > concurrency;
+            }
+            *slots = desired;
+            std::mem::replace(&mut first_at_desired, false) && desired > concurrency
+        });
         // Compared with the slots there are now (a capacity step may have changed them), or
         // with the increase already on its way.
-        let heading = self.pending_up.unwrap_or(self.concurrency);
+        let heading = self
+            .pending_up
+            .last()
+            .map_or(concurrency, |&(slots, _)| slots.max(concurrency));
         if desired > heading {
-            self.pending_up = Some(desired);
-            Scaling::Later(desired, self.scale_epoch)
-        } else if desired < self.concurrency {
-            self.pending_up = None;
-            self.scale_epoch = self.scale_epoch.wrapping_add(1).max(1);
-            Scaling::Now(desired)
+            let id = self.next_scale_id;
+            self.next_scale_id = id.wrapping_add(1).max(1);
+            self.pending_up.push((desired, id));
+            Scaling::Later(desired, id)
         } else {
             Scaling::Keep
         }
     }
 
-    /// Whether an autoscaling increase decided in `epoch` still stands when its warmup
-    /// ends; if it does, it is no longer pending once it is the largest one.
-    pub fn scale_up_lands(&mut self, slots: u32, epoch: u32) -> bool {
-        if epoch != self.scale_epoch {
-            return false;
-        }
-        if self.pending_up == Some(slots) {
-            self.pending_up = None;
-        }
-        true
+    /// The slots the autoscaling increase of decision `id` brings when its warmup ends, as
+    /// later decisions left it; `None` if one called it off. It is no longer pending.
+    pub fn scale_up_lands(&mut self, id: u32) -> Option<u32> {
+        let i = self.pending_up.iter().position(|&(_, i)| i == id)?;
+        Some(self.pending_up.remove(i).0)
     }
 }
 

@@ -159,13 +159,70 @@ fn autoscaling_increases_after_warmup_and_decreases_at_once() {
     // increase off.
     assert_eq!(s.autoscale(SimTime(3000)), Scaling::Now(2));
     s.set_concurrency(2);
-    assert!(!s.scale_up_lands(20, 1));
+    assert_eq!(s.scale_up_lands(1), None);
     // A capacity step down to 1, then a saturated interval: compared with the 1 slot
     // there is, 1 / 0.5 wants 2 (not compared with the 20 once decided).
     s.set_concurrency(1);
     s.admit(SimTime(7000), entry(0), false, 0, true, || 0.0);
     assert_eq!(s.autoscale(SimTime(8000)), Scaling::Later(2, 2));
-    assert!(s.scale_up_lands(2, 2));
+    assert_eq!(s.scale_up_lands(2), Some(2));
+}
+
+/// Each decision supersedes the ones before it: an increase still warming up never lands
+/// above what a later decision asks for. It is called off when that decision keeps the
+/// slots as they are, lowered when it asks for fewer; a smaller one goes on. 10 slots,
+/// target 0.5, decisions every 1 000 ns, warmup 5 000 ns.
+#[test]
+fn a_later_autoscaling_decision_calls_off_larger_increases_still_warming_up() {
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.concurrency = 10;
+    spec.queue = 100;
+    spec.autoscale = Some(Autoscale {
+        min: 2,
+        max: 40,
+        target: 0.5,
+        interval: SimDuration(1000),
+        warmup: SimDuration(5000),
+    });
+    let mut s = Service::new(&spec);
+    let busy = |s: &mut Service, n: u32, t: u64| {
+        while s.in_service() > n {
+            s.release(SimTime(t));
+        }
+        for r in s.in_service()..n {
+            s.admit(SimTime(t), entry(r), false, 0, true, || 0.0);
+        }
+    };
+    // 10 busy over [0, 1000): 10 / 0.5 = 20, due at 6 000.
+    busy(&mut s, 10, 0);
+    assert_eq!(s.autoscale(SimTime(1000)), Scaling::Later(20, 1));
+    // 5 busy over [1000, 2000): 5 / 0.5 = 10, the slots there are: nothing to do now, and
+    // the 20 is no longer wanted.
+    busy(&mut s, 5, 1000);
+    assert_eq!(s.autoscale(SimTime(2000)), Scaling::Keep);
+    assert_eq!(s.scale_up_lands(1), None, "called off at 2 000");
+    // 8 busy: 16 (decision 2); 10 busy: 20 (decision 3), on top of the 16 on its way;
+    // then 9 busy: 18 lowers the 20 (due at 9 000) to 18, and leaves the 16.
+    busy(&mut s, 8, 2000);
+    assert_eq!(s.autoscale(SimTime(3000)), Scaling::Later(16, 2));
+    busy(&mut s, 10, 3000);
+    assert_eq!(s.autoscale(SimTime(4000)), Scaling::Later(20, 3));
+    busy(&mut s, 9, 4000);
+    assert_eq!(s.autoscale(SimTime(5000)), Scaling::Keep);
+    // 7 busy: 14 lowers both to 14: the first is enough (lands at 8 000).
+    busy(&mut s, 7, 5000);
+    assert_eq!(s.autoscale(SimTime(6000)), Scaling::Keep);
+    assert_eq!(s.scale_up_lands(2), Some(14), "16, lowered to 14, at 8 000");
+    assert_eq!(s.scale_up_lands(3), None, "the 20 ended at 14 too");
+    // Two increases on their way, then a decrease: both called off.
+    busy(&mut s, 8, 6000);
+    assert_eq!(s.autoscale(SimTime(7000)), Scaling::Later(16, 4));
+    busy(&mut s, 9, 7000);
+    assert_eq!(s.autoscale(SimTime(8000)), Scaling::Later(18, 5));
+    busy(&mut s, 4, 8000);
+    assert_eq!(s.autoscale(SimTime(9000)), Scaling::Now(8));
+    assert_eq!((s.scale_up_lands(4), s.scale_up_lands(5)), (None, None));
 }
 
 #[test]

@@ -344,11 +344,9 @@ impl StrategyAccumulator {
             gave_up: mean_of(entry.gave_up.iter().sum()),
             gave_up_ci95: Stat::of(&per(&|x| x.gave_up)).ci95,
             requests,
-            amplification: if requests > 0.0 {
-                calls.mean / requests
-            } else {
-                0.0
-            },
+            // A ratio with nothing to divide by has no value (an empty cell), like a
+            // percentile without samples: 0 would read as "no calls per request".
+            amplification: (requests > 0.0).then(|| calls.mean / requests),
             latency_s: (!latencies.is_empty()).then(|| {
                 [
                     pct(&latencies, 0.50),
@@ -383,7 +381,6 @@ impl StrategyAccumulator {
                 .map(|i| pct(&latencies, i as f64 / CDF_POINTS as f64))
                 .collect(),
         };
-        let client_requests = requests.max(f64::MIN_POSITIVE);
         let services = scenario
             .services
             .iter()
@@ -401,11 +398,7 @@ impl StrategyAccumulator {
                 succeeded: mean_of(t.succeeded),
                 gave_up: mean_of(t.gave_up.iter().sum()),
                 timeouts: mean_of(t.timeouts),
-                amplification: if requests > 0.0 {
-                    mean_of(t.calls) / client_requests
-                } else {
-                    0.0
-                },
+                amplification: (requests > 0.0).then(|| mean_of(t.calls) / requests),
                 peak_rps: Stat::of(&per(&|x| x.service_peaks[i])).mean,
             })
             .collect();
@@ -421,11 +414,7 @@ impl StrategyAccumulator {
                     calls: mean_of(t.calls),
                     succeeded: mean_of(t.succeeded),
                     gave_up: mean_of(t.gave_up),
-                    amplification: if t.requests > 0 {
-                        t.calls as f64 / t.requests as f64
-                    } else {
-                        0.0
-                    },
+                    amplification: (t.requests > 0).then(|| t.calls as f64 / t.requests as f64),
                     latency_p50_s: l.percentile(0.50).map(|ns| SimDuration(ns).as_secs_f64()),
                     latency_p99_s: l.percentile(0.99).map(|ns| SimDuration(ns).as_secs_f64()),
                     timeline: t.timeline.iter().map(|b| b.map(|v| v as f64 / r)).collect(),

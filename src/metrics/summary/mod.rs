@@ -88,8 +88,9 @@ pub struct StrategySummary {
     pub gave_up_ci95: f64,
     /// Logical client requests (mean per replication).
     pub requests: f64,
-    /// Calls per logical request.
-    pub amplification: f64,
+    /// Calls per logical request; `None` when there was no request (the time limit came
+    /// before any arrival).
+    pub amplification: Option<f64>,
     /// Pooled latency percentiles of all requests, seconds (p50, p95, p99); `None` when no
     /// request started (the time limit came first).
     pub latency_s: Option<[f64; 3]>,
@@ -166,8 +167,9 @@ pub struct ServiceSummary {
     pub gave_up: f64,
     /// Attempts to it abandoned by their caller's timeout.
     pub timeouts: f64,
-    /// Calls at this service per logical client request.
-    pub amplification: f64,
+    /// Calls at this service per logical client request; `None` when the clients made no
+    /// request.
+    pub amplification: Option<f64>,
     /// Mean over replications of its peak arrivals per second.
     pub peak_rps: f64,
 }
@@ -185,8 +187,9 @@ pub struct PopulationSummary {
     pub succeeded: f64,
     /// Requests that gave up.
     pub gave_up: f64,
-    /// calls / requests.
-    pub amplification: f64,
+    /// calls / requests; `None` when the population made no request (an open population
+    /// whose arrivals all fall at or after the time limit).
+    pub amplification: Option<f64>,
     /// Pooled p50 latency, seconds (`None`: no request started).
     pub latency_p50_s: Option<f64>,
     /// Pooled p99 latency, seconds (`None`: no request started).

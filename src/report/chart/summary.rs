@@ -265,13 +265,13 @@ pub fn populations(scenario: &Scenario, point: &PointResult, at: &str, log_y: bo
         for (i, s) in point.strategies.iter().enumerate() {
             let pop = &s.populations[p];
             work.push(vec![Item::Bar {
-                value: pop.amplification,
+                value: pop.amplification.unwrap_or(0.0),
                 ci: 0.0,
                 color: color(i),
                 alpha: BAR,
                 label: format!(
                     "{} ({} calls)",
-                    times(pop.amplification),
+                    times(pop.amplification.unwrap_or(f64::NAN)),
                     fmt_value(pop.calls)
                 ),
             }]);
@@ -342,11 +342,15 @@ pub fn services(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool)
         for (i, s) in point.strategies.iter().enumerate() {
             let v = &s.services[k];
             calls.push(vec![Item::Bar {
-                value: v.amplification,
+                value: v.amplification.unwrap_or(0.0),
                 ci: 0.0,
                 color: color(i),
                 alpha: BAR,
-                label: format!("{} ({} calls)", times(v.amplification), fmt_value(v.calls)),
+                label: format!(
+                    "{} ({} calls)",
+                    times(v.amplification.unwrap_or(f64::NAN)),
+                    fmt_value(v.calls)
+                ),
             }]);
             let x = capacity.map_or(f64::NAN, |c| v.peak_rps / c);
             peaks.push(vec![Item::Bar {

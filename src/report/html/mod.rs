@@ -266,10 +266,10 @@ pub fn render(
     if result.cut_short > 0 {
         let _ = writeln!(
             h,
-            "<p class=\"warn\">time_limit ({}) cut {} runs short: their open requests count as \
-             gave_up.</p>",
+            "<p class=\"warn\">time_limit ({}) cut {} short: their client requests open \
+             (or not yet started) at the limit count as gave_up.</p>",
             escape(&s.time_limit.to_string()),
-            result.cut_short
+            counted(result.cut_short, "run", "runs")
         );
     }
 

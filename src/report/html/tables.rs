@@ -74,7 +74,7 @@ const COLUMNS: &[Column] = &[
     Column {
         head: "amplification",
         better: Better::Lower,
-        value: |s| plain(s.amplification),
+        value: |s| plain(s.amplification.unwrap_or(f64::NAN)),
     },
     Column {
         head: "latency_p50_s",
@@ -251,7 +251,7 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
                         p.population.clone(),
                         fmt_value(p.requests),
                         fmt_value(p.calls),
-                        fmt_value(p.amplification),
+                        fmt_value(p.amplification.unwrap_or(f64::NAN)),
                         fmt_value(p.succeeded),
                         fmt_value(p.gave_up),
                         fmt_value(p.latency_p50_s.unwrap_or(f64::NAN)),
@@ -290,7 +290,7 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
                         st.summary.strategy.clone(),
                         v.service.clone(),
                         fmt_value(v.calls),
-                        fmt_value(v.amplification),
+                        fmt_value(v.amplification.unwrap_or(f64::NAN)),
                         fmt_value(v.rejected),
                         fmt_value(v.shed),
                         fmt_value(v.wasted),

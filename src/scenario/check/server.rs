@@ -174,6 +174,15 @@ impl Check<'_> {
             .autoscale
             .as_ref()
             .map(|a| self.autoscale(a, &key("autoscale")));
+        if let (Some(curve), Some(v)) = (&slowdown, &s.slowdown) {
+            // Its most slots: a capacity drop cuts nothing running.
+            let slots = capacity
+                .iter()
+                .map(|c| c.concurrency)
+                .chain(autoscale.map(|a| a.max))
+                .fold(concurrency, u32::max);
+            self.slowdown_reach(curve, v, &key("slowdown"), slots, queue);
+        }
         ServerSpec {
             concurrency,
             queue,
@@ -295,6 +304,32 @@ impl Check<'_> {
     }
 
     /// `slowdown = [[h, factor], ...]`: h >= 0 strictly increasing, factors >= 0.
+    /// The contract extends a slowdown's last segment with its slope, so a falling one
+    /// reaches negative multipliers (no meaning for a service time) far enough out: refuses
+    /// the curve if that happens at or below the most requests a server of at most `slots`
+    /// slots and `queue` places can hold. Its points are >= 0, so only the extension can
+    /// fall below 0, lowest at that bound.
+    fn slowdown_reach(
+        &mut self,
+        curve: &Slowdown,
+        v: &Spanned<RawList>,
+        key: &str,
+        slots: u32,
+        queue: u32,
+    ) {
+        let most = u64::from(slots) + u64::from(queue);
+        let at = curve.extended(most as f64);
+        if at < 0.0 {
+            self.err(
+                Some(v.span()),
+                key,
+                format!(
+                    "expected a curve that stays >= 0 up to h = {most}, the most requests the server can hold ({slots} slots + {queue} queue places; beyond the last point the last segment goes on with its slope), found {at} at h = {most}"
+                ),
+            );
+        }
+    }
+
     fn slowdown(&mut self, v: &Spanned<RawList>, key: &str) -> Option<Slowdown> {
         let example = "[[0, 1.0], [200, 1.0], [600, 4.0]]";
         let items = match v.get_ref() {
