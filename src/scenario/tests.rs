@@ -1,6 +1,7 @@
 //! Unit tests of the parent module, kept apart so that the module reads as its code.
 
 use super::*;
+use toml_errors::without_keys_refused_in;
 
 #[test]
 fn scenario_hash_is_sha256_in_hex() {
@@ -168,4 +169,33 @@ fn unknown_key_is_reported_with_its_position_and_path() {
     assert_eq!(err.line, Some(4), "{err}");
     assert!(err.msg.contains("unknown key `cuont`"), "{err}");
     assert!(err.to_string().starts_with("s.toml:4:"), "{err}");
+}
+
+/// The list of expected keys offers only keys the table takes: `[server]` shares its type
+/// with `[[service]]` but refuses `name`, `calls`, `retry`, `propagate_deadline` and
+/// `latency`; a service's `retry` refuses `name` and `fallback_on`.
+#[test]
+fn an_unknown_key_lists_only_the_keys_its_table_takes() {
+    let p = problems(&OK.replace("concurrency = 1", "concurrency = 1\nconcurency = 2"));
+    assert_eq!(
+        p,
+        [
+            "s.toml:8:1: server.concurency: unknown key `concurency` in server, expected one of `concurrency`, `queue`, `service`, `outages`, `rate_limit`, `retry_after`, `client_error_rate`, `occ`, `occ_write`, `discipline`, `queue_timeout`, `slowdown`, `capacity`, `autoscale`"
+        ]
+    );
+    assert_eq!(
+        without_keys_refused_in(
+            "one of `name`, `base`, `fallback_on`",
+            " in service[2].retry"
+        ),
+        "one of `base`"
+    );
+    assert_eq!(
+        without_keys_refused_in("one of `name`, `base`, `fallback_on`", " in retry"),
+        "one of `base`, `fallback_on`"
+    );
+    assert_eq!(
+        without_keys_refused_in("one of `name`, `base`", " in strategy[0]"),
+        "one of `name`, `base`"
+    );
 }

@@ -193,11 +193,36 @@ pub(super) fn indexed_path(src: &str, path: &str, offset: usize) -> String {
     out.join(".")
 }
 
+/// serde's list of expected keys (`one of `a`, `b``) without the keys a table shares with
+/// another type but refuses itself (check explains each: a `[server]` has no `name`, a
+/// service's `retry` no `fallback_on`), so that the list offers only keys that work there.
+pub(super) fn without_keys_refused_in(expected: &str, table: &str) -> String {
+    let table = table.strip_prefix(" in ").unwrap_or(table);
+    let refused: &[&str] = if table == "server" {
+        &["latency", "name", "calls", "retry", "propagate_deadline"]
+    } else if table == "retry" {
+        &["name"]
+    } else if table.starts_with("service[") && table.ends_with("].retry") {
+        &["name", "fallback_on"]
+    } else {
+        &[]
+    };
+    let Some(list) = expected.strip_prefix("one of ") else {
+        return expected.to_string();
+    };
+    let kept: Vec<&str> = list
+        .split(", ")
+        .filter(|k| !refused.contains(&k.trim_matches('`')))
+        .collect();
+    format!("one of {}", kept.join(", "))
+}
+
 /// Rewords serde's terse messages where a user would otherwise have to guess: every message
 /// says what was expected and what was found. `table` is ` in <table>` for key messages.
 fn friendlier(msg: &str, table: &str) -> String {
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
+        let expected = without_keys_refused_in(expected, table);
         return if expected.is_empty() {
             format!("unknown key {found}{table}")
         } else {
