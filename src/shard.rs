@@ -155,6 +155,21 @@ pub struct Manifest {
     pub traces: Vec<ManifestTrace>,
     /// SHA-256 of `partial.json`.
     pub partial_sha256: String,
+    /// The `--seed` and `--replications` given, which `merge` applies to every sweep point
+    /// as `run` did (`seed` and `replications` above are the first point's, which a sweep
+    /// may vary). Absent in the manifests of earlier versions, which applied those two to
+    /// every point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<RunFlags>,
+}
+
+/// The command-line settings a shard ran with that change every sweep point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFlags {
+    /// `--seed`, if given.
+    pub seed: Option<u64>,
+    /// `--replications`, if given.
+    pub replications: Option<u32>,
 }
 
 /// The name of a shard's copy of the `k`-th trace (from 0) of its manifest: `trace-1.csv`, ...
@@ -268,9 +283,17 @@ pub fn load_scenario(shard: &ShardData) -> Result<ScenarioFile> {
             )));
         }
     }
+    let flags = m.flags.unwrap_or(RunFlags {
+        seed: Some(m.seed),
+        replications: Some(m.replications),
+    });
     for p in &mut file.points {
-        p.scenario.seed = m.seed;
-        p.scenario.replications = m.replications;
+        if let Some(seed) = flags.seed {
+            p.scenario.seed = seed;
+        }
+        if let Some(r) = flags.replications {
+            p.scenario.replications = r;
+        }
     }
     Ok(file)
 }
@@ -435,6 +458,21 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
         }
         if m.herdsim != first.herdsim {
             return Err(foreign("herdsim version", &first.herdsim, &m.herdsim));
+        }
+        if m.flags != first.flags {
+            let shown = |f: Option<RunFlags>| match f {
+                None => "not recorded".to_string(),
+                Some(f) => format!(
+                    "{}/{}",
+                    f.seed.map_or("-".into(), |s| s.to_string()),
+                    f.replications.map_or("-".into(), |r| r.to_string())
+                ),
+            };
+            return Err(foreign(
+                "--seed/--replications",
+                &shown(first.flags),
+                &shown(m.flags),
+            ));
         }
         if (m.requests, m.attempts) != (first.requests, first.attempts) {
             return Err(foreign(

@@ -82,6 +82,10 @@ pub(super) fn run_shards(
                 })
                 .collect(),
             partial_sha256: String::new(),
+            flags: Some(crate::shard::RunFlags {
+                seed: args.seed,
+                replications: args.replications,
+            }),
         };
         let files_bytes = shard_files(&mut manifest, file, &partial)?;
         let folder = args.out.join(&first.name);

@@ -95,6 +95,46 @@ fn merged_shards_equal_the_unsharded_run_for_any_shard_and_thread_count() {
     }
 }
 
+/// A sweep may vary the replications (or the seed) per point: merge keeps each point's,
+/// and applies `--seed`/`--replications` to every point only when they were given.
+#[test]
+fn a_sweep_over_replications_and_seed_merges_into_the_unsharded_files() {
+    let ws = Workspace::new();
+    ws.file(
+        "sweep.toml",
+        &sweep().replace(
+            "\"server.concurrency\" = [2, 5]",
+            "\"server.concurrency\" = [2, 5]\n\"replications\" = [1, 3]\n\"seed\" = [4, 9]",
+        ),
+    );
+    for extra in [&[][..], &["--seed", "11"][..], &["--replications", "2"][..]] {
+        let label = extra.join("");
+        let whole = format!("whole{label}");
+        run(&ws, &whole, &[&["--no-charts"][..], extra].concat());
+        let sharded = format!("sharded{label}");
+        for i in 0..3 {
+            let shard = format!("{i}/3");
+            run(
+                &ws,
+                &sharded,
+                &[&["--no-charts", "--shard", shard.as_str()][..], extra].concat(),
+            );
+        }
+        let dir = format!("{sharded}/tiny");
+        let merged = merge(&ws, &dir, &["--no-charts"]);
+        assert!(
+            merged.status.success(),
+            "{label}: {}",
+            String::from_utf8_lossy(&merged.stderr)
+        );
+        assert_eq!(
+            files(&ws.path().join(&dir)),
+            files(&ws.path().join(format!("{whole}/tiny"))),
+            "{label}"
+        );
+    }
+}
+
 #[test]
 fn merged_charts_and_report_equal_the_unsharded_ones() {
     let ws = Workspace::new();
