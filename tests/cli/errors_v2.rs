@@ -635,6 +635,20 @@ fn fails_with_a_slowdown_that_falls_below_zero_where_the_server_can_hold() {
         "calls = [\"db\"]\nslowdown = [[0, 2.0], [1, 1.5]]",
     );
     herdsim::scenario::sweep::load_str("ok.toml", &ok).expect("0 at h = 4 is allowed");
+    // Exactly 0 at h = 40, which the extension computes as -1.7e-16: rounding, allowed.
+    let rounded = v2_with(
+        "calls = [\"db\"]",
+        "calls = [\"db\"]\nqueue = 36\nslowdown = [[0, 0.4], [10, 0.3]]",
+    );
+    herdsim::scenario::sweep::load_str("ok.toml", &rounded).expect("0 at h = 40 is allowed");
+    // A real fall is refused, with the value as herdsim prints numbers (not -0.0099999...).
+    refused_once(
+        &v2_with(
+            "calls = [\"db\"]",
+            "calls = [\"db\"]\nqueue = 37\nslowdown = [[0, 0.4], [10, 0.3]]",
+        ),
+        "bad.toml:22:12: service[0].slowdown: expected a curve that stays >= 0 up to h = 41, the most requests the server can hold (4 slots + 37 queue places; beyond the last point the last segment goes on with its slope), found -0.01 at h = 41",
+    );
 }
 
 #[test]

@@ -13,6 +13,10 @@ use crate::model::{Discipline, Occ, Outage, OutageKind, RateLimiter, ServerSpec}
 use crate::scenario::raw::{RawAutoscale, RawCapacityStep, RawList, RawOcc, RawOutage, RawServer};
 use crate::time::{SimDuration, SimTime};
 
+/// How far below 0 a slowdown's extension may compute before it is refused: rounding, not
+/// a falling curve (factors are multipliers of order 1).
+const SLOWDOWN_TOLERANCE: f64 = 1e-9;
+
 impl Check<'_> {
     pub(super) fn server(&mut self, t: &Spanned<RawServer>, table: &str) -> ServerSpec {
         let s = t.get_ref();
@@ -304,6 +308,7 @@ impl Check<'_> {
     }
 
     /// `slowdown = [[h, factor], ...]`: h >= 0 strictly increasing, factors >= 0.
+    ///
     /// The contract extends a slowdown's last segment with its slope, so a falling one
     /// reaches negative multipliers (no meaning for a service time) far enough out: refuses
     /// the curve if that happens at or below the most requests a server of at most `slots`
@@ -319,12 +324,15 @@ impl Check<'_> {
     ) {
         let most = u64::from(slots) + u64::from(queue);
         let at = curve.extended(most as f64);
-        if at < 0.0 {
+        // A curve that reaches exactly 0 there may compute as -1.7e-16 ([[0, 0.4], [10, 0.3]]
+        // at h = 40): the engine clamps such a factor to 0 anyway, so only a real fall counts.
+        if at < -SLOWDOWN_TOLERANCE {
             self.err(
                 Some(v.span()),
                 key,
                 format!(
-                    "expected a curve that stays >= 0 up to h = {most}, the most requests the server can hold ({slots} slots + {queue} queue places; beyond the last point the last segment goes on with its slope), found {at} at h = {most}"
+                    "expected a curve that stays >= 0 up to h = {most}, the most requests the server can hold ({slots} slots + {queue} queue places; beyond the last point the last segment goes on with its slope), found {} at h = {most}",
+                    crate::report::fmt_num(at)
                 ),
             );
         }
