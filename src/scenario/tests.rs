@@ -190,6 +190,12 @@ fn an_unknown_key_lists_only_the_keys_its_table_takes() {
         ),
         "one of `base`"
     );
+    for population in [" in clients.retry", " in clients[1].retry"] {
+        assert_eq!(
+            without_keys_refused_in("one of `name`, `base`, `fallback_on`", population),
+            "one of `base`, `fallback_on`"
+        );
+    }
     assert_eq!(
         without_keys_refused_in("one of `name`, `base`, `fallback_on`", " in retry"),
         "one of `base`, `fallback_on`"

@@ -204,6 +204,10 @@ pub(super) fn without_keys_refused_in(expected: &str, table: &str) -> String {
         &["name"]
     } else if table.starts_with("service[") && table.ends_with("].retry") {
         &["name", "fallback_on"]
+    } else if table == "clients.retry"
+        || (table.starts_with("clients[") && table.ends_with("].retry"))
+    {
+        &["name"]
     } else {
         &[]
     };
