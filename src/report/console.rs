@@ -263,7 +263,7 @@ fn align(out: &mut String, rows: Vec<Vec<String>>, text_columns: usize) {
 pub fn workload(file: &ScenarioFile) -> String {
     let first = file.first();
     if first.populations.len() == 1 && first.populations[0].is_closed() {
-        return format!("{} clients", client_range(file));
+        return counted(client_range(file), "client", "clients");
     }
     (0..first.populations.len())
         .map(|i| describe_population(file, i))
@@ -287,9 +287,9 @@ fn describe_population(file: &ScenarioFile, i: usize) -> String {
     }
     match &p.source {
         Source::Closed(_) => format!(
-            "{}: {} clients",
+            "{}: {}",
             p.name,
-            spread(file, closed, |n| n.to_string())
+            counted(spread(file, closed, |n| n.to_string()), "client", "clients")
         ),
         Source::Open(_) => {
             let mut processes: Vec<&str> = Vec::new();

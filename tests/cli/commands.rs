@@ -765,3 +765,39 @@ fn schedule_is_deterministic_and_seeded() {
     seeded.extend(["--seed", "2"]);
     assert_ne!(a, schedule_column(&seeded, "client-0"), "another seed");
 }
+
+/// Counts of one read in the singular in `check`'s line and `run`'s header and summary
+/// line (a new user saw "1 strategies x 1 replications").
+#[test]
+fn counts_of_one_are_singular_in_check_and_run() {
+    let ws = Workspace::new();
+    let one = tiny_with("count = 50", "count = 1")
+        .replace("replications = 2", "replications = 1")
+        .replace("concurrency = 5", "concurrency = 1");
+    let one = &one[..one
+        .find("[[strategy]]\nname = \"full\"")
+        .expect("two strategies")];
+    ws.file("one.toml", one);
+    let check = herdsim()
+        .current_dir(ws.path())
+        .args(["check", "one.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout),
+        "one.toml: ok (tiny: 1 client, 1 strategy, 1 replication)\n"
+    );
+    let run = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "one.toml", "--out", "out", "--no-charts"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.starts_with("tiny (one.toml): 1 client, 1 strategy x 1 replication, bucket"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(1 slot / 10ms mean service)"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("tiny: 1 run, "), "{stderr}");
+}
