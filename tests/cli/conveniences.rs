@@ -270,6 +270,16 @@ fn set_names_the_flag_when_it_breaks_a_rule_with_another_key() {
     let plain = refused_in(&ws, &["check", "bad.toml"]);
     let set = refused_in(&ws, &["check", "bad.toml", "--set", "clients.count=60"]);
     assert_eq!(set, plain);
+    // Still the file's own when the setting changes a value its message quotes (base).
+    let related = refused_in(
+        &ws,
+        &["check", "bad.toml", "--set", "strategy.1.base=200ms"],
+    );
+    assert!(
+        related.contains("strategy[1].cap: expected cap >= base (200ms), found 1ms")
+            && !related.contains("--set"),
+        "{related}"
+    );
     assert!(
         plain.contains("bad.toml:")
             && plain.contains("strategy[1].cap: expected cap >= base")
