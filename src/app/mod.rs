@@ -422,7 +422,7 @@ fn closing_lines(
     if result.cut_short > 0 {
         lines.push(format!(
             "warning: {name}: time_limit ({}) cut {} of {} short; their client requests open (or not yet started) at the limit count as gave_up (time_limit)",
-            file.first().time_limit,
+            console::time_limit(file),
             result.cut_short,
             counted(runs, "run", "runs")
         ));

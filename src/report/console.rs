@@ -343,6 +343,15 @@ pub fn bucket(file: &ScenarioFile) -> String {
     )
 }
 
+/// `time_limit` (`1h`), or its range when a sweep varies it (`500ms..1m 40s`).
+pub fn time_limit(file: &ScenarioFile) -> String {
+    spread(
+        file,
+        |s| s.time_limit.as_nanos(),
+        |ns| crate::time::SimDuration::from_nanos(ns).to_string(),
+    )
+}
+
 /// `show(v)` when `value` is `v` at every sweep point, else `show(lo)..show(hi)`, the range
 /// the sweep covers; empty without points.
 fn spread<T: PartialOrd + Copy>(

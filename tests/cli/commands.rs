@@ -357,6 +357,17 @@ fn a_sweep_header_shows_the_range_of_each_swept_value() {
         html.contains("<dt>replications</dt><dd>1..2</dd>"),
         "{html}"
     );
+    // The summary table's intervals and bucket, and the sweep charts' titles, are the
+    // sweep's too (the first point has 1 replication and no interval).
+    assert!(
+        html.contains("Means per run, ± 95% confidence interval; columns as in summary.csv, peaks per 50 ms..200 ms bucket."),
+        "{html}"
+    );
+    let chart = fs::read_to_string(ws.path().join("out/tiny/sweep_calls.svg")).unwrap();
+    assert!(
+        chart.contains("(mean of 1..2 runs, whiskers: 95% CI)"),
+        "{chart}"
+    );
 }
 
 #[test]
@@ -401,6 +412,18 @@ fn a_run_cut_short_by_time_limit_warns_even_when_quiet() {
         assert_eq!(row[column(&header, "gave_up")], "50");
         assert_eq!(row[column(&header, "gave_up_time_limit")], "50");
     }
+    // A swept limit is named by its range, not by the first point's value (which cut
+    // nothing here).
+    let ws =
+        workspace_with(&(TINY.to_string() + "\n[sweep]\n\"time_limit\" = [\"100s\", \"500ms\"]\n"));
+    let err = stderr(&ok(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--no-charts", "--quiet"],
+    ));
+    assert!(
+        err.contains("warning: tiny: time_limit (500ms..1m 40s) cut 4 of 8 runs short"),
+        "{err}"
+    );
 }
 
 // ---- determinism ------------------------------------------------------------------------

@@ -239,19 +239,21 @@ pub fn series(
     let y_desc = if metric == Metric::Peak {
         format!(
             "peak arrivals per {} bucket (req/s)",
-            crate::report::verdict::bucket_label(file.first().bucket)
+            crate::report::console::bucket(file)
         )
     } else {
         y_desc.to_string()
     };
     let name = &file.first().name;
-    let replications = file.first().replications;
+    // A sweep may vary the replications: their range, whiskers where some point has them.
+    let replications = crate::report::console::replications(file);
+    let whiskers = file.points.iter().any(|p| p.scenario.replications > 1);
     SweepData {
         kind: metric.kind(),
         title: format!(
             "{name}: {what} vs {}{}",
             axis0.path,
-            if replications > 1 {
+            if whiskers {
                 format!(" (mean of {replications} runs, whiskers: 95% CI)")
             } else {
                 String::new()
@@ -267,7 +269,7 @@ pub fn series(
         } else {
             Vec::new()
         },
-        whiskers: replications > 1,
+        whiskers,
         log_y: false,
     }
     .with_log(log_y)

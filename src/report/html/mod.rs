@@ -268,7 +268,7 @@ pub fn render(
             h,
             "<p class=\"warn\">time_limit ({}) cut {} short: their client requests open \
              (or not yet started) at the limit count as gave_up.</p>",
-            escape(&s.time_limit.to_string()),
+            escape(&crate::report::console::time_limit(file)),
             counted(result.cut_short, "run", "runs")
         );
     }

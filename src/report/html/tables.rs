@@ -99,8 +99,9 @@ const COLUMNS: &[Column] = &[
 /// highlighted (`td.best`), so a strategy that loses more is never shown as best; with a
 /// leading group of one strategy there is nothing to compare and nothing is highlighted.
 pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &ScenarioResult) {
-    let ci = file.first().replications > 1;
-    let bucket = crate::report::verdict::bucket_label(file.first().bucket);
+    // A sweep may vary both: intervals where some point has them, the bucket as its range.
+    let ci = file.points.iter().any(|p| p.scenario.replications > 1);
+    let bucket = crate::report::console::bucket(file);
     h.push_str("<h2 id=\"summary\">Summary</h2>\n");
     let _ = writeln!(
         h,
