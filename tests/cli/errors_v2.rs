@@ -272,7 +272,7 @@ fn fails_with_a_name_in_a_population_override() {
 fn fails_with_an_unknown_key_in_a_population_override() {
     refused_once(
         &v2_with("count = 20\n", "count = 20\nretry = { bsae = \"1s\" }\n"),
-        "bad.toml:7:11: clients[0].retry.bsae: unknown key `bsae` in clients[0].retry, expected one of `name`, `base`",
+        "bad.toml:7:11: clients[0].retry.bsae: unknown key `bsae` in clients[0].retry, expected one of `base`, `cap`",
     );
 }
 
