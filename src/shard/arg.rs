@@ -1,0 +1,162 @@
+//! Which shard a run is: `--shard i/n`, or `--shard auto` read from the batch engine's
+//! environment (Slurm array, Kubernetes Indexed Job with `--shard-count`, AWS Batch array).
+
+use crate::error::{Error, Result};
+use crate::runner::Shard;
+
+/// What the shard flag asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardArg {
+    /// `i/n`.
+    Fixed(Shard),
+    /// `auto`: from the batch engine's environment.
+    Auto,
+}
+
+/// Parses `--shard`: `i/n` with `0 <= i < n`, or `auto`.
+pub fn parse_shard(text: &str) -> std::result::Result<ShardArg, String> {
+    if text == "auto" {
+        return Ok(ShardArg::Auto);
+    }
+    let parse = |s: &str| s.trim().parse::<u32>().ok();
+    match text.split_once('/').map(|(i, n)| (parse(i), parse(n))) {
+        Some((Some(index), Some(count))) if count >= 1 && index < count => {
+            Ok(ShardArg::Fixed(Shard { index, count }))
+        }
+        Some((Some(i), Some(n))) => Err(format!(
+            "expected a shard index below the shard count (0..{n}), found {i}/{n}"
+        )),
+        _ => Err(format!(
+            "expected i/n (e.g. 0/4, the shard index from 0 and the shard count) or auto, found \"{text}\""
+        )),
+    }
+}
+
+/// The shard `--shard auto` means in an environment read through `var` (Slurm, Kubernetes
+/// Indexed Job with `shard_count`, AWS Batch array), in that order of precedence.
+pub fn shard_from_env(
+    var: impl Fn(&str) -> Option<String>,
+    shard_count: Option<u32>,
+) -> Result<Shard> {
+    let number = |name: &str| -> Result<Option<u32>> {
+        match var(name) {
+            None => Ok(None),
+            Some(v) => v.trim().parse::<u32>().map(Some).map_err(|_| {
+                Error::Usage(format!(
+                    "--shard auto: {name} must be a whole number, found \"{}\"",
+                    crate::text::escape(&v)
+                ))
+            }),
+        }
+    };
+    let checked = |index: u32, count: u32, from: &str| -> Result<Shard> {
+        if count == 0 || index >= count {
+            return Err(Error::Usage(format!(
+                "--shard auto: {from} gives shard {index} of {count}, expected an index below the count"
+            )));
+        }
+        Ok(Shard { index, count })
+    };
+    if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
+        let count = number("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
+            Error::Usage(
+                "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not".into(),
+            )
+        })?;
+        let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+        return checked(
+            id.saturating_sub(min),
+            count,
+            "Slurm (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN)",
+        );
+    }
+    if let Some(index) = number("JOB_COMPLETION_INDEX")? {
+        let count = shard_count.ok_or_else(|| {
+            Error::Usage(
+                "--shard auto: JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) needs --shard-count, the Job's completions".into(),
+            )
+        })?;
+        return checked(index, count, "JOB_COMPLETION_INDEX with --shard-count");
+    }
+    if let Some(index) = number("AWS_BATCH_JOB_ARRAY_INDEX")? {
+        let count = number("AWS_BATCH_JOB_ARRAY_SIZE")?.ok_or_else(|| {
+            Error::Usage("--shard auto: AWS_BATCH_JOB_ARRAY_INDEX is set but AWS_BATCH_JOB_ARRAY_SIZE is not".into())
+        })?;
+        return checked(index, count, "AWS Batch (AWS_BATCH_JOB_ARRAY_INDEX)");
+    }
+    Err(Error::Usage(
+        "--shard auto: no batch array found in the environment (SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX); use --shard i/n".into(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_arguments_parse_and_refuse_nonsense() {
+        assert_eq!(
+            parse_shard("2/7"),
+            Ok(ShardArg::Fixed(Shard { index: 2, count: 7 }))
+        );
+        assert_eq!(parse_shard("auto"), Ok(ShardArg::Auto));
+        assert!(
+            parse_shard("7/7")
+                .unwrap_err()
+                .contains("below the shard count")
+        );
+        assert!(parse_shard("1/0").is_err());
+        assert!(parse_shard("x").unwrap_err().contains("expected i/n"));
+    }
+
+    #[test]
+    fn auto_reads_slurm_kubernetes_and_aws_batch() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ]);
+        assert_eq!(
+            shard_from_env(slurm, None).unwrap(),
+            Shard { index: 4, count: 8 }
+        );
+        let k8s = env(&[("JOB_COMPLETION_INDEX", "3")]);
+        assert_eq!(
+            shard_from_env(k8s, Some(4)).unwrap(),
+            Shard { index: 3, count: 4 }
+        );
+        assert!(
+            shard_from_env(env(&[("JOB_COMPLETION_INDEX", "3")]), None)
+                .unwrap_err()
+                .to_string()
+                .contains("--shard-count")
+        );
+        let aws = env(&[
+            ("AWS_BATCH_JOB_ARRAY_INDEX", "0"),
+            ("AWS_BATCH_JOB_ARRAY_SIZE", "2"),
+        ]);
+        assert_eq!(
+            shard_from_env(aws, None).unwrap(),
+            Shard { index: 0, count: 2 }
+        );
+        assert!(shard_from_env(env(&[]), None).is_err());
+        assert!(
+            shard_from_env(
+                env(&[
+                    ("SLURM_ARRAY_TASK_ID", "9"),
+                    ("SLURM_ARRAY_TASK_COUNT", "8")
+                ]),
+                None
+            )
+            .is_err()
+        );
+    }
+}
