@@ -152,7 +152,7 @@ pub fn load_with_settings(
     let loaded = load_in(file, &text, folder).map_err(|ScenarioErrors(errors)| {
         // What the file gives without some settings, asked only for a problem at a key no
         // setting wrote (a rule between keys), and at most once per subset.
-        let mut without: Vec<Option<Vec<(String, String)>>> = vec![None; settings.len() + 1];
+        let mut without: Vec<Option<Vec<String>>> = vec![None; settings.len() + 1];
         let errors = errors
             .into_iter()
             .map(|mut e| {
@@ -217,14 +217,14 @@ pub fn load_with_settings(
 /// start`, unique names): none when the file has a problem at that key without any setting
 /// (its own problem); else each setting without which the key has no problem, or all of them
 /// when no single one is to blame. `without[i]` caches the problems found with every setting but
-/// the `i`-th; `without[settings.len()]`, those of the file as written.
+/// the `i`-th (their keys); `without[settings.len()]`, those of the file as written.
 fn causes<'a>(
     e: &ScenarioError,
     file: &str,
     src: &str,
     folder: &Path,
     settings: &'a [Setting],
-    without: &mut [Option<Vec<(String, String)>>],
+    without: &mut [Option<Vec<String>>],
 ) -> Vec<&'a Setting> {
     let mut found = |skip: usize| -> bool {
         without[skip]
@@ -237,10 +237,9 @@ fn causes<'a>(
                     .collect();
                 problems(file, src, folder, &kept)
             })
-            .iter()
             // By key, not message: messages quote values, which the setting may change
             // (`cap >= base (200ms)` with `--set base=200ms`, `(100ms)` without it).
-            .any(|(key, _)| *key == e.key)
+            .contains(&e.key)
     };
     if found(settings.len()) {
         return Vec::new();
@@ -256,9 +255,9 @@ fn causes<'a>(
     }
 }
 
-/// The (key, message) of every problem `file` has with `settings` written in (none if one
-/// of them cannot be written).
-fn problems(file: &str, src: &str, folder: &Path, settings: &[Setting]) -> Vec<(String, String)> {
+/// The key of every problem `file` has with `settings` written in (none if one of them
+/// cannot be written).
+fn problems(file: &str, src: &str, folder: &Path, settings: &[Setting]) -> Vec<String> {
     let Ok((text, _)) = apply_settings(file, src, settings) else {
         return Vec::new();
     };
@@ -267,7 +266,7 @@ fn problems(file: &str, src: &str, folder: &Path, settings: &[Setting]) -> Vec<(
         Err(ScenarioErrors(errors)) => errors
             .into_iter()
             .filter(|e| e.file == file)
-            .map(|e| (e.key, e.msg))
+            .map(|e| e.key)
             .collect(),
     }
 }
