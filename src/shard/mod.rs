@@ -5,8 +5,8 @@
 //! whose index in plan order is `i mod n`, and writes `<out>/<name>/shard-i-of-n/`:
 //! `partial.json` (the unreduced accumulators of its jobs, see
 //! [`crate::runner::Partial`]), `scenario.toml` (the scenario text it ran), `manifest.json`
-//! (herdsim version, scenario hash, seed, replications, shard, job indices, the options that
-//! change outputs, its trace files' names and SHA-256, and the SHA-256 of `partial.json`)
+//! (herdsim version, scenario hash, seed, replications, the `--seed`/`--replications` given,
+//! shard, job indices, the options that change outputs, its trace files' names and SHA-256, and the SHA-256 of `partial.json`)
 //! and a copy of each trace file, `trace-1.csv`, ..., which `merge` reads instead of the
 //! trace files, so that it gives the same files wherever it runs. A re-run shard
 //! replaces its own folder (idempotent). `herdsim merge <out>/<name>` checks that the shards
