@@ -161,7 +161,21 @@ impl<'a> Simulation<'a> {
             population_timelines: vec![Vec::new(); populations.len()],
             metrics: RunMetrics {
                 services: vec![ServiceMetrics::default(); scenario.services.len()],
-                populations: vec![PopulationMetrics::default(); populations.len()],
+                // Room for the closed populations' requests (open work is not known ahead).
+                populations: populations
+                    .iter()
+                    .map(|p| PopulationMetrics {
+                        latencies: crate::metrics::Latencies::with_capacity(match &p.source {
+                            Source::Closed(c) => c.count as u64 * c.requests as u64,
+                            _ => 0,
+                        }),
+                        ..PopulationMetrics::default()
+                    })
+                    .collect(),
+                latencies: crate::metrics::Latencies::with_capacity(scenario.closed_requests()),
+                success_latencies: crate::metrics::Latencies::with_capacity(
+                    scenario.closed_requests(),
+                ),
                 ..RunMetrics::default()
             },
             crashes_lose_jobs: scenario.services.iter().any(|s| {

@@ -41,6 +41,16 @@ impl Latencies {
         Latencies::default()
     }
 
+    /// No samples, with room for `expected` of them (at most [`EXACT_LIMIT`]) so that a
+    /// run's samples do not regrow the set as they come: for a sweep's small runs the
+    /// reallocations cost more than the recording itself.
+    pub fn with_capacity(expected: u64) -> Self {
+        Latencies {
+            exact: Vec::with_capacity(expected.min(EXACT_LIMIT as u64) as usize),
+            ..Latencies::default()
+        }
+    }
+
     /// Number of samples.
     pub fn len(&self) -> u64 {
         self.count

@@ -248,6 +248,7 @@ impl StrategyAccumulator {
         self.peak_requests = self.peak_requests.max(run.peak_requests);
         self.requests[replication as usize] = std::mem::take(&mut run.requests);
         self.attempts[replication as usize] = std::mem::take(&mut run.attempts);
+        run.recycle();
     }
 
     /// Adds everything `other` folded (its replications must be others than this one's):
@@ -473,15 +474,23 @@ fn mean_series(
 ) -> Vec<MeanBucket> {
     let n = replicates.len().max(1) as f64;
     const CONCURRENCY: usize = BUCKET_FIELDS - 1;
+    // A run whose series has `len` buckets carries its last slots into buckets `len..`:
+    // mark where each starts carrying, then a running sum gives each bucket's carried slots
+    // (one pass over runs and one over buckets, not runs x buckets: that product took 2% of
+    // Brooker's 2015 experiment at 100 replications, and grows with replications).
+    let mut starts_carrying = vec![0u64; sums.len()];
+    for x in replicates {
+        let (len, last) = x.service_ends[service];
+        if let Some(slot) = starts_carrying.get_mut(len) {
+            *slot += last as u64;
+        }
+    }
+    let mut carried = 0u64;
     sums.iter()
+        .zip(starts_carrying)
         .enumerate()
-        .map(|(i, sum)| {
-            let carried: u64 = replicates
-                .iter()
-                .map(|x| x.service_ends[service])
-                .filter(|(len, _)| *len <= i)
-                .map(|(_, last)| last as u64)
-                .sum();
+        .map(|(i, (sum, starts))| {
+            carried += starts;
             let mut values = sum.map(|v| v as f64 / n);
             values[CONCURRENCY] = (sum[CONCURRENCY] + carried) as f64 / n;
             MeanBucket {
