@@ -205,13 +205,19 @@ impl RateCurve {
         total
     }
 
-    /// The first instant `t >= from` at which the cumulative rate from `from` reaches
-    /// `target` (>= 0), rounded down to the nanosecond; `None` if it never does (the rate
-    /// stays 0) or only at or after `SimTime::MAX`.
+    /// Where the cumulative rate from `from` reaches `target` (>= 0) and goes on to exceed
+    /// it, rounded down to the nanosecond: the last instant before it exceeds `target`
+    /// (inf { t >= from : cumulative(from, t) > target }); `None` if it never exceeds it (the
+    /// rate stays 0) or only at or after `SimTime::MAX`.
+    ///
+    /// Where the rate is positive this is simply where the cumulative rate reaches
+    /// `target`. Where it is 0 the cumulative rate stays flat, and "reaches" alone would
+    /// put arrival `k` at the *start* of a stretch of zero rate that it reached exactly: one
+    /// arrival too many for each such stretch (10/s over [0 s, 1 s) then 0 gave 11 arrivals,
+    /// the last at 1 s), and arrival 0 at `start` before a profile's first point. Passing
+    /// over the flat stretch puts it where the rate resumes instead.
     pub fn time_at(&self, from: SimTime, target: f64) -> Option<SimTime> {
-        if target <= 0.0 {
-            return Some(from);
-        }
+        let target = target.max(0.0);
         let mut reached = 0.0;
         for (t0, t1, r0, r1) in self.pieces(from) {
             let width = t1.map(|t1| secs(t1.0 - t0.0));
@@ -221,9 +227,15 @@ impl RateCurve {
             };
             let piece_total = width.map(|w| r0 * w + slope * w * w / 2.0);
             let need = target - reached;
-            if piece_total.is_some_and(|total| total < need) {
+            // A piece that only reaches `need` at its end (or adds nothing) is passed over:
+            // the target is exceeded in a later piece, from its start.
+            if piece_total.is_some_and(|total| total <= need) {
                 reached += piece_total.expect("checked");
                 continue;
+            }
+            if need <= 0.0 {
+                // Exceeded from this piece's first instant (a ramp from 0 included).
+                return (r0 > 0.0 || slope > 0.0).then_some(t0);
             }
             // A whole-number target (a uniform arrival) minus the float sum of the pieces
             // before (12.5/s over 4.4 s is 55.00000000000001) is the whole number it stands
@@ -377,6 +389,45 @@ mod tests {
         assert!((c.cumulative(SimTime::ZERO, s(80.0)) - (6000.0 + 4000.0 + 1000.0)).abs() < 1e-6);
         // The 6 500th arrival of a uniform process falls 1.25 s into the spike.
         assert_eq!(c.time_at(SimTime::ZERO, 6500.0), Some(s(61.25)));
+    }
+
+    #[test]
+    fn uniform_arrivals_never_fall_where_the_rate_is_zero() {
+        // 10/s over [0 s, 1 s), then nothing: 10 arrivals, at 0, 0.1, ..., 0.9 s.
+        let burst = RateCurve::profile(vec![(s(0.0), 10.0), (s(1.0), 10.0), (s(1.0), 0.0)]);
+        let times: Vec<_> = (0..11)
+            .map(|k| uniform_arrival(&burst, SimTime::ZERO, k))
+            .collect();
+        for (k, t) in times.iter().take(10).enumerate() {
+            assert_eq!(*t, Some(SimTime(k as u64 * 100_000_000)), "k = {k}");
+        }
+        assert_eq!(
+            times[10], None,
+            "no 11th arrival at 1 s, where the rate is 0"
+        );
+        // A pause over [1 s, 2 s): arrival 10 is where the rate resumes.
+        let paused = RateCurve::profile(vec![
+            (s(0.0), 10.0),
+            (s(1.0), 10.0),
+            (s(1.0), 0.0),
+            (s(2.0), 0.0),
+            (s(2.0), 10.0),
+        ]);
+        assert_eq!(uniform_arrival(&paused, SimTime::ZERO, 9), Some(s(0.9)));
+        assert_eq!(uniform_arrival(&paused, SimTime::ZERO, 10), Some(s(2.0)));
+        assert_eq!(uniform_arrival(&paused, SimTime::ZERO, 11), Some(s(2.1)));
+        // A profile that begins at 60 s, a population that starts at 0: the first arrival
+        // is at 60 s, not at 0 where the rate is 0.
+        let late = RateCurve::profile(vec![(s(60.0), 10.0), (s(61.0), 10.0)]);
+        assert_eq!(uniform_arrival(&late, SimTime::ZERO, 0), Some(s(60.0)));
+        assert_eq!(uniform_arrival(&late, SimTime::ZERO, 1), Some(s(60.1)));
+        // A ramp from 0 exceeds 0 from its first instant: 5 t^2 arrivals by t s.
+        let ramp = RateCurve::profile(vec![(s(0.0), 0.0), (s(10.0), 100.0)]);
+        assert_eq!(
+            uniform_arrival(&ramp, SimTime::ZERO, 0),
+            Some(SimTime::ZERO)
+        );
+        assert_eq!(uniform_arrival(&ramp, SimTime::ZERO, 5), Some(s(1.0)));
     }
 
     #[test]
