@@ -208,7 +208,11 @@ fn parse_json(path: &Path, bytes: &[u8]) -> Result<Summary> {
             .get("scenario")
             .and_then(Value::as_str)
             .map(String::from),
-        seed: doc.get("seed").and_then(Value::as_u64),
+        // A sweep over `seed` has no one seed: the top-level value is the first point's.
+        seed: doc
+            .get("seed")
+            .and_then(Value::as_u64)
+            .filter(|_| !columns[..strategy].iter().any(|c| c == "seed")),
         hash: doc
             .get("scenario_hash")
             .and_then(Value::as_str)
@@ -342,9 +346,11 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
         let Some(rb) = b.rows.iter().find(|rb| same(ra, rb)) else {
             continue;
         };
-        let single = [ra, rb]
-            .iter()
-            .any(|r| r.values.get("replications").copied().flatten() == Some(1.0));
+        // A swept `replications` is a sweep column (text), not a value.
+        let single = [ra, rb].iter().any(|r| {
+            r.values.get("replications").copied().flatten() == Some(1.0)
+                || r.point.iter().any(|(k, v)| k == "replications" && v == "1")
+        });
         for m in &metrics {
             let va = ra.values.get(m).copied().flatten();
             let vb = rb.values.get(m).copied().flatten();

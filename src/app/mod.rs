@@ -188,14 +188,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
     }
     let mut files = load_files(&args.scenarios, &args.set)?;
     for f in &mut files {
-        for p in &mut f.points {
-            if let Some(seed) = args.seed {
-                p.scenario.seed = seed;
-            }
-            if let Some(r) = args.replications {
-                p.scenario.replications = r;
-            }
-        }
+        f.apply_flags(args.seed, args.replications);
     }
     // Every file is checked against the limits before anything runs or is written.
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);

@@ -199,7 +199,7 @@ pub fn render(
                     .unwrap_or_else(|| file.file.clone()),
             ),
         ),
-        ("seed", s.seed.to_string()),
+        ("seed", crate::report::console::seeds(file)),
         ("replications", crate::report::console::replications(file)),
         (
             "bucket",

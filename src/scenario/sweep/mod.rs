@@ -101,6 +101,32 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
+    /// Applies `--seed` and `--replications` (`None`: not given) to every point. A swept
+    /// `seed` or `replications` the flag overrides is relabelled with the flag's value, so
+    /// that its columns say what ran, not the values the flag replaced.
+    pub fn apply_flags(&mut self, seed: Option<u64>, replications: Option<u32>) {
+        for (key, value) in [
+            ("seed", seed.map(|s| s.to_string())),
+            ("replications", replications.map(|r| r.to_string())),
+        ] {
+            let Some(value) = value else { continue };
+            if let Some(a) = self.axes.iter().position(|a| a.path == key) {
+                self.axes[a].labels.fill(value.clone());
+                for p in &mut self.points {
+                    p.labels[a].clone_from(&value);
+                }
+            }
+        }
+        for p in &mut self.points {
+            if let Some(seed) = seed {
+                p.scenario.seed = seed;
+            }
+            if let Some(r) = replications {
+                p.scenario.replications = r;
+            }
+        }
+    }
+
     /// The scenario as written (the first point, for its name and shared settings).
     pub fn first(&self) -> &Scenario {
         &self.points[0].scenario
