@@ -123,7 +123,67 @@ fn check_command(args: &CheckArgs) -> Result<()> {
             }
         ));
     }
-    print_stdout(&out)
+    print_stdout(&out)?;
+    for f in &files {
+        print_stderr(&past_end_warnings(f));
+    }
+    Ok(())
+}
+
+/// Warnings for what a scenario schedules at or after its `time_limit`, where the run has
+/// already stopped: an outage that does not end within the run (say `end = "5M"`, five
+/// months, meant as `"5m"`), a capacity step that never takes effect, a `trigger_end`
+/// beyond the run. Each makes `recovered_s` empty or the step moot; valid, so not an error.
+/// One line per distinct warning over the sweep points.
+fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
+    use crate::time::SimDuration;
+    let show = |t: crate::time::SimTime| SimDuration::from_nanos(t.0).to_string();
+    let name = crate::text::escape(&file.file);
+    let mut lines: Vec<String> = Vec::new();
+    for p in &file.points {
+        let s = &p.scenario;
+        let limit = s.time_limit.as_nanos();
+        let past = |t: crate::time::SimTime| t.0 >= limit;
+        let end_of_run = format!(
+            "at or after time_limit ({}), the end of the run",
+            s.time_limit
+        );
+        let mut found = Vec::new();
+        for service in &s.services {
+            for o in &service.server.outages {
+                if past(o.end) {
+                    found.push(format!(
+                        "outage [{}, {}) of `{}` ends {end_of_run}: the run never sees it end, so recovered_s stays empty",
+                        show(o.start),
+                        show(o.end),
+                        service.name
+                    ));
+                }
+            }
+            for c in &service.server.capacity {
+                if past(c.at) {
+                    found.push(format!(
+                        "capacity step at {} of `{}` lies {end_of_run}: it never takes effect",
+                        show(c.at),
+                        service.name
+                    ));
+                }
+            }
+        }
+        if let Some(t) = s.trigger_end.filter(|&t| past(t)) {
+            found.push(format!(
+                "metrics.trigger_end ({}) lies {end_of_run}: recovered_s stays empty",
+                show(t)
+            ));
+        }
+        for f in found {
+            let line = format!("warning: {name}: {f}");
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+    }
+    lines
 }
 
 /// Who calls what, for `check`: `50 clients` for one closed population and one server (v1);
@@ -205,6 +265,9 @@ fn run_command(args: &RunArgs) -> Result<()> {
         )?;
     }
     output_dir::check_out(&args.out)?;
+    for f in &files {
+        print_stderr(&past_end_warnings(f));
+    }
     output_dir::install_signal_cleanup();
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = args.threads {

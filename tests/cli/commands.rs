@@ -906,3 +906,75 @@ fn a_flag_over_a_swept_key_relabels_its_column() {
         ["5,1", "5,1", "5,2", "5,2", "5,1", "5,1", "5,2", "5,2"]
     );
 }
+
+/// (strategy, succeeded, gave_up, recovered_s, recovered_share) of each summary.csv row.
+fn recovery_columns(dir: &Path) -> Vec<[String; 5]> {
+    let (header, rows) = read_csv(&dir.join("summary.csv"));
+    let cols = [
+        "strategy",
+        "succeeded",
+        "gave_up",
+        "recovered_s",
+        "recovered_share",
+    ]
+    .map(|c| column(&header, c));
+    rows.iter().map(|r| cols.map(|c| r[c].clone())).collect()
+}
+
+/// An outage past the time limit (`end = "5M"`, months, meant as minutes) and a strategy
+/// that lost every request used to show `recovered_s 0`, `recovered_share 1`: recovered at
+/// once. Neither got back to normal within the run: empty and 0. An outage past the end of
+/// the run draws a warning from `check` and `run`.
+#[test]
+fn a_run_that_answered_nobody_never_recovered() {
+    let ws = workspace_with(TINY);
+    let warning = "warning: tiny.toml: outage [0s, 1month) of `server` ends at or after time_limit (1h), the end of the run: the run never sees it end, so recovered_s stays empty\n";
+    let out = ok(
+        &ws,
+        &["check", "tiny.toml", "--set", "server.outages.0.end=1M"],
+    );
+    assert_eq!(stderr(&out), warning);
+    let dir = ws.path().join("out/tiny");
+    let out = ok(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+            "--set",
+            "server.outages.0.end=1M",
+        ],
+    );
+    assert!(stderr(&out).starts_with(warning), "{}", stderr(&out));
+    let never = |s: &str| [s, "0", "50", "", "0"].map(String::from);
+    assert_eq!(recovery_columns(&dir), [never("none"), never("full")]);
+    // A single attempt during the outage: every request gives up at once, before the
+    // trigger's end, and nobody is served after it.
+    ok(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+            "--set",
+            "retry.max_attempts=1",
+        ],
+    );
+    assert_eq!(recovery_columns(&dir), [never("none"), never("full")]);
+    // The file as it is recovers (its numbers are in the other tests); no warning.
+    let out = ok(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--no-charts", "--quiet"],
+    );
+    assert_eq!(stderr(&out), "");
+    for row in recovery_columns(&dir) {
+        assert_eq!(row[4], "1", "{row:?}");
+        assert!(!row[3].is_empty(), "{row:?}");
+    }
+}
