@@ -237,6 +237,16 @@ fn short(v: f64, d: i32) -> String {
     fmt_num((v * scale).round() / scale)
 }
 
+/// B/A with three decimals; `-` (no value, as for a missing number) when A is 0, 0 against
+/// 0 included: that is no ratio of 1 (it printed "1" beside the "1.000" of equal values).
+fn ratio_text(a: f64, b: f64) -> String {
+    if a == 0.0 {
+        "-".to_string()
+    } else {
+        format!("{:.3}", b / a)
+    }
+}
+
 /// What the two intervals say, in words.
 fn verdict(a: f64, b: f64, ci: Option<(f64, f64)>, single: bool) -> String {
     let Some((ca, cb)) = ci else {
@@ -366,13 +376,7 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
             };
             let (ratio, words) = match (va, vb) {
                 (Some(x), Some(y)) => {
-                    let ratio = if x == 0.0 && y == 0.0 {
-                        "1".to_string()
-                    } else if x == 0.0 {
-                        "-".to_string()
-                    } else {
-                        format!("{:.3}", y / x)
-                    };
+                    let ratio = ratio_text(x, y);
                     let both = ci(ra).zip(ci(rb));
                     (ratio, verdict(x, y, both, single))
                 }
@@ -452,6 +456,14 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ratio_has_three_decimals_or_none() {
+        assert_eq!(ratio_text(2.0, 2.0), "1.000");
+        assert_eq!(ratio_text(3.0, 1.0), "0.333");
+        assert_eq!(ratio_text(0.0, 5427.0), "-");
+        assert_eq!(ratio_text(0.0, 0.0), "-");
+    }
 
     #[test]
     fn verdicts_say_which_way_and_how_much() {

@@ -493,10 +493,22 @@ fn closing_lines(
 fn simulated_line(name: &str, runs: u64, events: u64, wall: f64) -> String {
     let rate = events as f64 / wall.max(1e-9);
     format!(
-        "{name}: {}, {events} events simulated in {wall:.3} s wall ({:.1} M events/s)",
+        "{name}: {}, {events} events simulated in {wall:.3} s wall ({})",
         counted(runs, "run", "runs"),
-        rate / 1e6
+        events_per_second(rate)
     )
+}
+
+/// An event rate in the unit that shows its digits: `9.8 M events/s` for a real run, but
+/// `4000 events/s` or `450 k events/s` for a tiny one, never `0.0 M events/s`.
+fn events_per_second(rate: f64) -> String {
+    if rate >= 1e6 {
+        format!("{:.1} M events/s", rate / 1e6)
+    } else if rate >= 1e4 {
+        format!("{:.0} k events/s", rate / 1e3)
+    } else {
+        format!("{rate:.0} events/s")
+    }
 }
 
 /// Writes `lines` to stderr; a failure to write there is not worth failing the run for.
@@ -614,4 +626,20 @@ pub fn man_page(command: Option<&str>) -> Result<String> {
 
 fn man_command(args: &ManArgs) -> Result<()> {
     print_stdout(&man_page(args.command.as_deref())?)
+}
+
+#[cfg(test)]
+mod rate_tests {
+    use super::events_per_second;
+
+    /// A tiny run printed `0.0 M events/s`.
+    #[test]
+    fn event_rates_keep_their_digits() {
+        assert_eq!(events_per_second(9_812_345.0), "9.8 M events/s");
+        assert_eq!(events_per_second(1_000_000.0), "1.0 M events/s");
+        assert_eq!(events_per_second(450_400.0), "450 k events/s");
+        assert_eq!(events_per_second(10_000.0), "10 k events/s");
+        assert_eq!(events_per_second(4_000.0), "4000 events/s");
+        assert_eq!(events_per_second(0.0), "0 events/s");
+    }
 }

@@ -356,9 +356,12 @@ pub(super) fn set_path(
                 .parse()
                 .map_err(|_| format!("`{first}` is a list: expected an index, found `{index}`"))?;
             let len = array.len();
-            let t = array
-                .get_mut(i)
-                .ok_or_else(|| format!("`{first}` has {len} entries, found index {i}"))?;
+            let t = array.get_mut(i).ok_or_else(|| {
+                format!(
+                    "`{first}` has {}, found index {i}",
+                    crate::text::counted(len, "entry", "entries")
+                )
+            })?;
             set_path(t, rest, value, into)
         }
         Item::Value(Value::Array(array)) => {
@@ -370,7 +373,10 @@ pub(super) fn set_path(
             match array.get_mut(i) {
                 Some(Value::InlineTable(t)) => set_path(t, rest, value, into),
                 Some(_) => Err(format!("`{first}.{i}` is not a table")),
-                None => Err(format!("`{first}` has {len} entries, found index {i}")),
+                None => Err(format!(
+                    "`{first}` has {}, found index {i}",
+                    crate::text::counted(len, "entry", "entries")
+                )),
             }
         }
         _ => Err(format!("`{first}` is a single value, not a table")),
