@@ -208,7 +208,11 @@ fn parse_json(path: &Path, bytes: &[u8]) -> Result<Summary> {
             .get("scenario")
             .and_then(Value::as_str)
             .map(String::from),
-        seed: doc.get("seed").and_then(Value::as_u64),
+        // A sweep over `seed` has no one seed: the top-level value is the first point's.
+        seed: doc
+            .get("seed")
+            .and_then(Value::as_u64)
+            .filter(|_| !columns[..strategy].iter().any(|c| c == "seed")),
         hash: doc
             .get("scenario_hash")
             .and_then(Value::as_str)
@@ -231,6 +235,16 @@ fn decimals(v: f64) -> i32 {
 fn short(v: f64, d: i32) -> String {
     let scale = 10f64.powi(d);
     fmt_num((v * scale).round() / scale)
+}
+
+/// B/A with three decimals; `-` (no value, as for a missing number) when A is 0, 0 against
+/// 0 included: that is no ratio of 1 (it printed "1" beside the "1.000" of equal values).
+fn ratio_text(a: f64, b: f64) -> String {
+    if a == 0.0 {
+        "-".to_string()
+    } else {
+        format!("{:.3}", b / a)
+    }
 }
 
 /// What the two intervals say, in words.
@@ -342,9 +356,11 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
         let Some(rb) = b.rows.iter().find(|rb| same(ra, rb)) else {
             continue;
         };
-        let single = [ra, rb]
-            .iter()
-            .any(|r| r.values.get("replications").copied().flatten() == Some(1.0));
+        // A swept `replications` is a sweep column (text), not a value.
+        let single = [ra, rb].iter().any(|r| {
+            r.values.get("replications").copied().flatten() == Some(1.0)
+                || r.point.iter().any(|(k, v)| k == "replications" && v == "1")
+        });
         for m in &metrics {
             let va = ra.values.get(m).copied().flatten();
             let vb = rb.values.get(m).copied().flatten();
@@ -360,13 +376,7 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
             };
             let (ratio, words) = match (va, vb) {
                 (Some(x), Some(y)) => {
-                    let ratio = if x == 0.0 && y == 0.0 {
-                        "1".to_string()
-                    } else if x == 0.0 {
-                        "-".to_string()
-                    } else {
-                        format!("{:.3}", y / x)
-                    };
+                    let ratio = ratio_text(x, y);
                     let both = ci(ra).zip(ci(rb));
                     (ratio, verdict(x, y, both, single))
                 }
@@ -446,6 +456,14 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ratio_has_three_decimals_or_none() {
+        assert_eq!(ratio_text(2.0, 2.0), "1.000");
+        assert_eq!(ratio_text(3.0, 1.0), "0.333");
+        assert_eq!(ratio_text(0.0, 5427.0), "-");
+        assert_eq!(ratio_text(0.0, 0.0), "-");
+    }
 
     #[test]
     fn verdicts_say_which_way_and_how_much() {

@@ -123,7 +123,67 @@ fn check_command(args: &CheckArgs) -> Result<()> {
             }
         ));
     }
-    print_stdout(&out)
+    print_stdout(&out)?;
+    for f in &files {
+        print_stderr(&past_end_warnings(f));
+    }
+    Ok(())
+}
+
+/// Warnings for what a scenario schedules at or after its `time_limit`, where the run has
+/// already stopped: an outage that does not end within the run (say `end = "5M"`, five
+/// months, meant as `"5m"`), a capacity step that never takes effect, a `trigger_end`
+/// beyond the run. Each makes `recovered_s` empty or the step moot; valid, so not an error.
+/// One line per distinct warning over the sweep points.
+fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
+    use crate::time::SimDuration;
+    let show = |t: crate::time::SimTime| SimDuration::from_nanos(t.0).to_string();
+    let name = crate::text::escape(&file.file);
+    let mut lines: Vec<String> = Vec::new();
+    for p in &file.points {
+        let s = &p.scenario;
+        let limit = s.time_limit.as_nanos();
+        let past = |t: crate::time::SimTime| t.0 >= limit;
+        let end_of_run = format!(
+            "at or after time_limit ({}), the end of the run",
+            s.time_limit
+        );
+        let mut found = Vec::new();
+        for service in &s.services {
+            for o in &service.server.outages {
+                if past(o.end) {
+                    found.push(format!(
+                        "outage [{}, {}) of `{}` ends {end_of_run}: the run never sees it end, so recovered_s stays empty",
+                        show(o.start),
+                        show(o.end),
+                        service.name
+                    ));
+                }
+            }
+            for c in &service.server.capacity {
+                if past(c.at) {
+                    found.push(format!(
+                        "capacity step at {} of `{}` lies {end_of_run}: it never takes effect",
+                        show(c.at),
+                        service.name
+                    ));
+                }
+            }
+        }
+        if let Some(t) = s.trigger_end.filter(|&t| past(t)) {
+            found.push(format!(
+                "metrics.trigger_end ({}) lies {end_of_run}: recovered_s stays empty",
+                show(t)
+            ));
+        }
+        for f in found {
+            let line = format!("warning: {name}: {f}");
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+    }
+    lines
 }
 
 /// Who calls what, for `check`: `50 clients` for one closed population and one server (v1);
@@ -188,14 +248,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
     }
     let mut files = load_files(&args.scenarios, &args.set)?;
     for f in &mut files {
-        for p in &mut f.points {
-            if let Some(seed) = args.seed {
-                p.scenario.seed = seed;
-            }
-            if let Some(r) = args.replications {
-                p.scenario.replications = r;
-            }
-        }
+        f.apply_flags(args.seed, args.replications);
     }
     // Every file is checked against the limits before anything runs or is written.
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
@@ -212,6 +265,9 @@ fn run_command(args: &RunArgs) -> Result<()> {
         )?;
     }
     output_dir::check_out(&args.out)?;
+    for f in &files {
+        print_stderr(&past_end_warnings(f));
+    }
     output_dir::install_signal_cleanup();
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = args.threads {
@@ -437,10 +493,22 @@ fn closing_lines(
 fn simulated_line(name: &str, runs: u64, events: u64, wall: f64) -> String {
     let rate = events as f64 / wall.max(1e-9);
     format!(
-        "{name}: {}, {events} events simulated in {wall:.3} s wall ({:.1} M events/s)",
+        "{name}: {}, {events} events simulated in {wall:.3} s wall ({})",
         counted(runs, "run", "runs"),
-        rate / 1e6
+        events_per_second(rate)
     )
+}
+
+/// An event rate in the unit that shows its digits: `9.8 M events/s` for a real run, but
+/// `4000 events/s` or `450 k events/s` for a tiny one, never `0.0 M events/s`.
+fn events_per_second(rate: f64) -> String {
+    if rate >= 1e6 {
+        format!("{:.1} M events/s", rate / 1e6)
+    } else if rate >= 1e4 {
+        format!("{:.0} k events/s", rate / 1e3)
+    } else {
+        format!("{rate:.0} events/s")
+    }
 }
 
 /// Writes `lines` to stderr; a failure to write there is not worth failing the run for.
@@ -558,4 +626,20 @@ pub fn man_page(command: Option<&str>) -> Result<String> {
 
 fn man_command(args: &ManArgs) -> Result<()> {
     print_stdout(&man_page(args.command.as_deref())?)
+}
+
+#[cfg(test)]
+mod rate_tests {
+    use super::events_per_second;
+
+    /// A tiny run printed `0.0 M events/s`.
+    #[test]
+    fn event_rates_keep_their_digits() {
+        assert_eq!(events_per_second(9_812_345.0), "9.8 M events/s");
+        assert_eq!(events_per_second(1_000_000.0), "1.0 M events/s");
+        assert_eq!(events_per_second(450_400.0), "450 k events/s");
+        assert_eq!(events_per_second(10_000.0), "10 k events/s");
+        assert_eq!(events_per_second(4_000.0), "4000 events/s");
+        assert_eq!(events_per_second(0.0), "0 events/s");
+    }
 }

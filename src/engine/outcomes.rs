@@ -286,10 +286,13 @@ impl Simulation<'_> {
         }
         if self.trigger.is_some_and(|t| info.first_send < t) {
             self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
+            self.metrics.backlog_succeeded |= succeeded;
             if outcome == Outcome::GaveUp(GiveUpReason::TimeLimit) {
                 self.metrics.backlog_open = true;
             }
         }
+        // A backlog cleared only by giving up is no recovery unless someone is served after.
+        self.metrics.served_after_trigger |= succeeded && self.trigger.is_some_and(|t| now >= t);
         self.metrics.completion = self.metrics.completion.max(now);
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {

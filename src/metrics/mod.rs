@@ -430,6 +430,10 @@ pub struct RunMetrics {
     pub backlog_cleared: Option<SimTime>,
     /// A request that started before the trigger's end was still open at the time limit.
     pub backlog_open: bool,
+    /// A request that started before the trigger's end succeeded.
+    pub backlog_succeeded: bool,
+    /// A client request succeeded at or after the trigger's end.
+    pub served_after_trigger: bool,
     /// Per-request records of client requests, when requested.
     pub requests: Vec<RequestRecord>,
     /// Every attempt of the sampled client requests, when requested, in the order their

@@ -18,7 +18,12 @@
 //! - **Closed work** (closed populations): the backlog from before the trigger is cleared:
 //!   every client request whose first attempt was sent before the trigger's end has ended
 //!   (succeeded or given up). `recovered_s` is the last such end minus the trigger's end (0
-//!   if they all ended before it); never if one was still open at the time limit.
+//!   if they all ended before it); never if one was still open at the time limit. A backlog
+//!   cleared only by giving up is not a recovery: when every request of the backlog gave up
+//!   and no client request succeeded at or after the trigger's end, the system answered
+//!   nobody, and the run never recovered.
+//!
+//! A trigger that ends at or after `time_limit` is never recovered from within the run.
 //!
 //! Windows are sums, not per-bucket ratios, so a few requests more or less in one small
 //! bucket do not flip the verdict; pick `metrics.bucket` so that a window holds at least a
@@ -50,6 +55,11 @@ pub fn recovery(scenario: &Scenario, run: &RunMetrics) -> Recovery {
     let Some(trigger) = scenario.trigger() else {
         return Recovery::NoTrigger;
     };
+    // The run ends before the trigger does: there is no "after" to be back to normal in
+    // (the closed rule alone would say 0 s when every request gave up during the outage).
+    if trigger.0 >= scenario.time_limit.as_nanos() {
+        return Recovery::Never;
+    }
     let mut at = SimDuration::ZERO;
     if scenario.has_open_work() {
         match open_recovery(scenario, run, trigger) {
@@ -59,6 +69,11 @@ pub fn recovery(scenario: &Scenario, run: &RunMetrics) -> Recovery {
     }
     if scenario.populations.iter().any(|p| p.is_closed()) {
         if run.backlog_open {
+            return Recovery::Never;
+        }
+        // Every request of the backlog gave up and nothing was served after the trigger: the
+        // backlog is gone, but the system answered nobody.
+        if run.backlog_cleared.is_some() && !run.backlog_succeeded && !run.served_after_trigger {
             return Recovery::Never;
         }
         if let Some(cleared) = run.backlog_cleared {
@@ -146,6 +161,19 @@ mod tests {
     }
 
     fn open_scenario(end_s: u64, trigger_s: u64) -> Scenario {
+        let mut s = closed_scenario();
+        s.populations[0].source = crate::model::Source::Open(crate::model::population::Open {
+            rate: crate::model::population::RateCurve::constant(10.0),
+            process: crate::model::population::Process::Uniform,
+            start: SimTime::ZERO,
+            end: SimTime(SimDuration::from_secs(end_s).0),
+        });
+        s.trigger_end = Some(SimTime(SimDuration::from_secs(trigger_s).0));
+        s
+    }
+
+    /// One closed client, 1 s buckets, the trigger at 5 s.
+    fn closed_scenario() -> Scenario {
         let text = r#"
 name = "r"
 [clients]
@@ -169,13 +197,7 @@ bucket = "1s"
             .points
             .remove(0)
             .scenario;
-        s.populations[0].source = crate::model::Source::Open(crate::model::population::Open {
-            rate: crate::model::population::RateCurve::constant(10.0),
-            process: crate::model::population::Process::Uniform,
-            start: SimTime::ZERO,
-            end: SimTime(SimDuration::from_secs(end_s).0),
-        });
-        s.trigger_end = Some(SimTime(SimDuration::from_secs(trigger_s).0));
+        s.trigger_end = Some(SimTime(SimDuration::from_secs(5).0));
         s
     }
 
@@ -219,6 +241,45 @@ bucket = "1s"
         let mut bad = ok.clone();
         bad[19].1 = 9; // the window 10..20 holds 89
         assert_eq!(recovery(&s, &run_with(series(&bad))), Recovery::Never);
+    }
+
+    fn closed_run(cleared_s: u64, backlog_succeeded: bool, served_after: bool) -> RunMetrics {
+        RunMetrics {
+            backlog_cleared: Some(SimTime(SimDuration::from_secs(cleared_s).0)),
+            backlog_succeeded,
+            served_after_trigger: served_after,
+            ..RunMetrics::default()
+        }
+    }
+
+    /// budgets.toml: strategies that lost every request during the outage showed
+    /// `recovered_s 0`. A backlog cleared only by giving up, with nobody served after, is
+    /// never a recovery; one success in the backlog or after the trigger makes it one.
+    #[test]
+    fn a_closed_backlog_that_only_gave_up_never_recovered() {
+        let s = closed_scenario();
+        assert_eq!(recovery(&s, &closed_run(3, false, false)), Recovery::Never);
+        assert_eq!(recovery(&s, &closed_run(8, false, false)), Recovery::Never);
+        assert_eq!(recovery(&s, &closed_run(3, true, false)), Recovery::At(0.0));
+        assert_eq!(recovery(&s, &closed_run(3, false, true)), Recovery::At(0.0));
+        assert_eq!(recovery(&s, &closed_run(8, true, false)), Recovery::At(3.0));
+        // No backlog at all (nothing sent before the trigger's end): nothing to recover.
+        let empty = RunMetrics::default();
+        assert_eq!(recovery(&s, &empty), Recovery::At(0.0));
+    }
+
+    /// `--set server.outages.0.end=20m` with a 10 m time limit said "recovered in 0 s": a
+    /// trigger ending at or after the time limit is never recovered from within the run.
+    #[test]
+    fn a_trigger_ending_at_or_after_the_time_limit_is_never_recovered_from() {
+        let mut s = closed_scenario();
+        let good = closed_run(3, true, true);
+        s.time_limit = SimDuration::from_secs(6);
+        assert_eq!(recovery(&s, &good), Recovery::At(0.0));
+        s.time_limit = SimDuration::from_secs(5);
+        assert_eq!(recovery(&s, &good), Recovery::Never);
+        s.time_limit = SimDuration::from_secs(4);
+        assert_eq!(recovery(&s, &good), Recovery::Never);
     }
 
     #[test]

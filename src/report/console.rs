@@ -329,6 +329,11 @@ fn describe_population(file: &ScenarioFile, i: usize) -> String {
     }
 }
 
+/// The seed, or its range when a sweep varies it (`1..3`).
+pub fn seeds(file: &ScenarioFile) -> String {
+    spread(file, |s| s.seed, |n| n.to_string())
+}
+
 /// The replications, or their range when a sweep varies them (`1..5`).
 pub fn replications(file: &ScenarioFile) -> String {
     spread(file, |s| s.replications, |n| n.to_string())

@@ -248,11 +248,25 @@ fn table(
     finish(w)
 }
 
-/// `summary.csv`: one row per (sweep point, strategy), in scenario order.
+/// The indices into [`SUMMARY_COLUMNS`] that `summary.csv` and `summary.json` write after
+/// the sweep columns: all but those a swept key already names (`seed`, `replications`),
+/// whose leading sweep column holds the point's value; a second column of the same name
+/// would hold the same value at best, and readers keyed by name would see only one of them.
+pub fn summary_column_indices(axes: &[SweepAxis]) -> Vec<usize> {
+    (0..SUMMARY_COLUMNS.len())
+        .filter(|&i| !axes.iter().any(|a| a.path == SUMMARY_COLUMNS[i]))
+        .collect()
+}
+
+/// `summary.csv`: one row per (sweep point, strategy), in scenario order. `seed` is the seed
+/// of every point when the sweep does not vary it.
 pub fn summary_csv(axes: &[SweepAxis], result: &ScenarioResult, seed: u64) -> Result<Vec<u8>> {
-    table(axes, SUMMARY_COLUMNS, result, |p, emit| {
+    let keep = summary_column_indices(axes);
+    let columns: Vec<&str> = keep.iter().map(|&i| SUMMARY_COLUMNS[i]).collect();
+    table(axes, &columns, result, |p, emit| {
         for s in &result.points[p].strategies {
-            emit(summary_values(&s.summary, seed))?;
+            let values = summary_values(&s.summary, seed);
+            emit(keep.iter().map(|&i| values[i].clone()).collect())?;
         }
         Ok(())
     })

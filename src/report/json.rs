@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 
 use crate::error::{Error, Result};
-use crate::report::csv::{SUMMARY_COLUMNS, summary_values};
+use crate::report::csv::{SUMMARY_COLUMNS, summary_column_indices, summary_values};
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::{ScenarioFile, Setting};
 
@@ -82,16 +82,16 @@ pub fn summary_json(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| file.file.clone());
+    let keep = summary_column_indices(&file.axes);
     let mut columns: Vec<&str> = file.axes.iter().map(|a| a.path.as_str()).collect();
-    columns.extend(SUMMARY_COLUMNS);
+    columns.extend(keep.iter().map(|&i| SUMMARY_COLUMNS[i]));
     let mut rows = Vec::new();
     for point in &result.points {
         for s in &point.strategies {
+            let mut summary = summary_values(&s.summary, seed);
             let values = point.labels.iter().map(|l| (l.clone(), true)).chain(
-                summary_values(&s.summary, seed)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, v)| (v, i == 0)),
+                keep.iter()
+                    .map(|&i| (std::mem::take(&mut summary[i]), i == 0)),
             );
             rows.push(Row(columns
                 .iter()

@@ -116,9 +116,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// On error the temporary file is removed.
 ///
 /// The temporary file is created by `tempfile` before `write` sees it: exclusively (never
-/// through an existing file or symbolic link), mode 0600, with a random name
-/// (`.<stem>.XXXXXX.<ext>`), so nobody can plant a link at a predictable name and have the
-/// write land outside the folder.
+/// through an existing file or symbolic link), with a random name (`.<stem>.XXXXXX.<ext>`),
+/// so nobody can plant a link at a predictable name and have the write land outside the
+/// folder. It is created with mode 0666 less the umask, what `File::create` gives, not
+/// tempfile's private 0600: it becomes the output file, and colleagues on a shared host must
+/// be able to read the report and the CSVs as they can read the folder.
 pub fn write_atomic_with(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let stem = path
@@ -129,9 +131,16 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -
         .extension()
         .map(|e| format!(".{}", e.to_string_lossy()))
         .unwrap_or_default();
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{stem}."))
-        .suffix(&ext)
+    let prefix = format!(".{stem}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(&ext);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The mode is passed to open(2), which applies the umask, as for `File::create`.
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder
         .tempfile_in(dir)
         .map_err(|e| Error::io("cannot write", path, e))?;
     // Dropping `tmp` on any error below removes the temporary file.
@@ -407,6 +416,33 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Output files get the mode `File::create` would give in the same folder (0666 less
+    /// the umask), not tempfile's 0600, so others can read them where the umask lets them.
+    #[cfg(unix)]
+    #[test]
+    fn atomic_writes_get_the_mode_of_a_created_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let reference = dir.path().join("reference");
+        fs::File::create(&reference).unwrap();
+        let want = fs::metadata(&reference).unwrap().permissions().mode() & 0o777;
+        write_atomic(&dir.path().join("a.csv"), b"data").unwrap();
+        write_atomic_with(&dir.path().join("a.png"), |tmp| {
+            fs::write(tmp, b"png").map_err(|e| Error::io("cannot write", tmp, e))
+        })
+        .unwrap();
+        for name in ["a.csv", "a.png"] {
+            let mode = fs::metadata(dir.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
+            assert_eq!(mode, want, "{name}: {mode:o} against {want:o}");
+        }
+        // Under the usual umask 0022 that is 0644 where tempfile alone gives 0600; the CLI
+        // test `outputs_are_readable_by_others_under_umask_0022` pins the umask.
     }
 
     /// The old name `.<stem>.tmp-<pid>.<ext>` was predictable and opened with truncation,

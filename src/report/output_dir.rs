@@ -1,7 +1,8 @@
 //! The output folder of one scenario, replaced as a whole: never half old, half new.
 //!
 //! A run's files are written into a fresh hidden sibling folder, `<out>/.<name>.herdsim-XXXXXX`
-//! (random suffix, created exclusively with mode 0700 by `tempfile`), and only when every
+//! (random suffix, created exclusively by `tempfile`, mode 0777 less the umask as for
+//! `mkdir`, since it becomes the output folder), and only when every
 //! file is written is that folder swapped with `<out>/<name>` in one step (Linux
 //! `renameat2(RENAME_EXCHANGE)`; elsewhere, or on a file system without it, two renames with
 //! the old folder moved aside first). So `<out>/<name>` is always entirely the previous

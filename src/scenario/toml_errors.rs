@@ -132,7 +132,26 @@ pub(super) fn toml_error_in(
         Some((table, _)) if named.is_some() => format!(" in {table}"),
         _ => String::new(),
     };
-    error_at(file, src_for_positions, span, key, friendlier(&raw, &table))
+    let mut msg = friendlier(&raw, &table);
+    // serde shows a float as Rust prints it (`1e4` as `10000.0`): quote what was written.
+    if let Some(shown) = raw
+        .split("floating point `")
+        .nth(1)
+        .and_then(|r| r.split('`').next())
+        && let Some(written) = span
+            .as_ref()
+            .and_then(|s| src.get(s.clone()))
+            .map(str::trim)
+        && written
+            .parse::<toml_edit::Value>()
+            .is_ok_and(|v| v.is_float())
+    {
+        msg = msg.replace(
+            &format!("the number {shown}"),
+            &format!("the number {written}"),
+        );
+    }
+    error_at(file, src_for_positions, span, key, msg)
 }
 
 /// The dotted `path` with the index of each array element the byte `offset` falls in:

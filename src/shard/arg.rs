@@ -23,8 +23,13 @@ pub fn parse_shard(text: &str) -> std::result::Result<ShardArg, String> {
         Some((Some(index), Some(count))) if count >= 1 && index < count => {
             Ok(ShardArg::Fixed(Shard { index, count }))
         }
+        // `0..0` read as a range to pick from: say what is wrong with the count itself.
+        Some((Some(i), Some(0))) => {
+            Err(format!("expected a shard count of at least 1, found {i}/0"))
+        }
         Some((Some(i), Some(n))) => Err(format!(
-            "expected a shard index below the shard count (0..{n}), found {i}/{n}"
+            "expected a shard index below the shard count (0 to {}), found {i}/{n}",
+            n - 1
         )),
         _ => Err(format!(
             "expected i/n (e.g. 0/4, the shard index from 0 and the shard count) or auto, found \"{text}\""
@@ -50,7 +55,12 @@ pub fn shard_from_env(
         }
     };
     let checked = |index: u32, count: u32, from: &str| -> Result<Shard> {
-        if count == 0 || index >= count {
+        if count == 0 {
+            return Err(Error::Usage(format!(
+                "--shard auto: {from} gives a shard count of 0, expected at least 1"
+            )));
+        }
+        if index >= count {
             return Err(Error::Usage(format!(
                 "--shard auto: {from} gives shard {index} of {count}, expected an index below the count"
             )));
@@ -105,7 +115,15 @@ mod tests {
                 .unwrap_err()
                 .contains("below the shard count")
         );
-        assert!(parse_shard("1/0").is_err());
+        assert_eq!(
+            parse_shard("7/7"),
+            Err("expected a shard index below the shard count (0 to 6), found 7/7".into())
+        );
+        // It used to say "(0..0)", a range with nothing to pick.
+        assert_eq!(
+            parse_shard("1/0"),
+            Err("expected a shard count of at least 1, found 1/0".into())
+        );
         assert!(parse_shard("x").unwrap_err().contains("expected i/n"));
     }
 

@@ -205,14 +205,8 @@ pub fn load_scenario(shard: &ShardData) -> Result<ScenarioFile> {
         seed: Some(m.seed),
         replications: Some(m.replications),
     });
-    for p in &mut file.points {
-        if let Some(seed) = flags.seed {
-            p.scenario.seed = seed;
-        }
-        if let Some(r) = flags.replications {
-            p.scenario.replications = r;
-        }
-    }
+    // As `run` applies them, relabelling a swept key they override.
+    file.apply_flags(flags.seed, flags.replications);
     Ok(file)
 }
 

@@ -172,6 +172,15 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
         stderr.contains("--set strategy.5.base=1s: `strategy` has 2 entries, found index 5"),
         "{stderr}"
     );
+    // One entry is singular ("has 1 entries" before).
+    let stderr = refused_in(
+        &ws,
+        &["check", "tiny.toml", "--set", "server.outages.1.end=8s"],
+    );
+    assert!(
+        stderr.contains("--set server.outages.1.end=8s: `outages` has 1 entry, found index 1"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -214,6 +223,28 @@ fn set_refuses_a_value_of_the_wrong_type_or_range_naming_the_flag() {
         !stderr
             .match_indices("tiny.toml:")
             .any(|(i, m)| stderr[i + m.len()..].starts_with(|c: char| c.is_ascii_digit())),
+        "{stderr}"
+    );
+}
+
+/// A number is quoted as written, `1e4`, not as serde prints it (`10000.0`), from `--set`
+/// and from the file alike.
+#[test]
+fn a_wrong_number_is_quoted_as_written() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "clients.count=1e4"]);
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: tiny.toml: clients.count: expected an integer, found the number 1e4 (from --set clients.count=1e4)"
+        ]
+    );
+    ws.file("tiny.toml", &tiny_with("count = 50", "count = 5.0e1"));
+    let stderr = refused_in(&ws, &["check", "tiny.toml"]);
+    let p = problems(&stderr);
+    assert_eq!(p.len(), 1, "{stderr}");
+    assert!(
+        p[0].ends_with(": clients.count: expected an integer, found the number 5.0e1"),
         "{stderr}"
     );
 }

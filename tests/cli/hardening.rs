@@ -748,3 +748,30 @@ fn the_report_is_the_same_whichever_path_ran_the_scenario() {
     assert!(!html.contains(&a.path().display().to_string()));
     assert!(reports[0] == reports[1], "the reports differ");
 }
+
+/// Output files used to be owner-only (tempfile's 0600) whatever the umask, so colleagues on
+/// a shared host could not open report.html or the CSVs. Under umask 0022 every file now gets
+/// 0644 and the folder 0755, what `File::create` and `mkdir` give.
+#[test]
+fn outputs_are_readable_by_others_under_umask_0022() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    let mut cmd = run_tiny(&ws, &["--format", "svg"]);
+    // SAFETY: runs in the child between fork and exec; umask is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    assert!(cmd.status().unwrap().success());
+    let dir = ws.out().join("tiny");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o755);
+    let files = names(&dir);
+    assert!(files.contains(&"report.html".to_string()), "{files:?}");
+    for name in files {
+        assert_eq!(mode(&dir.join(&name)), 0o644, "{name}");
+    }
+}

@@ -100,15 +100,22 @@ pub fn fmt_value(v: f64) -> String {
         return "–".to_string();
     }
     let a = v.abs();
-    let s = if a >= 100.0 || (v.fract() == 0.0 && a < 1e15) {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
+    let decimals = |a: f64| match a {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        a if a >= 1.0 => 2,
+        _ => 3,
     };
+    let mut d = if v.fract() == 0.0 && a < 1e15 {
+        0
+    } else {
+        decimals(a)
+    };
+    // Rounding can carry into the next magnitude (0.9996 -> "1.000", 9.996 -> "10.00"):
+    // then the digits of that magnitude, so "1.00 s" stands beside "1.03 s", not "1.000 s".
+    let rounded: f64 = format!("{v:.d$}").parse().unwrap_or(v);
+    d = d.min(decimals(rounded.abs()));
+    let s = format!("{v:.d$}");
     let (int, frac) = match s.split_once('.') {
         Some((i, f)) => (i.to_string(), Some(f.to_string())),
         None => (s, None),
@@ -214,6 +221,12 @@ mod tests {
         assert_eq!(fmt_value(0.0125), "0.013");
         assert_eq!(fmt_value(-12_345.0), "-12\u{2009}345");
         assert_eq!(fmt_value(0.0), "0");
+        // Rounded into the next magnitude: that magnitude's digits ("1.000" beside "1.03").
+        assert_eq!(fmt_value(0.99996), "1.00");
+        assert_eq!(fmt_value(0.9994), "0.999");
+        assert_eq!(fmt_value(9.996), "10.0");
+        assert_eq!(fmt_value(99.96), "100");
+        assert_eq!(fmt_value(-0.99996), "-1.00");
         assert_eq!(
             fmt_value(50.0),
             "50",

@@ -101,6 +101,32 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
+    /// Applies `--seed` and `--replications` (`None`: not given) to every point. A swept
+    /// `seed` or `replications` the flag overrides is relabelled with the flag's value, so
+    /// that its columns say what ran, not the values the flag replaced.
+    pub fn apply_flags(&mut self, seed: Option<u64>, replications: Option<u32>) {
+        for (key, value) in [
+            ("seed", seed.map(|s| s.to_string())),
+            ("replications", replications.map(|r| r.to_string())),
+        ] {
+            let Some(value) = value else { continue };
+            if let Some(a) = self.axes.iter().position(|a| a.path == key) {
+                self.axes[a].labels.fill(value.clone());
+                for p in &mut self.points {
+                    p.labels[a].clone_from(&value);
+                }
+            }
+        }
+        for p in &mut self.points {
+            if let Some(seed) = seed {
+                p.scenario.seed = seed;
+            }
+            if let Some(r) = replications {
+                p.scenario.replications = r;
+            }
+        }
+    }
+
     /// The scenario as written (the first point, for its name and shared settings).
     pub fn first(&self) -> &Scenario {
         &self.points[0].scenario
@@ -330,9 +356,12 @@ pub(super) fn set_path(
                 .parse()
                 .map_err(|_| format!("`{first}` is a list: expected an index, found `{index}`"))?;
             let len = array.len();
-            let t = array
-                .get_mut(i)
-                .ok_or_else(|| format!("`{first}` has {len} entries, found index {i}"))?;
+            let t = array.get_mut(i).ok_or_else(|| {
+                format!(
+                    "`{first}` has {}, found index {i}",
+                    crate::text::counted(len, "entry", "entries")
+                )
+            })?;
             set_path(t, rest, value, into)
         }
         Item::Value(Value::Array(array)) => {
@@ -344,7 +373,10 @@ pub(super) fn set_path(
             match array.get_mut(i) {
                 Some(Value::InlineTable(t)) => set_path(t, rest, value, into),
                 Some(_) => Err(format!("`{first}.{i}` is not a table")),
-                None => Err(format!("`{first}` has {len} entries, found index {i}")),
+                None => Err(format!(
+                    "`{first}` has {}, found index {i}",
+                    crate::text::counted(len, "entry", "entries")
+                )),
             }
         }
         _ => Err(format!("`{first}` is a single value, not a table")),
