@@ -93,17 +93,26 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         ""
     };
     let log = " A value axis marked (log) is logarithmic: its data span more than 100x.";
+    // The sweep charts plot the entry service's calls and peaks: a graph's by name, since
+    // another of its services may be called `server`.
+    let entry = if first.services.len() > 1 {
+        escape(&first.entry().name)
+    } else {
+        "the server".to_string()
+    };
     match kind {
         ChartKind::Summary => format!(
             "The verdict as bars, strategies in rank order (fewest requests lost first). Calls: \
              the dashed line is one call per request, the minimum; the label gives the multiple. \
              Peaks: the busiest {bucket} bucket of the whole run (pale) beside the busiest one \
              after the trigger (the recovery peak, solid), with the capacity dashed. Right: the \
-             share of requests that succeeded and gave up.{whiskers}"
+             share of requests that succeeded and gave up.{whiskers}{log}"
         ),
         ChartKind::Attempts => format!(
-            "Each row is one strategy: client attempts reaching the entry service per second, \
-             per {bucket} bucket, first attempts (grey) with the retries stacked on top. The \
+            "Each row is one strategy: client attempts sent to the entry service per second, \
+             per {bucket} bucket by when they were sent, first attempts (grey) with the retries \
+             stacked on top (what arrived, a network delay later, is in the load \
+             chart). The \
              dashed step line is the capacity (slots over time / mean service time); shaded \
              windows are outages, labelled by kind. Retries rising above the capacity in waves \
              are the herd; a flat band just under it is a well-spread recovery.{log}"
@@ -147,7 +156,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         ),
         ChartKind::SweepCalls => format!(
             "Each line is a strategy as {axis} grows; the dashed line is one call per request \
-             (no retries), so the gap above it is retry work the server had to absorb.{whiskers}"
+             (no retries), so the gap above it is retry work {entry} had to absorb.{whiskers}"
         ),
         ChartKind::SweepCompletion => format!(
             "Time until the last request ended, per strategy, as {axis} grows: flatter lines \
@@ -155,7 +164,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         ),
         ChartKind::SweepPeak => format!(
             "The busiest {bucket} bucket's arrival rate, per strategy, as {axis} grows: the \
-             load the server must survive.{whiskers}"
+             load {entry} must survive.{whiskers}"
         ),
     }
 }
