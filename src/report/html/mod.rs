@@ -103,10 +103,21 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
     match kind {
         ChartKind::Summary => format!(
             "The verdict as bars, strategies in rank order (fewest requests lost first). Calls: \
-             the dashed line is one call per request, the minimum; the label gives the multiple. \
-             Peaks: the busiest {bucket} bucket of the whole run (pale) beside the busiest one \
-             after the trigger (the recovery peak, solid), with the capacity dashed. Right: the \
-             share of requests that succeeded and gave up.{whiskers}{log}"
+             the dashed line is one call per request (fewer when requests ended without a \
+             call, as after a breaker's fast-fail); the label gives the multiple. {peaks} \
+             Right: the share of requests that succeeded and gave up.{whiskers}{log}",
+            peaks = if first.trigger().is_some() {
+                format!(
+                    "Peaks: the busiest {bucket} bucket of the whole run (pale) beside the \
+                     busiest one after the trigger (the recovery peak, solid), with the \
+                     capacity dashed."
+                )
+            } else {
+                format!(
+                    "Peak: the busiest {bucket} bucket of the run, with the capacity dashed \
+                     (no outage or capacity cut: no recovery peak)."
+                )
+            }
         ),
         ChartKind::Attempts => format!(
             "Each row is one strategy: client attempts sent to the entry service per second, \
