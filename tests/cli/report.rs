@@ -251,6 +251,35 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
     }
     assert_eq!(html.matches("<svg ").count(), PLAIN.len(), "charts inline");
     assert_eq!(html.matches("<figcaption>").count(), PLAIN.len());
+    // Counts that are means (calls, succeeded, gave_up) all keep one decimal, as the console
+    // writes them: the cells read as summary.csv rounded to 0.1, the trailing .0 dropped.
+    let csv = fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let body = &html[html.find("<table class=\"summary\"").unwrap()..];
+    let body = &body[..body.find("</table>").unwrap()];
+    for row in lines {
+        let cells: Vec<&str> = row.split(',').collect();
+        let tr = body
+            .split("<tr>")
+            .find(|r| r.contains(&format!("</span>{}</td>", cells[0])))
+            .unwrap();
+        for column in ["calls", "succeeded", "gave_up"] {
+            let v: f64 = cells[head.iter().position(|h| *h == column).unwrap()]
+                .parse()
+                .unwrap();
+            let tenths = (v * 10.0).round();
+            let want = if tenths % 10.0 == 0.0 {
+                format!("{}", tenths / 10.0)
+            } else {
+                format!("{:.1}", tenths / 10.0)
+            };
+            assert!(
+                tr.contains(&format!("<td>{want}")) || tr.contains(&format!("\"best\">{want}")),
+                "{column} {v} as {want}: {tr}"
+            );
+        }
+    }
     // Self-contained: no script, nothing fetched (the SVG namespace is a name, not a fetch).
     assert!(!html.contains("<script"));
     assert!(!html.contains("src=\""));
