@@ -56,9 +56,9 @@ dl.facts dt { color: #666; }
 dl.facts dd { margin: 0; }
 p.warn { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; }
 div.scroll { overflow-x: auto; }
-table.summary { border-collapse: collapse; font-size: 14px; width: 100%; }
-table.summary th, table.summary td { border: 1px solid #d4d4d4; padding: 4px 8px; text-align: right; white-space: nowrap; }
-table.summary th { background: #f0f0f0; vertical-align: bottom; white-space: normal; }
+table.summary { border-collapse: collapse; font-size: 13px; width: 100%; }
+table.summary th, table.summary td { border: 1px solid #d4d4d4; padding: 3px 6px; text-align: right; white-space: nowrap; }
+table.summary th { background: #f0f0f0; vertical-align: bottom; white-space: normal; overflow-wrap: anywhere; min-width: 4em; }
 table.summary td.name, table.summary th.name { text-align: left; }
 table.summary tbody + tbody { border-top: 3px solid #999; }
 td.best { background: #cde9f7; font-weight: bold; }
@@ -72,7 +72,7 @@ table.verdict td.rank { font-weight: bold; }
 table.verdict tr.loses td { color: #8a3b12; }
 table.verdict td.lost { color: #666; font-size: 13px; }
 ul.trades li { color: #8a3b12; }
-td .ci { color: #666; font-size: 12px; font-weight: normal; }
+td .ci { color: #666; font-size: 11px; font-weight: normal; display: block; }
 span.swatch { display: inline-block; width: 11px; height: 11px; margin-right: 6px; vertical-align: baseline; }
 figure { margin: 24px 0 0; }
 figure .chart svg { max-width: 100%; height: auto; display: block; margin: 0 auto; border: 1px solid #e4e4e4; }
