@@ -52,11 +52,30 @@ pub fn run(cli: Cli) -> Result<()> {
 /// each; the built-in quickstart when `paths` is empty. Problems of every file are reported
 /// together.
 pub fn load_files(paths: &[PathBuf], settings: &[Setting]) -> Result<Vec<ScenarioFile>> {
+    let (files, errors) = load_each(paths, settings)?;
+    if errors.is_empty() {
+        Ok(files)
+    } else {
+        Err(Error::Scenario(ScenarioErrors(errors)))
+    }
+}
+
+/// [`load_files`]'s work: the files that loaded and every problem found (a file with a
+/// problem, a name taken by an earlier file included, is among the problems' files). An
+/// error only for a bad command line (the same `--set` key twice).
+fn load_each(
+    paths: &[PathBuf],
+    settings: &[Setting],
+) -> Result<(Vec<ScenarioFile>, Vec<ScenarioError>)> {
+    crate::scenario::sweep::check_repeats(settings).map_err(Error::Usage)?;
     if paths.is_empty() {
         // Built in: its trace paths (it has none today) would start from here.
-        return load_with_settings(QUICKSTART_NAME, QUICKSTART, Path::new(""), settings)
-            .map(|f| vec![f])
-            .map_err(Error::Scenario);
+        return Ok(
+            match load_with_settings(QUICKSTART_NAME, QUICKSTART, Path::new(""), settings) {
+                Ok(f) => (vec![f], Vec::new()),
+                Err(ScenarioErrors(e)) => (Vec::new(), e),
+            },
+        );
     }
     let mut files = Vec::new();
     let mut errors = Vec::new();
@@ -97,17 +116,18 @@ pub fn load_files(paths: &[PathBuf], settings: &[Setting]) -> Result<Vec<Scenari
             });
         }
     }
-    if errors.is_empty() {
-        Ok(files)
-    } else {
-        Err(Error::Scenario(ScenarioErrors(errors)))
-    }
+    Ok((files, errors))
 }
 
 fn check_command(args: &CheckArgs) -> Result<()> {
-    let files = load_files(&args.scenarios, &args.set)?;
+    let (files, errors) = load_each(&args.scenarios, &args.set)?;
     let mut out = String::new();
-    for f in &files {
+    // One line per good file even when another fails: the errors alone would leave the
+    // reader unsure whether the other files were checked at all.
+    for f in files
+        .iter()
+        .filter(|f| !errors.iter().any(|e| e.file == f.file))
+    {
         let s = f.first();
         out.push_str(&format!(
             "{}: ok ({}: {}, {}, {}{})\n",
@@ -127,7 +147,11 @@ fn check_command(args: &CheckArgs) -> Result<()> {
     for f in &files {
         print_stderr(&past_end_warnings(f));
     }
-    Ok(())
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Scenario(ScenarioErrors(errors)))
+    }
 }
 
 /// Warnings for what a scenario schedules at or after its `time_limit`, where the run has

@@ -33,6 +33,32 @@ impl Setting {
         }
     }
 
+    /// The path in the dotted form `[sweep]` uses: `server.outages[0].end`, the spelling
+    /// messages print keys in, is `server.outages.0.end`, so a key copied from a message
+    /// works.
+    pub fn key(&self) -> String {
+        let mut out = String::with_capacity(self.path.len());
+        let mut rest = self.path.as_str();
+        while let Some(open) = rest.find('[') {
+            let inside = &rest[open + 1..];
+            match inside.find(']') {
+                Some(close) if close > 0 && inside[..close].bytes().all(|b| b.is_ascii_digit()) => {
+                    out.push_str(&rest[..open]);
+                    out.push('.');
+                    out.push_str(&inside[..close]);
+                    rest = &inside[close + 1..];
+                }
+                // Not an index: left as written, for the path writer to refuse.
+                _ => {
+                    out.push_str(&rest[..=open]);
+                    rest = inside;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
     /// The flag as the user gave it, for messages: `--set clients.count=100`.
     pub fn flag(&self) -> String {
         format!("--set {}={}", self.path, self.text)
@@ -112,7 +138,8 @@ fn apply_settings(
     let mut shifts = Vec::new();
     let mut errors = Vec::new();
     for setting in settings {
-        let segments: Vec<&str> = setting.path.split('.').collect();
+        let key = setting.key();
+        let segments: Vec<&str> = key.split('.').collect();
         match set_path(doc.as_table_mut(), &segments, setting.value(), "to set") {
             Ok(_) => {
                 let next = doc.to_string();
@@ -133,6 +160,23 @@ fn apply_settings(
     } else {
         Err(ScenarioErrors(errors))
     }
+}
+
+/// Refuses the same key set twice (in either spelling, `server.outages.0.end` and
+/// `server.outages[0].end`): the later one would win silently, and one of the two is a
+/// mistake, as with other conflicting flags. Names both flags.
+pub fn check_repeats(settings: &[Setting]) -> Result<(), String> {
+    for (i, later) in settings.iter().enumerate() {
+        if let Some(earlier) = settings[..i].iter().find(|s| s.key() == later.key()) {
+            return Err(format!(
+                "{} and {} set the same key `{}`: give it once",
+                earlier.flag(),
+                later.flag(),
+                later.key()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// [`load_in`] after writing `settings` (`--set`) into the text. The result's `source` is
@@ -160,7 +204,7 @@ pub fn load_with_settings(
                     return e; // a trace file's own position
                 }
                 let set_by = settings.iter().rev().find(|s| {
-                    let k = indexed_key(&s.path);
+                    let k = indexed_key(&s.key());
                     e.key == k
                         || e.key.starts_with(&format!("{k}."))
                         || e.key.starts_with(&format!("{k}["))
@@ -192,7 +236,7 @@ pub fn load_with_settings(
     })?;
     let swept: Vec<ScenarioError> = settings
         .iter()
-        .filter(|s| loaded.axes.iter().any(|a| a.path == s.path))
+        .filter(|s| loaded.axes.iter().any(|a| a.path == s.key()))
         .map(|s| ScenarioError {
             file: file.to_string(),
             line: None,

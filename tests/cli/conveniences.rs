@@ -319,6 +319,117 @@ fn set_names_the_flag_when_it_breaks_a_rule_with_another_key() {
     );
 }
 
+/// Messages print keys with brackets (`server.outages[0].end`): copied into --set, that
+/// spelling works as the dotted one does, and gives the same files.
+#[test]
+fn set_takes_the_bracket_spelling_of_messages_too() {
+    let ws = tiny_workspace();
+    let dotted = run_tiny(
+        &ws,
+        "dotted",
+        &[
+            "--set",
+            "server.outages.0.end=2s",
+            "--set",
+            "strategy.1.jitter=equal",
+        ],
+    );
+    let bracket = run_tiny(
+        &ws,
+        "bracket",
+        &[
+            "--set",
+            "server.outages[0].end=2s",
+            "--set",
+            "strategy[1].jitter=equal",
+        ],
+    );
+    let a = text(&fs::read(dotted.join("summary.csv")).unwrap());
+    let b = text(&fs::read(bracket.join("summary.csv")).unwrap());
+    assert_eq!(a, b);
+    let plain = text(&fs::read(run_tiny(&ws, "plain", &[]).join("summary.csv")).unwrap());
+    assert_ne!(a, plain, "the settings changed the run");
+    // Messages name the flag as it was written.
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy[5].base=1s"]);
+    assert!(
+        stderr.contains("--set strategy[5].base=1s: `strategy` has 2 entries, found index 5"),
+        "{stderr}"
+    );
+    // A bracket that is not an index is no path.
+    let stderr = refused_in(
+        &ws,
+        &["check", "tiny.toml", "--set", "server.outages[x].end=1s"],
+    );
+    assert!(
+        stderr.contains("no table `outages[x]` in the scenario to set"),
+        "{stderr}"
+    );
+}
+
+/// The same key set twice would have the last one win silently: refused, like other flags
+/// that contradict each other, naming both (in either spelling).
+#[test]
+fn set_refuses_the_same_key_twice_naming_both() {
+    let ws = tiny_workspace();
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "clients.count=5000",
+            "--set",
+            "clients.count=6000",
+        ],
+    );
+    assert_eq!(
+        stderr,
+        "herdsim: error: --set clients.count=5000 and --set clients.count=6000 set the same key `clients.count`: give it once\n"
+    );
+    let stderr = refused_in(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--out",
+            "o",
+            "--set",
+            "server.outages.0.end=2s",
+            "--set",
+            "server.outages[0].end=3s",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "--set server.outages.0.end=2s and --set server.outages[0].end=3s set the same key `server.outages.0.end`"
+        ),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("o").exists(), "nothing written");
+}
+
+/// `check` prints its line for every good file even when another file fails (errors on
+/// stderr, exit 2).
+#[test]
+fn check_prints_the_ok_line_of_each_good_file_when_another_fails() {
+    let ws = tiny_workspace();
+    ws.file("bad.toml", &tiny_with("count = 50", "count = 0"));
+    ws.file(
+        "other.toml",
+        &tiny_with("name = \"tiny\"", "name = \"other\""),
+    );
+    let out = run_in(&ws, &["check", "tiny.toml", "bad.toml", "other.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stdout),
+        "tiny.toml: ok (tiny: 50 clients, 2 strategies, 2 replications)\n\
+         other.toml: ok (other: 50 clients, 2 strategies, 2 replications)\n"
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("bad.toml:"), "{stderr}");
+    assert!(!stderr.contains("tiny.toml") && !stderr.contains("other.toml"));
+}
+
 #[test]
 fn set_refuses_an_argument_without_a_value() {
     let ws = tiny_workspace();

@@ -1262,6 +1262,36 @@ fn fails_with_sweep_that_is_not_a_list() {
     );
 }
 
+/// Unquoted, `clients.count = [..]` is TOML for a table: the message says to quote it.
+#[test]
+fn fails_with_an_unquoted_dotted_sweep_key_saying_to_quote_it() {
+    let stderr = refused(&format!("{TINY}\n[sweep]\nclients.count = [10, 20]\n"), &[]);
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: bad.toml:38:1: sweep.\"clients\": expected a list of values, found table (a dotted path is one key only when quoted: \"clients.count\" = [...])"
+        ]
+    );
+}
+
+/// Two equal values would give two sets of rows with one key; refused at the second.
+#[test]
+fn fails_with_a_value_swept_twice() {
+    let stderr = refused(
+        &format!(
+            "{TINY}\n[sweep]\n\"clients.count\" = [10, 20, 10]\n\"strategy.1.jitter\" = [\"equal\", \"equal\"]\n"
+        ),
+        &[],
+    );
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: bad.toml:38:28: sweep.\"clients.count\": expected distinct values, found 10 twice (values 1 and 3)",
+            "bad.toml:39:33: sweep.\"strategy.1.jitter\": expected distinct values, found \"equal\" twice (values 1 and 2)",
+        ]
+    );
+}
+
 #[test]
 fn fails_with_sweep_of_booleans() {
     refused(

@@ -210,9 +210,17 @@ fn svg_charts_name_the_strategies_and_label_their_axes() {
         assert!(shows(&latency, text), "latency.svg lacks {text:?}");
     }
     let attempts = check_svg(&dir.join("attempts.svg"));
-    for text in ["first attempts", "retries", "down", "attempts/s"] {
+    for text in [
+        "first attempts",
+        "retries",
+        "down",
+        "attempts sent/s",
+        // Counted when sent, not when they arrive: the title must not say "reaching".
+        "tiny: client attempts sent to the server per second, by send time, per 100 ms bucket",
+    ] {
         assert!(shows(&attempts, text), "attempts.svg lacks {text:?}");
     }
+    assert!(!shows(&attempts, "reaching"), "attempts.svg says reaching");
     let raster = check_svg(&dir.join("raster.svg"));
     assert!(shows(&raster, "by first failure"));
     assert!(
@@ -243,6 +251,35 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
     }
     assert_eq!(html.matches("<svg ").count(), PLAIN.len(), "charts inline");
     assert_eq!(html.matches("<figcaption>").count(), PLAIN.len());
+    // Counts that are means (calls, succeeded, gave_up) all keep one decimal, as the console
+    // writes them: the cells read as summary.csv rounded to 0.1, the trailing .0 dropped.
+    let csv = fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let body = &html[html.find("<table class=\"summary\"").unwrap()..];
+    let body = &body[..body.find("</table>").unwrap()];
+    for row in lines {
+        let cells: Vec<&str> = row.split(',').collect();
+        let tr = body
+            .split("<tr>")
+            .find(|r| r.contains(&format!("</span>{}</td>", cells[0])))
+            .unwrap();
+        for column in ["calls", "succeeded", "gave_up"] {
+            let v: f64 = cells[head.iter().position(|h| *h == column).unwrap()]
+                .parse()
+                .unwrap();
+            let tenths = (v * 10.0).round();
+            let want = if tenths % 10.0 == 0.0 {
+                format!("{}", tenths / 10.0)
+            } else {
+                format!("{:.1}", tenths / 10.0)
+            };
+            assert!(
+                tr.contains(&format!("<td>{want}")) || tr.contains(&format!("\"best\">{want}")),
+                "{column} {v} as {want}: {tr}"
+            );
+        }
+    }
     // Self-contained: no script, nothing fetched (the SVG namespace is a name, not a fetch).
     assert!(!html.contains("<script"));
     assert!(!html.contains("src=\""));
@@ -374,7 +411,55 @@ fn a_sweep_adds_the_sweep_charts_to_files_and_report() {
     );
     assert!(verdict.contains("Ranking at each sweep point"));
     let peak = check_svg(&dir.join("sweep_peak.svg"));
-    assert!(shows(&peak, "peak arrivals per 100 ms bucket"));
+    assert!(shows(
+        &peak,
+        "peak arrivals at the server per 100 ms bucket"
+    ));
+    let calls = check_svg(&dir.join("sweep_calls.svg"));
+    assert!(shows(
+        &calls,
+        "tiny-sweep: calls the server absorbed vs clients.count"
+    ));
+}
+
+/// A graph whose entry tier is `api` and whose second service is called `server`: the sweep
+/// charts plot the entry service's calls and peaks, so they must name `api`, never "the
+/// server".
+#[test]
+fn the_sweep_charts_of_a_graph_name_its_entry_service() {
+    let ws = Workspace::new();
+    let text = TINY
+        .replace("name = \"tiny\"", "name = \"tiny-graph\"")
+        .replace(
+            "[server]\n",
+            "[[service]]\nname = \"api\"\ncalls = [\"server\"]\nconcurrency = 20\n\
+             service = { dist = \"constant\", value = \"1ms\" }\n\n[[service]]\nname = \"server\"\n",
+        )
+        .replace("[[server.outages]]", "[[service.outages]]")
+        + "\n[sweep]\n\"clients.count\" = [10, 20]\n";
+    let dir = run(&ws, &text, &["--format", "svg"]);
+    let calls = check_svg(&dir.join("sweep_calls.svg"));
+    assert!(
+        shows(&calls, "tiny-graph: calls api absorbed vs clients.count"),
+        "{calls}"
+    );
+    assert!(shows(&calls, "calls (attempts reaching api)"));
+    let peak = check_svg(&dir.join("sweep_peak.svg"));
+    assert!(shows(
+        &peak,
+        "tiny-graph: peak load at api vs clients.count"
+    ));
+    assert!(shows(
+        &peak,
+        "peak arrivals at api per 100 ms bucket (req/s)"
+    ));
+    for svg in [&calls, &peak] {
+        assert!(!shows(svg, "the server"));
+    }
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("retry work api had to absorb"));
+    assert!(html.contains("the load api must survive"));
+    assert!(!html.contains("the server had to") && !html.contains("the server must"));
 }
 
 /// The budgets.toml case, small: a breaker shared by the fleet opens at the first failure
@@ -487,6 +572,27 @@ fn a_strategy_that_gives_up_on_everything_ranks_last_and_is_never_highlighted() 
     assert!(!table.contains("class=\"best\""));
     // Peaks name their bucket.
     assert!(table.contains("peak_rps<br><span class=\"unit\">per 100 ms</span>"));
+    // Linear axes (these values span less than 100x) are not marked; log ones (here by
+    // --log-y) are, in every panel of the bar charts: ticks of 100, 1000 and 10k read as a
+    // linear axis to anyone not told.
+    let summary = check_svg(&ws.out().join("loser/summary.svg"));
+    assert!(shows(&summary, "calls per run (= calls per request)"));
+    assert!(!shows(&summary, "(log)"));
+    let log = ws.path().join("log");
+    herdsim()
+        .args(["run", "--quiet", "--log-y", "--format", "svg", "--out"])
+        .arg(&log)
+        .arg(&file)
+        .assert()
+        .success();
+    let summary = check_svg(&log.join("loser/summary.svg"));
+    for axis in [
+        "calls per run (= calls per request) (log)",
+        "time until the last request ended (s) (log)",
+        "arrivals per second (= x capacity) (log)",
+    ] {
+        assert!(shows(&summary, axis), "{axis}");
+    }
 }
 
 /// Two populations calling a graph of two services, the database down at first.

@@ -1,6 +1,9 @@
-//! `attempts`: the sawtooth picture of a storm. Per strategy, the client attempts reaching
-//! the entry service per second, first attempts and retries stacked per bucket
-//! (`timeseries.csv`'s `first_attempts` and `retries`), against the capacity as a step line
+//! `attempts`: the sawtooth picture of a storm. Per strategy, the client attempts sent to
+//! the entry service per second, first attempts and retries stacked in the bucket in which
+//! they were sent (`timeseries.csv`'s `first_attempts` and `retries` count at the send), so
+//! the chart says "sent", not "reaching": arrivals come a network delay later (a herd that
+//! straddles a bucket edge is split differently) and an unreachable server gets none of
+//! them; the `load` chart plots the arrivals. Drawn against the capacity as a step line
 //! drawn from the `concurrency` series (capacity steps, autoscaling and crashes show), and
 //! the outage windows shaded and labelled by kind.
 
@@ -225,11 +228,11 @@ pub fn series(
     };
     AttemptsData {
         title: format!(
-            "{}{at}: client attempts per second reaching {name}, per {} bucket",
+            "{}{at}: client attempts sent to {name} per second, by send time, per {} bucket",
             scenario.name,
             bucket_label(scenario.bucket)
         ),
-        y_desc: "attempts/s".into(),
+        y_desc: "attempts sent/s".into(),
         t_end,
         y: YAxis::new(values.iter().copied(), log),
         bands,

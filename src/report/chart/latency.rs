@@ -95,7 +95,7 @@ pub fn draw<DB: DrawingBackend>(
             d,
             root,
             d.x.clone().log_scale().with_key_points(ticks),
-            "latency (s, log scale)",
+            "latency (s) (log)",
         )
     } else {
         draw_on(d, root, d.x.clone(), "latency (s)")

@@ -34,7 +34,8 @@ use plotters::style::{FontStyle, RGBColor, register_font};
 
 pub(crate) use axes::value_range;
 pub use axes::{
-    LOG_SPAN, MAX_DRAWN_POINTS, downsample_max, fmt_tick, fmt_value, log_range, log_ticks, use_log,
+    LOG_SPAN, MAX_DRAWN_POINTS, downsample_max, fmt_count, fmt_tick, fmt_value, log_range,
+    log_ticks, use_log,
 };
 pub use legend::{Swatch, dash_segments};
 pub(crate) use legend::{dashed, hollow_marker, legend, legend_band, legend_height, marker_shape};

@@ -138,6 +138,19 @@ pub struct Panel {
     pub items: Vec<Vec<Item>>,
 }
 
+impl Panel {
+    /// The description under the value axis, marked `(log)` on a logarithmic one: ticks of
+    /// 100, 1000 and 10k read as a linear axis to anyone not told, and bars of 50 000 and
+    /// 80 000 look alike on it.
+    pub fn axis_desc(&self) -> String {
+        if self.scale == Scale::Log {
+            format!("{} (log)", self.axis)
+        } else {
+            self.axis.clone()
+        }
+    }
+}
+
 /// A row's name, and the strategy whose colour its swatch shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -494,7 +507,7 @@ fn draw_panel<DB: DrawingBackend>(
         INK.stroke_width(1),
     ))
     .map_err(msg)?;
-    for (k, line) in wrap(&panel.axis, DESC, (right - x0 + 30) as f64)
+    for (k, line) in wrap(&panel.axis_desc(), DESC, (right - x0 + 30) as f64)
         .iter()
         .enumerate()
     {
@@ -680,6 +693,23 @@ mod tests {
             color: INK,
             alpha: 1.0,
             label: label.into(),
+        }
+    }
+
+    #[test]
+    fn a_log_axis_says_so_under_it_and_a_linear_one_does_not() {
+        let mut panel = Panel {
+            caption: String::new(),
+            axis: "calls per run".into(),
+            unit: String::new(),
+            scale: Scale::Log,
+            reference: None,
+            items: Vec::new(),
+        };
+        assert_eq!(panel.axis_desc(), "calls per run (log)");
+        for scale in [Scale::Linear, Scale::Share, Scale::Diverging] {
+            panel.scale = scale;
+            assert_eq!(panel.axis_desc(), "calls per run");
         }
     }
 

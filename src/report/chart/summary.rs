@@ -86,7 +86,8 @@ fn outcome(index: usize, succeeded: f64, gave_up: f64, requests: f64) -> Item {
 }
 
 /// The `summary` chart of one point: one row per strategy in the verdict's rank order; panels
-/// for calls (with the minimum, one call per request), completion, the recovery peak beside
+/// for calls (with one call per request, not a minimum: breakers and budgets end requests
+/// without one), completion, the recovery peak beside
 /// the whole run's peak (per bucket, with the capacity), and succeeded vs gave up.
 pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -> RowsData {
     let v = verdict::verdict(point, scenario);
@@ -128,27 +129,30 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
             )]
         })
         .collect();
+    let versus_capacity = |peak: f64| match v.capacity_rps {
+        Some(_) if peak == 0.0 => "0".into(),
+        Some(c) => format!("{} = {}", fmt_value(peak), times(peak / c)),
+        None => fmt_value(peak),
+    };
     let peaks: Vec<Vec<Item>> = order
         .iter()
         .map(|&i| {
             let st = s(i);
-            vec![
-                bar(i, st.peak_rps, OVERALL, fmt_value(st.peak_rps.mean)),
-                bar(
-                    i,
-                    st.recovery_peak_rps,
-                    BAR,
-                    match v.capacity_rps {
-                        Some(_) if st.recovery_peak_rps.mean == 0.0 => "0".into(),
-                        Some(c) => format!(
-                            "{} = {}",
-                            fmt_value(st.recovery_peak_rps.mean),
-                            times(st.recovery_peak_rps.mean / c)
-                        ),
-                        None => fmt_value(st.recovery_peak_rps.mean),
-                    },
-                ),
-            ]
+            if v.trigger {
+                vec![
+                    bar(i, st.peak_rps, OVERALL, fmt_value(st.peak_rps.mean)),
+                    bar(
+                        i,
+                        st.recovery_peak_rps,
+                        BAR,
+                        versus_capacity(st.recovery_peak_rps.mean),
+                    ),
+                ]
+            } else {
+                // Nothing to recover from: the "recovery peak" would be this same bar
+                // again, under a name that claims an outage.
+                vec![bar(i, st.peak_rps, BAR, versus_capacity(st.peak_rps.mean))]
+            }
         })
         .collect();
     let outcomes: Vec<Vec<Item>> = order
@@ -184,21 +188,35 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
             scenario.name,
             runs_note(scenario.replications)
         ),
-        legend: vec![
-            (
-                Swatch::Fill(grey, OVERALL),
-                format!("peak_rps: busiest {} of the whole run", v.bucket),
-            ),
-            (
+        legend: if v.trigger {
+            vec![
+                (
+                    Swatch::Fill(grey, OVERALL),
+                    format!("peak_rps: busiest {} of the whole run", v.bucket),
+                ),
+                (
+                    Swatch::Fill(grey, BAR),
+                    format!("recovery_peak_rps: busiest {} after the trigger", v.bucket),
+                ),
+            ]
+        } else {
+            vec![(
                 Swatch::Fill(grey, BAR),
-                format!("recovery_peak_rps: busiest {} after the trigger", v.bucket),
-            ),
+                format!(
+                    "peak_rps: busiest {} of the run (no outage or capacity cut: no recovery peak)",
+                    v.bucket
+                ),
+            )]
+        }
+        .into_iter()
+        .chain([
             (
                 Swatch::Fill(grey, BAR),
                 "succeeded (in the strategy's colour)".into(),
             ),
             (Swatch::Fill(GAVE_UP, 1.0), "gave up".into()),
-        ],
+        ])
+        .collect(),
         groups: vec![Group { label: None, rows }],
         panels: vec![
             Panel {
@@ -221,7 +239,11 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
                 items: completion,
             },
             Panel {
-                caption: format!("peaks per {} bucket", v.bucket),
+                caption: format!(
+                    "{} per {} bucket",
+                    if v.trigger { "peaks" } else { "peak" },
+                    v.bucket
+                ),
                 axis: "arrivals per second (= x capacity)".into(),
                 unit: String::new(),
                 scale: scale(peak_values, log_y),
@@ -456,7 +478,13 @@ pub fn paired(scenario: &Scenario, point: &PointResult, at: &str) -> RowsData {
             })
             .collect();
         panels.push(Panel {
-            caption: metric.to_string(),
+            // Without a trigger the recovery peak is the whole run's: say so, under the
+            // column's name.
+            caption: if metric == "recovery_peak_rps" && scenario.trigger().is_none() {
+                "recovery_peak_rps (= peak_rps: no trigger)".to_string()
+            } else {
+                metric.to_string()
+            },
             axis: if relative {
                 format!("difference vs {base_name} (% of its mean)")
             } else {

@@ -53,14 +53,23 @@ impl Metric {
         }
     }
 
-    fn describe(self) -> (&'static str, &'static str) {
+    /// The title's words and the value axis's, for an entry service called `entry` ("the
+    /// server", or a graph's first service by name: calls and peaks are the entry service's,
+    /// and a graph may have another service named `server`).
+    fn describe(self, entry: &str) -> (String, String) {
         match self {
             Metric::Calls => (
-                "calls the server absorbed",
-                "calls (attempts reaching the server)",
+                format!("calls {entry} absorbed"),
+                format!("calls (attempts reaching {entry})"),
             ),
-            Metric::Completion => ("time until the last request ended", "completion time (s)"),
-            Metric::Peak => ("peak load", "peak arrivals (req/s)"),
+            Metric::Completion => (
+                "time until the last request ended".into(),
+                "completion time (s)".into(),
+            ),
+            Metric::Peak => (
+                format!("peak load at {entry}"),
+                format!("peak arrivals at {entry} (req/s)"),
+            ),
         }
     }
 }
@@ -235,14 +244,20 @@ pub fn series(
             (if lo > 0.0 { 0.0 } else { lo - pad })..hi + pad
         }
     };
-    let (what, y_desc) = metric.describe();
+    let first = file.first();
+    let entry = if first.services.len() > 1 {
+        first.entry().name.clone()
+    } else {
+        "the server".to_string()
+    };
+    let (what, y_desc) = metric.describe(&entry);
     let y_desc = if metric == Metric::Peak {
         format!(
-            "peak arrivals per {} bucket (req/s)",
+            "peak arrivals at {entry} per {} bucket (req/s)",
             crate::report::console::bucket(file)
         )
     } else {
-        y_desc.to_string()
+        y_desc
     };
     let name = &file.first().name;
     // A sweep may vary the replications: their range, whiskers where some point has them.
@@ -259,7 +274,11 @@ pub fn series(
                 String::new()
             }
         ),
-        x_desc: format!("{}{unit}", axis0.path),
+        x_desc: format!(
+            "{}{unit}{}",
+            axis0.path,
+            if axis == XAxis::Log { " (log)" } else { "" }
+        ),
         y_desc,
         axis,
         x,

@@ -56,9 +56,9 @@ dl.facts dt { color: #666; }
 dl.facts dd { margin: 0; }
 p.warn { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; }
 div.scroll { overflow-x: auto; }
-table.summary { border-collapse: collapse; font-size: 14px; width: 100%; }
-table.summary th, table.summary td { border: 1px solid #d4d4d4; padding: 4px 8px; text-align: right; white-space: nowrap; }
-table.summary th { background: #f0f0f0; vertical-align: bottom; white-space: normal; }
+table.summary { border-collapse: collapse; font-size: 13px; width: 100%; }
+table.summary th, table.summary td { border: 1px solid #d4d4d4; padding: 3px 6px; text-align: right; white-space: nowrap; }
+table.summary th { background: #f0f0f0; vertical-align: bottom; white-space: normal; overflow-wrap: anywhere; min-width: 4em; }
 table.summary td.name, table.summary th.name { text-align: left; }
 table.summary tbody + tbody { border-top: 3px solid #999; }
 td.best { background: #cde9f7; font-weight: bold; }
@@ -72,7 +72,7 @@ table.verdict td.rank { font-weight: bold; }
 table.verdict tr.loses td { color: #8a3b12; }
 table.verdict td.lost { color: #666; font-size: 13px; }
 ul.trades li { color: #8a3b12; }
-td .ci { color: #666; font-size: 12px; font-weight: normal; }
+td .ci { color: #666; font-size: 11px; font-weight: normal; display: block; }
 span.swatch { display: inline-block; width: 11px; height: 11px; margin-right: 6px; vertical-align: baseline; }
 figure { margin: 24px 0 0; }
 figure .chart svg { max-width: 100%; height: auto; display: block; margin: 0 auto; border: 1px solid #e4e4e4; }
@@ -93,17 +93,37 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         ""
     };
     let log = " A value axis marked (log) is logarithmic: its data span more than 100x.";
+    // The sweep charts plot the entry service's calls and peaks: a graph's by name, since
+    // another of its services may be called `server`.
+    let entry = if first.services.len() > 1 {
+        escape(&first.entry().name)
+    } else {
+        "the server".to_string()
+    };
     match kind {
         ChartKind::Summary => format!(
             "The verdict as bars, strategies in rank order (fewest requests lost first). Calls: \
-             the dashed line is one call per request, the minimum; the label gives the multiple. \
-             Peaks: the busiest {bucket} bucket of the whole run (pale) beside the busiest one \
-             after the trigger (the recovery peak, solid), with the capacity dashed. Right: the \
-             share of requests that succeeded and gave up.{whiskers}"
+             the dashed line is one call per request (fewer when requests ended without a \
+             call, as after a breaker's fast-fail); the label gives the multiple. {peaks} \
+             Right: the share of requests that succeeded and gave up.{whiskers}{log}",
+            peaks = if first.trigger().is_some() {
+                format!(
+                    "Peaks: the busiest {bucket} bucket of the whole run (pale) beside the \
+                     busiest one after the trigger (the recovery peak, solid), with the \
+                     capacity dashed."
+                )
+            } else {
+                format!(
+                    "Peak: the busiest {bucket} bucket of the run, with the capacity dashed \
+                     (no outage or capacity cut: no recovery peak)."
+                )
+            }
         ),
         ChartKind::Attempts => format!(
-            "Each row is one strategy: client attempts reaching the entry service per second, \
-             per {bucket} bucket, first attempts (grey) with the retries stacked on top. The \
+            "Each row is one strategy: client attempts sent to the entry service per second, \
+             per {bucket} bucket by when they were sent, first attempts (grey) with the retries \
+             stacked on top (what arrived, a network delay later, is in the load \
+             chart). The \
              dashed step line is the capacity (slots over time / mean service time); shaded \
              windows are outages, labelled by kind. Retries rising above the capacity in waves \
              are the herd; a flat band just under it is a well-spread recovery.{log}"
@@ -147,7 +167,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         ),
         ChartKind::SweepCalls => format!(
             "Each line is a strategy as {axis} grows; the dashed line is one call per request \
-             (no retries), so the gap above it is retry work the server had to absorb.{whiskers}"
+             (no retries), so the gap above it is retry work {entry} had to absorb.{whiskers}"
         ),
         ChartKind::SweepCompletion => format!(
             "Time until the last request ended, per strategy, as {axis} grows: flatter lines \
@@ -155,7 +175,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         ),
         ChartKind::SweepPeak => format!(
             "The busiest {bucket} bucket's arrival rate, per strategy, as {axis} grows: the \
-             load the server must survive.{whiskers}"
+             load {entry} must survive.{whiskers}"
         ),
     }
 }

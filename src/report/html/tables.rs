@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::escape;
 use crate::metrics::summary::{Stat, StrategySummary};
-use crate::report::chart::fmt_value;
+use crate::report::chart::{fmt_count, fmt_value};
 use crate::report::verdict::verdict;
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
@@ -24,6 +24,9 @@ struct Column {
     head: &'static str,
     better: Better,
     value: fn(&StrategySummary) -> Stat,
+    /// A count that is a mean over replications: written by [`fmt_count`], one rule for
+    /// all of them, so that `succeeded` and `gave_up` add up.
+    count: bool,
 }
 
 impl Column {
@@ -42,26 +45,31 @@ const COLUMNS: &[Column] = &[
         head: "calls",
         better: Better::Lower,
         value: |s| s.calls,
+        count: true,
     },
     Column {
         head: "completion_s",
         better: Better::Lower,
         value: |s| s.completion_s,
+        count: false,
     },
     Column {
         head: "peak_rps",
         better: Better::Lower,
         value: |s| s.peak_rps,
+        count: false,
     },
     Column {
         head: "recovery_peak_rps",
         better: Better::Lower,
         value: |s| s.recovery_peak_rps,
+        count: false,
     },
     Column {
         head: "succeeded",
         better: Better::Higher,
         value: |s| plain(s.succeeded),
+        count: true,
     },
     Column {
         head: "gave_up",
@@ -70,26 +78,31 @@ const COLUMNS: &[Column] = &[
             mean: s.gave_up,
             ci95: s.gave_up_ci95,
         },
+        count: true,
     },
     Column {
         head: "amplification",
         better: Better::Lower,
         value: |s| plain(s.amplification.unwrap_or(f64::NAN)),
+        count: false,
     },
     Column {
         head: "latency_p50_s",
         better: Better::Lower,
         value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[0])),
+        count: false,
     },
     Column {
         head: "latency_p99_s",
         better: Better::Lower,
         value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[2])),
+        count: false,
     },
     Column {
         head: "wasted",
         better: Better::Lower,
         value: |s| plain(s.wasted),
+        count: true,
     },
 ];
 
@@ -186,9 +199,10 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
                 } else {
                     ""
                 };
-                let _ = write!(h, "<td{class}>{}", fmt_value(v.mean));
+                let fmt = if c.count { fmt_count } else { fmt_value };
+                let _ = write!(h, "<td{class}>{}", fmt(v.mean));
                 if ci && v.ci95 > 0.0 {
-                    let _ = write!(h, " <span class=\"ci\">± {}</span>", fmt_value(v.ci95));
+                    let _ = write!(h, " <span class=\"ci\">± {}</span>", fmt(v.ci95));
                 }
                 h.push_str("</td>");
             }
@@ -250,11 +264,11 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
                     row.extend([
                         st.summary.strategy.clone(),
                         p.population.clone(),
-                        fmt_value(p.requests),
-                        fmt_value(p.calls),
+                        fmt_count(p.requests),
+                        fmt_count(p.calls),
                         fmt_value(p.amplification.unwrap_or(f64::NAN)),
-                        fmt_value(p.succeeded),
-                        fmt_value(p.gave_up),
+                        fmt_count(p.succeeded),
+                        fmt_count(p.gave_up),
                         fmt_value(p.latency_p50_s.unwrap_or(f64::NAN)),
                         fmt_value(p.latency_p99_s.unwrap_or(f64::NAN)),
                     ]);
@@ -290,12 +304,12 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
                     row.extend([
                         st.summary.strategy.clone(),
                         v.service.clone(),
-                        fmt_value(v.calls),
+                        fmt_count(v.calls),
                         fmt_value(v.amplification.unwrap_or(f64::NAN)),
-                        fmt_value(v.rejected),
-                        fmt_value(v.shed),
-                        fmt_value(v.wasted),
-                        fmt_value(v.gave_up),
+                        fmt_count(v.rejected),
+                        fmt_count(v.shed),
+                        fmt_count(v.wasted),
+                        fmt_count(v.gave_up),
                         fmt_value(v.peak_rps),
                     ]);
                     rows.push(row);

@@ -1,7 +1,8 @@
 //! The verdict: what the console and `report.html` open with.
 //!
-//! One line per strategy, ranked: its success share, its work as a multiple of the minimum
-//! (one call per logical request), its completion time and its recovery peak as a multiple of
+//! One line per strategy, ranked: its success share, its work as a multiple of one call per
+//! logical request (below 1 when requests end without a call: breaker fast-fails, budget
+//! refusals, fallbacks, attempts lost to an unreachable or crashed server), its completion time and its recovery peak as a multiple of
 //! the entry service's capacity; then, for each strategy that lost more requests than
 //! another, what it traded them for, and, with replications, which differences from the
 //! first strategy are significant.
@@ -41,7 +42,8 @@ pub struct Line {
     pub success_share: Option<f64>,
     /// Give-ups, mean and 95% half-width.
     pub gave_up: Stat,
-    /// Calls per logical request: 1 is the minimum.
+    /// Calls per logical request: 1 is one call each, not a minimum (attempts that never
+    /// reached the entry service are no calls).
     pub work: f64,
     /// Completion time, seconds.
     pub completion_s: f64,
@@ -49,6 +51,9 @@ pub struct Line {
     pub recovery_peak_rps: f64,
     /// The recovery peak as a multiple of capacity (`None` when capacity is not defined).
     pub recovery_peak_x: Option<f64>,
+    /// Whether the scenario has a trigger (an outage, a capacity cut or `trigger_end`):
+    /// without one the recovery peak is the whole run's peak, and is called so.
+    pub trigger: bool,
     /// Whether it loses more requests than some other strategy (outside the leading group).
     pub loses_more: bool,
     /// For a strategy outside the leading group: what it traded its lost requests for.
@@ -71,6 +76,8 @@ pub struct Verdict {
     /// With two replications or more: per strategy after the first, which differences from
     /// the first strategy are significant (paired, 95%).
     pub paired: Vec<String>,
+    /// Whether the scenario has a trigger; see [`Line::trigger`].
+    pub trigger: bool,
 }
 
 impl Verdict {
@@ -96,8 +103,8 @@ impl Verdict {
     pub fn rule(&self) -> String {
         format!(
             "ranked by give-ups (a strategy that loses more requests, beyond the 95% CI{}, \
-             never ranks ahead), then by work (calls per request, 1x = one call each), then \
-             by completion",
+             never ranks ahead), then by work (calls per request: 1x = one call each, less \
+             when requests ended without one), then by completion",
             if self.replications < 2 {
                 "; one run: any difference counts"
             } else {
@@ -125,7 +132,9 @@ impl Verdict {
 }
 
 /// How a line reads: `succeeded 99.74%  work 8.25x  completion 15.0 s  recovery peak 0.32x
-/// capacity`, as cells (aligned by the console, a table row in the report).
+/// capacity`, as cells (aligned by the console, a table row in the report). Without a
+/// trigger the last cell says `peak`: there is nothing to recover from, and the number is
+/// the whole run's peak.
 pub fn cells(line: &Line) -> [String; 4] {
     [
         format!(
@@ -135,7 +144,12 @@ pub fn cells(line: &Line) -> [String; 4] {
         format!("work {}", times(line.work)),
         format!("completion {} s", fmt_value(line.completion_s)),
         format!(
-            "recovery peak {}",
+            "{} {}",
+            if line.trigger {
+                "recovery peak"
+            } else {
+                "peak"
+            },
             match line.recovery_peak_x {
                 Some(x) => format!("{} capacity", times(x)),
                 None => format!("{} req/s", fmt_value(line.recovery_peak_rps)),
@@ -287,34 +301,47 @@ struct Measure {
     /// Whether giving up buys it directly: fewer attempts and an earlier end are what a
     /// give-up is, where a lower peak may have other causes.
     bought: bool,
+    /// The `paired.csv` metric that measures the same, when there is one.
+    paired: Option<&'static str>,
 }
 
-const MEASURES: [Measure; 5] = [
-    Measure {
-        value: |s| s.completion_s,
-        best: "fastest",
-        better: "faster",
-        bought: true,
-    },
-    Measure {
-        value: |s| s.calls,
-        best: "lightest",
-        better: "lighter",
-        bought: true,
-    },
-    Measure {
-        value: |s| s.recovery_peak_rps,
-        best: "lowest recovery peak",
-        better: "lower recovery peak",
-        bought: false,
-    },
-    Measure {
+/// The measures of [`trade`]. Without a trigger the recovery peak is the whole run's peak:
+/// it is left out (it would name one gain twice), and the peak is judged by the paired
+/// `recovery_peak_rps`, which then equals it.
+fn measures(trigger: bool) -> Vec<Measure> {
+    let mut m = vec![
+        Measure {
+            value: |s| s.completion_s,
+            best: "fastest",
+            better: "faster",
+            bought: true,
+            paired: Some("completion_s"),
+        },
+        Measure {
+            value: |s| s.calls,
+            best: "lightest",
+            better: "lighter",
+            bought: true,
+            paired: Some("calls"),
+        },
+    ];
+    if trigger {
+        m.push(Measure {
+            value: |s| s.recovery_peak_rps,
+            best: "lowest recovery peak",
+            better: "lower recovery peak",
+            bought: false,
+            paired: Some("recovery_peak_rps"),
+        });
+    }
+    m.push(Measure {
         value: |s| s.peak_rps,
         best: "lowest peak",
         better: "lower peak",
         bought: false,
-    },
-    Measure {
+        paired: (!trigger).then_some("recovery_peak_rps"),
+    });
+    m.push(Measure {
         value: |s| Stat {
             mean: s.latency_s.map_or(f64::NAN, |l| l[2]),
             ci95: 0.0,
@@ -322,22 +349,61 @@ const MEASURES: [Measure; 5] = [
         best: "lowest p99 latency",
         better: "lower p99 latency",
         bought: false,
-    },
-];
+        paired: Some("latency_p99_s"),
+    });
+    m
+}
+
+/// Whether `mine` beats `winner` on `m`: by their paired difference when `paired` has one
+/// for the two (one of them is the first strategy), so that this sentence and the paired
+/// sentences printed under it never disagree; else beyond the two intervals.
+fn beats(
+    m: &Measure,
+    mine: &StrategySummary,
+    winner: &StrategySummary,
+    paired: &[PairedRow],
+) -> bool {
+    let row = m.paired.and_then(|metric| {
+        paired.iter().find(|r| {
+            r.metric == metric
+                && ((r.strategy == mine.strategy && r.baseline == winner.strategy)
+                    || (r.strategy == winner.strategy && r.baseline == mine.strategy))
+        })
+    });
+    match row {
+        Some(r) => {
+            // mean_diff is strategy - baseline; turn it into mine - winner.
+            let mine_less_winner = if r.strategy == mine.strategy {
+                r.mean_diff
+            } else {
+                -r.mean_diff
+            };
+            r.significant() && mine_less_winner < 0.0
+        }
+        None => above((m.value)(winner), (m.value)(mine)),
+    }
+}
 
 /// What strategy `i` traded its lost requests for, against the winner `w`: the measures on
-/// which it does better than the winner (beyond the intervals), as superlatives when no
-/// strategy does better still. `breaker: fastest and lightest because it gave up on 100%`
+/// which it does better than the winner (by the paired difference in `paired` when the two
+/// have one, else beyond the intervals), as superlatives when no strategy does better
+/// still; `trigger` says whether the scenario has one (see [`measures`]). `breaker: fastest and lightest because it gave up on 100%`
 /// when it gained time or work (what giving up saves), `full: lowest recovery peak, but it
 /// gave up on 0.26%` when it gained only on peaks or latency (which may have other causes).
-pub fn trade(summaries: &[&StrategySummary], i: usize, w: usize) -> String {
+pub fn trade(
+    summaries: &[&StrategySummary],
+    i: usize,
+    w: usize,
+    trigger: bool,
+    paired: &[PairedRow],
+) -> String {
     let s = summaries[i];
     let winner = summaries[w];
     let (mut best, mut better) = (Vec::new(), Vec::new());
     let mut bought = false;
-    for m in &MEASURES {
+    for m in &measures(trigger) {
         let mine = (m.value)(s);
-        if !above((m.value)(winner), mine) {
+        if !beats(m, s, winner, paired) {
             continue;
         }
         bought |= m.bought;
@@ -387,11 +453,13 @@ fn join_and(parts: &[String]) -> String {
     }
 }
 
-/// Words for a paired metric: (name, lower, higher).
-fn paired_words(metric: &str) -> (&'static str, &'static str, &'static str) {
+/// Words for a paired metric: (name, lower, higher). Without a trigger `recovery_peak_rps`
+/// is the whole run's peak, and is called so.
+fn paired_words(metric: &str, trigger: bool) -> (&'static str, &'static str, &'static str) {
     match metric {
         "calls" => ("calls", "fewer calls", "more calls"),
         "completion_s" => ("completion", "finished sooner", "finished later"),
+        "recovery_peak_rps" if !trigger => ("peak", "lower peak", "higher peak"),
         "recovery_peak_rps" => (
             "recovery peak",
             "lower recovery peak",
@@ -403,9 +471,23 @@ fn paired_words(metric: &str) -> (&'static str, &'static str, &'static str) {
     }
 }
 
+/// A relative change for a paired sentence: `+12%`, `−55%`, and below 1% as many decimals as
+/// its first significant digit needs (`+0.09%`), so that a significant difference never
+/// reads `+0%`.
+pub fn signed_percent(pct: f64) -> String {
+    let a = pct.abs();
+    let decimals = if a >= 1.0 || a == 0.0 {
+        0
+    } else {
+        ((-a.log10()).floor() as usize + 1).min(12)
+    };
+    format!("{}{:.*}%", if pct >= 0.0 { "+" } else { "−" }, decimals, a)
+}
+
 /// The paired sentences: per strategy after the first, its significant differences from the
 /// first (with the relative change), and the metrics that do not differ significantly.
-pub fn paired_sentences(rows: &[PairedRow]) -> Vec<String> {
+/// `trigger`: whether the scenario has one (the recovery peak is called peak without).
+pub fn paired_sentences(rows: &[PairedRow], trigger: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut strategies: Vec<&str> = Vec::new();
     for r in rows {
@@ -419,7 +501,7 @@ pub fn paired_sentences(rows: &[PairedRow]) -> Vec<String> {
         let mut significant = Vec::new();
         let mut same = Vec::new();
         for r in &mine {
-            let (name, lower, higher) = paired_words(r.metric);
+            let (name, lower, higher) = paired_words(r.metric, trigger);
             if r.significant() {
                 let change = match r.ratio {
                     Some(ratio) if ratio.is_finite() => {
@@ -427,7 +509,7 @@ pub fn paired_sentences(rows: &[PairedRow]) -> Vec<String> {
                         if pct.abs() >= 1000.0 {
                             times(ratio)
                         } else {
-                            format!("{}{:.0}%", if pct >= 0.0 { "+" } else { "−" }, pct.abs())
+                            signed_percent(pct)
                         }
                     }
                     _ => format!("{:+}", fmt_value(r.mean_diff)),
@@ -459,6 +541,14 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
     let summaries: Vec<&StrategySummary> = point.strategies.iter().map(|s| &s.summary).collect();
     let (order, loses_more) = rank(&summaries);
     let (capacity_rps, capacity_note) = capacity(scenario);
+    let trigger = scenario.trigger().is_some();
+    // The paired rows exist with one replication too (all zero-width): only with two or
+    // more do they count, as only then are they printed.
+    let paired: &[PairedRow] = if scenario.replications >= 2 {
+        &point.paired
+    } else {
+        &[]
+    };
     let winner = order.first().copied();
     let lines = order
         .iter()
@@ -480,9 +570,12 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                 completion_s: s.completion_s.mean,
                 recovery_peak_rps: s.recovery_peak_rps.mean,
                 recovery_peak_x: capacity_rps.map(|c| s.recovery_peak_rps.mean / c),
+                trigger,
                 loses_more: loses_more[i],
                 trade: match winner {
-                    Some(w) if loses_more[i] && w != i => Some(trade(&summaries, i, w)),
+                    Some(w) if loses_more[i] && w != i => {
+                        Some(trade(&summaries, i, w, trigger, paired))
+                    }
                     _ => None,
                 },
             }
@@ -495,10 +588,11 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
         replications: scenario.replications,
         lines,
         paired: if scenario.replications >= 2 && summaries.len() >= 2 {
-            paired_sentences(&point.paired)
+            paired_sentences(&point.paired, trigger)
         } else {
             Vec::new()
         },
+        trigger,
     }
 }
 

@@ -94,12 +94,12 @@ fn the_trade_sentence_says_what_lost_requests_bought() {
     ];
     let refs: Vec<&StrategySummary> = s.iter().collect();
     assert_eq!(
-        trade(&refs, 1, 0),
+        trade(&refs, 1, 0, true, &[]),
         "breaker: fastest, lightest, lowest recovery peak, lowest peak and lowest p99 \
              latency because it gave up on 100%"
     );
     assert_eq!(
-        trade(&refs, 2, 0),
+        trade(&refs, 2, 0, true, &[]),
         "ratio: faster, lighter, lower recovery peak, lower peak and lower p99 latency than \
              no-budget because it gave up on 100%"
     );
@@ -113,7 +113,7 @@ fn the_trade_sentence_says_what_lost_requests_bought() {
     ];
     let refs: Vec<&StrategySummary> = q.iter().collect();
     assert_eq!(
-        trade(&refs, 1, 0),
+        trade(&refs, 1, 0, true, &[]),
         "full: lowest recovery peak, but it gave up on 0.26%"
     );
     // Worse on everything: said so.
@@ -123,7 +123,7 @@ fn the_trade_sentence_says_what_lost_requests_bought() {
     ];
     let refs: Vec<&StrategySummary> = t.iter().collect();
     assert_eq!(
-        trade(&refs, 1, 0),
+        trade(&refs, 1, 0, true, &[]),
         "no-jitter: gave up on 62.0% and did no better than equal on any measure"
     );
 }
@@ -167,11 +167,108 @@ fn paired_sentences_name_significant_differences_only() {
         row("latency_p99_s", 0.1, 0.5, 1.01),
     ];
     assert_eq!(
-        paired_sentences(&rows),
+        paired_sentences(&rows, true),
         [
             "equal vs no-jitter: fewer calls (−19%), finished sooner (−65%) and more \
               successes (+164%); same recovery peak and p99 latency within noise"
         ]
+    );
+    // Without a trigger there is nothing to recover from: the same metric is the peak.
+    assert_eq!(
+        paired_sentences(&rows, false),
+        [
+            "equal vs no-jitter: fewer calls (−19%), finished sooner (−65%) and more \
+              successes (+164%); same peak and p99 latency within noise"
+        ]
+    );
+}
+
+#[test]
+fn a_significant_difference_below_one_percent_never_reads_zero() {
+    // metastable's backoff vs immediate: ratio 1.000913534, significant.
+    let rows = [PairedRow {
+        strategy: "backoff".into(),
+        baseline: "immediate".into(),
+        metric: "completion_s",
+        mean_diff: 0.055,
+        ci95: 0.01,
+        ratio: Some(1.000_913_534),
+        baseline_mean: 60.2,
+    }];
+    assert_eq!(
+        paired_sentences(&rows, true),
+        ["backoff vs immediate: finished later (+0.09%)"]
+    );
+    assert_eq!(signed_percent(0.0913), "+0.09%");
+    assert_eq!(signed_percent(-0.5), "−0.5%");
+    assert_eq!(signed_percent(0.0042), "+0.004%");
+    assert_eq!(signed_percent(12.4), "+12%");
+    assert_eq!(signed_percent(-65.4), "−65%");
+    assert_eq!(signed_percent(0.96), "+1.0%");
+}
+
+/// sweep-clients' case: decorrelated wins, no-jitter loses more, and their means of the
+/// (recovery) peak are within each other's intervals (7 872 and 7 924 ± 80), but the paired
+/// differences, printed under the sentence, find decorrelated's 1% higher. The sentence goes
+/// by the paired difference, so it cannot say no-jitter "did no better on any measure".
+#[test]
+fn the_trade_sentence_agrees_with_the_paired_differences() {
+    let peak = |mean: f64| stat(mean, 80.0);
+    let s = [
+        StrategySummary {
+            peak_rps: peak(7_872.0),
+            recovery_peak_rps: peak(7_872.0),
+            ..summary("no-jitter", 190.0, 0.05, (4.6, 1.0))
+        },
+        StrategySummary {
+            peak_rps: peak(7_924.0),
+            recovery_peak_rps: peak(7_924.0),
+            ..summary("decorrelated", 185.0, 0.04, (0.2, 0.3))
+        },
+    ];
+    let refs: Vec<&StrategySummary> = s.iter().collect();
+    let paired = |metric, mean_diff: f64, ci95| PairedRow {
+        strategy: "decorrelated".into(),
+        baseline: "no-jitter".into(),
+        metric,
+        mean_diff,
+        ci95,
+        ratio: Some(1.0 + mean_diff / 7_872.0),
+        baseline_mean: 7_872.0,
+    };
+    let rows = [
+        paired("recovery_peak_rps", 52.0, 20.0),
+        // Not significant: no claim either way.
+        paired("calls", -5.0, 9.0),
+    ];
+    // Unpaired, the intervals overlap: nothing to name.
+    assert_eq!(
+        trade(&refs, 0, 1, false, &[]),
+        "no-jitter: gave up on 0.05% and did no better than decorrelated on any measure"
+    );
+    // Paired, no-jitter's peak is significantly lower; without a trigger it is the peak,
+    // named once.
+    assert_eq!(
+        trade(&refs, 0, 1, false, &rows),
+        "no-jitter: lowest peak, but it gave up on 0.05%"
+    );
+    // With a trigger the paired metric is the recovery peak; the whole-run peak has no
+    // paired row and goes by the intervals.
+    assert_eq!(
+        trade(&refs, 0, 1, true, &rows),
+        "no-jitter: lowest recovery peak, but it gave up on 0.05%"
+    );
+    // The other way round (the winner is the baseline), the sign turns: a significantly
+    // *higher* value is no gain.
+    let swapped: Vec<&StrategySummary> = vec![&s[1], &s[0]];
+    let up = [PairedRow {
+        strategy: "no-jitter".into(),
+        baseline: "decorrelated".into(),
+        ..paired("recovery_peak_rps", 52.0, 20.0)
+    }];
+    assert_eq!(
+        trade(&swapped, 1, 0, false, &up),
+        "no-jitter: gave up on 0.05% and did no better than decorrelated on any measure"
     );
 }
 
@@ -230,14 +327,29 @@ cap = "1ms"
     assert_eq!(first.success_share, Some(1.0));
     assert_eq!(first.work, 3.0);
     assert_eq!(first.recovery_peak_x, Some(15.0), "3 000 req/s / 200");
+    // No outage, capacity cut or trigger_end: the peak is the whole run's, called so.
+    assert!(!v.trigger && !first.trigger);
     assert_eq!(
         cells(first),
         [
             "succeeded 100%",
             "work 3.00x",
             "completion 9 s",
-            "recovery peak 15.0x capacity"
+            "peak 15.0x capacity"
         ]
+    );
+    let after = Line {
+        trigger: true,
+        ..first.clone()
+    };
+    assert_eq!(cells(&after)[3], "recovery peak 15.0x capacity");
+    // 1x is one call per request, not a minimum: the rule must not say otherwise.
+    assert!(
+        v.rule().contains(
+            "work (calls per request: 1x = one call each, less when requests ended without one)"
+        ),
+        "{}",
+        v.rule()
     );
     assert!(
         v.lines[1]

@@ -25,7 +25,7 @@ use crate::model::Scenario;
 use crate::scenario::trace::{TraceFile, Traces};
 use crate::scenario::{error_at, validate_with};
 
-pub use super::settings::{Setting, load_with_settings};
+pub use super::settings::{Setting, check_repeats, load_with_settings};
 
 mod table;
 

@@ -116,6 +116,20 @@ pub(super) fn without_sweep(src: &str, doc: &Document<&str>) -> String {
     }
 }
 
+/// The dotted path, below `table`, of its first list: `count` for the table an unquoted
+/// `clients.count = [..]` makes.
+fn first_list(table: &dyn toml_edit::TableLike) -> Option<String> {
+    table.iter().find_map(|(k, v)| {
+        if v.is_array() {
+            Some(k.to_string())
+        } else {
+            v.as_table_like()
+                .and_then(first_list)
+                .map(|rest| format!("{k}.{rest}"))
+        }
+    })
+}
+
 pub(super) fn read_axes(
     file: &str,
     src: &str,
@@ -140,12 +154,23 @@ pub(super) fn read_axes(
         let span = item.span();
         let key = format!("sweep.\"{path}\"");
         let Some(array) = item.as_array() else {
+            // `clients.count = [..]` unquoted is TOML for a table `clients` holding `count`:
+            // say how to write the path as one key.
+            let hint = match item.as_table_like().and_then(first_list) {
+                Some(rest) => format!(
+                    " (a dotted path is one key only when quoted: \"{path}.{rest}\" = [...])"
+                ),
+                None => String::new(),
+            };
             errors.push(error_at(
                 file,
                 src,
                 span,
                 key,
-                format!("expected a list of values, found {}", item.type_name()),
+                format!(
+                    "expected a list of values, found {}{hint}",
+                    item.type_name()
+                ),
             ));
             continue;
         };
@@ -162,7 +187,9 @@ pub(super) fn read_axes(
         let mut values = Vec::new();
         let mut labels = Vec::new();
         let mut spans = Vec::new();
-        for v in array.iter() {
+        // 1-based position in the list of each value kept, for messages.
+        let mut positions = Vec::new();
+        for (n, v) in array.iter().enumerate() {
             // Numbers are labelled as written (`2.50`, `1e0`, `1_000`), so that two values
             // written apart stay apart in every output; strings by their content.
             let as_written = |fallback: String| {
@@ -188,9 +215,27 @@ pub(super) fn read_axes(
                     continue;
                 }
             };
+            // Two equal values would give two sets of rows under one key, which every
+            // output and `compare` would mix up.
+            if let Some(k) = labels.iter().position(|l| *l == label) {
+                errors.push(error_at(
+                    file,
+                    src,
+                    v.span().or(span.clone()),
+                    key.clone(),
+                    format!(
+                        "expected distinct values, found {} twice (values {} and {})",
+                        as_written(label.clone()),
+                        positions[k],
+                        n + 1
+                    ),
+                ));
+                continue;
+            }
             let mut clean = v.clone();
             clean.decor_mut().clear();
             spans.push(v.span());
+            positions.push(n + 1);
             values.push(clean);
             labels.push(label);
         }
