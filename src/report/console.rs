@@ -19,7 +19,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         "{} ({}): {}, {} x {}{}, bucket {}\n",
         first.name,
         crate::text::escape(&file.file),
-        workload(file),
+        crate::report::grouped_integers(&workload(file)),
         counted(first.strategies.len(), "strategy", "strategies"),
         counted(replications(file), "replication", "replications"),
         if file.points.len() > 1 {

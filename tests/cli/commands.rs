@@ -192,8 +192,12 @@ fn run_without_a_scenario_uses_the_builtin_quickstart() {
             "--replications 1"
         );
     }
+    // The header writes the clients as the verdict below it writes capacity: thousands
+    // apart ("10000 clients" stood above "capacity 10 000 req/s").
     assert!(
-        stdout(&out).contains("quickstart (scenarios/quickstart.toml)"),
+        stdout(&out).starts_with(
+            "quickstart (scenarios/quickstart.toml): 10\u{2009}000 clients, 4 strategies x 1 replication, bucket 100 ms\n"
+        ),
         "{}",
         stdout(&out)
     );

@@ -462,6 +462,34 @@ fn the_sweep_charts_of_a_graph_name_its_entry_service() {
     assert!(!html.contains("the server had to") && !html.contains("the server must"));
 }
 
+/// A sweep over whole numbers (slot counts 2, 3, 4) ticks its x axis at whole numbers: it
+/// read 0, 0.5, 1, ... 4, half a slot being no value anyone can set.
+#[test]
+fn a_sweep_over_whole_numbers_has_whole_ticks() {
+    let ws = Workspace::new();
+    let text = TINY.replace("name = \"tiny\"", "name = \"tiny-slots\"")
+        + "\n[sweep]\n\"server.concurrency\" = [2, 3, 4]\n";
+    let dir = run(&ws, &text, &["--format", "svg"]);
+    let calls = check_svg(&dir.join("sweep_calls.svg"));
+    let ticks: Vec<&str> = calls
+        .split("<text ")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').and_then(|(_, r)| r.split_once("</text>")))
+        .map(|(words, _)| words)
+        .collect();
+    let x_desc = ticks
+        .iter()
+        .position(|t| *t == "server.concurrency")
+        .unwrap();
+    for v in ["0", "1", "2", "3", "4"] {
+        assert!(ticks[x_desc..].contains(&v), "{v} in {ticks:?}");
+    }
+    assert!(
+        !ticks[x_desc + 1..].iter().any(|t| t.contains('.')),
+        "{ticks:?}"
+    );
+}
+
 /// The budgets.toml case, small: a breaker shared by the fleet opens at the first failure
 /// and stays open, so every request gives up at once, with almost no calls: fastest and
 /// lightest, and last.

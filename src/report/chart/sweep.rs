@@ -416,6 +416,17 @@ where
         .map_err(msg)?;
     let categories = match &d.axis {
         XAxis::Categories(c) => c.len(),
+        // Whole swept values (`server.concurrency = [2, 3, 4]`) get whole ticks: no more
+        // ticks than whole numbers in the range, so the step is never below 1 (it read
+        // 0, 0.5, 1, ... 4 for three slot counts).
+        XAxis::Linear
+            if d.lines
+                .iter()
+                .flat_map(|l| &l.points)
+                .all(|p| p.0.fract() == 0.0) =>
+        {
+            12.min((d.x.end - d.x.start).floor().max(1.0) as usize + 1)
+        }
         _ => 12,
     };
     chart
