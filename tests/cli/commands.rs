@@ -941,37 +941,17 @@ fn a_run_that_answered_nobody_never_recovered() {
     );
     assert_eq!(stderr(&out), warning);
     let dir = ws.path().join("out/tiny");
-    let out = ok(
-        &ws,
-        &[
-            "run",
-            "tiny.toml",
-            "--out",
-            "out",
-            "--no-charts",
-            "--quiet",
-            "--set",
-            "server.outages.0.end=1M",
-        ],
-    );
+    let run_with = |set: &str| {
+        let run = ["run", "tiny.toml", "--out", "out", "--no-charts", "--quiet"];
+        ok(&ws, &[&run[..], &["--set", set]].concat())
+    };
+    let out = run_with("server.outages.0.end=1M");
     assert!(stderr(&out).starts_with(warning), "{}", stderr(&out));
     let never = |s: &str| [s, "0", "50", "", "0"].map(String::from);
     assert_eq!(recovery_columns(&dir), [never("none"), never("full")]);
     // A single attempt during the outage: every request gives up at once, before the
     // trigger's end, and nobody is served after it.
-    ok(
-        &ws,
-        &[
-            "run",
-            "tiny.toml",
-            "--out",
-            "out",
-            "--no-charts",
-            "--quiet",
-            "--set",
-            "retry.max_attempts=1",
-        ],
-    );
+    run_with("retry.max_attempts=1");
     assert_eq!(recovery_columns(&dir), [never("none"), never("full")]);
     // The file as it is recovers (its numbers are in the other tests); no warning.
     let out = ok(
