@@ -226,10 +226,22 @@ impl RateCurve {
                 _ => 0.0,
             };
             let piece_total = width.map(|w| r0 * w + slope * w * w / 2.0);
+            // A whole-number target (a uniform arrival) minus the float sum of the pieces
+            // before is the whole number it stands for (12.5/s over 4.4 s sums to
+            // 55.00000000000001, 22.5/s over 2.8 s to 62.99999999999999), so that the
+            // comparisons below and the integer path after them see what the rates say.
             let need = target - reached;
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            let need = if target.fract() == 0.0 && close(need, need.round()) {
+                need.round()
+            } else {
+                need
+            };
             // A piece that only reaches `need` at its end (or adds nothing) is passed over:
-            // the target is exceeded in a later piece, from its start.
-            if piece_total.is_some_and(|total| total <= need) {
+            // the target is exceeded in a later piece, from its start. Within rounding of
+            // `need` counts as reaching it only: the arrival belongs after, not at the
+            // piece's last instant (where the rate may already be 0).
+            if piece_total.is_some_and(|total| total <= need || close(total, need)) {
                 reached += piece_total.expect("checked");
                 continue;
             }
@@ -237,16 +249,6 @@ impl RateCurve {
                 // Exceeded from this piece's first instant (a ramp from 0 included).
                 return (r0 > 0.0 || slope > 0.0).then_some(t0);
             }
-            // A whole-number target (a uniform arrival) minus the float sum of the pieces
-            // before (12.5/s over 4.4 s is 55.00000000000001) is the whole number it stands
-            // for, so that the integer path below applies after a piece boundary too.
-            let need = if target.fract() == 0.0
-                && (need - need.round()).abs() <= 1e-9 * need.abs().max(1.0)
-            {
-                need.round()
-            } else {
-                need
-            };
             // Solve r0 x + slope x^2 / 2 = need for x in this piece (seconds after t0), in
             // the form that stays accurate when the slope is tiny or negative.
             let disc = (r0 * r0 + 2.0 * slope * need).max(0.0);
@@ -428,6 +430,30 @@ mod tests {
             Some(SimTime::ZERO)
         );
         assert_eq!(uniform_arrival(&ramp, SimTime::ZERO, 5), Some(s(1.0)));
+    }
+
+    /// Float sums of whole numbers of arrivals: 12.5/s over 4.4 s sums to a hair above 55
+    /// (an arrival 55 at 4.4 s, where the rate is 0), 22.5/s over 2.8 s to a hair below 63
+    /// (a need of 1e-14 left for the ramp from 0 that follows, which ended the stream).
+    #[test]
+    fn float_sums_of_whole_arrivals_neither_add_nor_end_arrivals() {
+        let burst = RateCurve::profile(vec![(s(0.0), 12.5), (s(4.4), 12.5), (s(4.4), 0.0)]);
+        assert_eq!(uniform_arrival(&burst, SimTime::ZERO, 54), Some(s(4.32)));
+        assert_eq!(uniform_arrival(&burst, SimTime::ZERO, 55), None);
+        let resumed = RateCurve::profile(vec![
+            (s(0.0), 22.5),
+            (s(2.8), 22.5),
+            (s(2.8), 0.0),
+            (s(5.0), 100.0),
+        ]);
+        assert!(uniform_arrival(&resumed, SimTime::ZERO, 62).unwrap() < s(2.8));
+        // The ramp from 0 at 2.8 s to 100/s at 5 s: positive from its first instant, 110
+        // arrivals in all, the first after 63 at 2.8 s + sqrt(2 x 2.2 / 100) s.
+        assert_eq!(uniform_arrival(&resumed, SimTime::ZERO, 63), Some(s(2.8)));
+        let first_of_ramp = uniform_arrival(&resumed, SimTime::ZERO, 64).unwrap();
+        assert_eq!(first_of_ramp.0 / 1_000_000, 3_009, "{first_of_ramp:?}");
+        assert_eq!(uniform_arrival(&resumed, SimTime::ZERO, 173), Some(s(5.0)));
+        assert_eq!(uniform_arrival(&resumed, SimTime::ZERO, 183), Some(s(5.1)));
     }
 
     #[test]
