@@ -216,17 +216,17 @@ fn check_counts(f: &ScenarioFile) -> String {
     let s = f.first();
     let closed = s.populations.iter().filter(|p| p.is_closed()).count();
     let mut text = if s.populations.len() == 1 && closed == 1 {
-        crate::report::grouped_integers(&counted(console::client_range(f), "client", "clients"))
+        counted(console::client_range(f), "client", "clients")
     } else {
         let count =
             |kind: fn(&Source) -> bool| s.populations.iter().filter(|p| kind(&p.source)).count();
         let mut kinds = Vec::new();
         if closed > 0 {
-            kinds.push(crate::report::grouped_integers(&counted(
+            kinds.push(counted(
                 console::client_range(f),
                 "closed client",
                 "closed clients",
-            )));
+            ));
         }
         let open = count(|k| matches!(k, Source::Open(_)));
         if open > 0 {

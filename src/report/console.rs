@@ -19,7 +19,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         "{} ({}): {}, {} x {}{}, bucket {}\n",
         first.name,
         crate::text::escape(&file.file),
-        crate::report::grouped_integers(&workload(file)),
+        workload(file),
         counted(first.strategies.len(), "strategy", "strategies"),
         counted(replications(file), "replication", "replications"),
         if file.points.len() > 1 {
@@ -289,7 +289,7 @@ fn describe_population(file: &ScenarioFile, i: usize) -> String {
         Source::Closed(_) => format!(
             "{}: {}",
             p.name,
-            counted(spread(file, closed, |n| n.to_string()), "client", "clients")
+            counted(spread(file, closed, whole), "client", "clients")
         ),
         Source::Open(_) => {
             let mut processes: Vec<&str> = Vec::new();
@@ -309,7 +309,11 @@ fn describe_population(file: &ScenarioFile, i: usize) -> String {
                 format!(
                     "{}: open {} req/s ({processes})",
                     p.name,
-                    spread(file, rate, fmt_num)
+                    spread(file, rate, |r| if r.fract() == 0.0 {
+                        whole(r as u64)
+                    } else {
+                        fmt_num(r)
+                    })
                 )
             } else {
                 format!("{}: open profile ({processes})", p.name)
@@ -323,7 +327,7 @@ fn describe_population(file: &ScenarioFile, i: usize) -> String {
             format!(
                 "{}: trace of {} requests",
                 p.name,
-                spread(file, rows, |n| n.to_string())
+                spread(file, rows, |n| whole(n as u64))
             )
         }
     }
@@ -378,7 +382,14 @@ fn spread<T: PartialOrd + Copy>(
     }
 }
 
-/// The client count, or its range when a sweep varies it (`10..200`).
+/// The client count, or its range when a sweep varies it (`10..200`, `10 000`).
 pub fn client_range(file: &ScenarioFile) -> String {
-    spread(file, |s| s.closed_clients(), |n| n.to_string())
+    spread(file, |s| s.closed_clients(), whole)
+}
+
+/// A count in prose, written as the verdict and the report write numbers: thousands apart
+/// from 10 000 (`10 000 clients` under `capacity 10 000 req/s`). Only the numbers herdsim
+/// puts into a sentence go through it, never a name the user chose.
+fn whole(n: impl Into<u64>) -> String {
+    crate::report::chart::fmt_value(n.into() as f64)
 }

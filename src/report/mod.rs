@@ -210,37 +210,6 @@ pub fn fmt_num(v: f64) -> String {
     s
 }
 
-/// `text` (prose such as the console's header) with its whole numbers written as the
-/// verdict and the report write them, thousands apart (`10 000 clients`, as in "capacity 10 000 req/s"); a number
-/// with a fraction or inside a word is left as it is.
-pub fn grouped_integers(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < text.len() {
-        let run = bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
-        if run == 0 {
-            let ch = text[i..].chars().next().expect("in bounds");
-            out.push(ch);
-            i += ch.len_utf8();
-            continue;
-        }
-        let before = i.checked_sub(1).map(|j| bytes[j]);
-        let after = bytes.get(i + run).copied();
-        let part_of_more =
-            |b: Option<u8>| b.is_some_and(|b| b == b'.' || b == b'_' || b.is_ascii_alphanumeric());
-        let digits = &text[i..i + run];
-        match digits.parse::<u64>() {
-            Ok(n) if !part_of_more(before) && !part_of_more(after) => {
-                out.push_str(&crate::report::chart::fmt_value(n as f64));
-            }
-            _ => out.push_str(digits),
-        }
-        i += run;
-    }
-    out
-}
-
 /// [`fmt_num`] appended to `out`, without allocating: `timeseries.csv` formats millions of
 /// numbers, and a `String` each was a third of a long sweep's instructions.
 pub fn push_num(out: &mut String, v: f64) {
@@ -498,22 +467,5 @@ mod tests {
         assert_eq!(fs::read(&victim).unwrap(), b"precious");
         assert_eq!(fs::read(dir.path().join("a.csv")).unwrap(), b"data");
         assert_eq!(fs::read(dir.path().join("a.png")).unwrap(), b"png");
-    }
-}
-
-#[cfg(test)]
-mod grouping_tests {
-    use super::grouped_integers;
-
-    /// The report said "workload 10000 clients" above "capacity 10 000 req/s".
-    #[test]
-    fn whole_numbers_are_grouped_like_the_rest_of_the_report() {
-        assert_eq!(grouped_integers("10000 clients"), "10\u{2009}000 clients");
-        assert_eq!(grouped_integers("10..200 clients"), "10..200 clients");
-        assert_eq!(
-            grouped_integers("herd: 20000 clients + open: open 12500.5 req/s (poisson)"),
-            "herd: 20\u{2009}000 clients + open: open 12500.5 req/s (poisson)"
-        );
-        assert_eq!(grouped_integers("v2x100000"), "v2x100000");
     }
 }

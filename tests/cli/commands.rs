@@ -332,6 +332,34 @@ fn run_prints_a_table_with_every_strategy_and_a_closing_line() {
     );
 }
 
+/// The header writes the counts it puts into its sentence thousands apart, as the verdict
+/// writes capacity, and never touches a name the user chose (a population called "10000"
+/// read "10 000" when the whole line was regrouped).
+#[test]
+fn the_header_groups_its_own_counts_and_leaves_names_alone() {
+    let text = tiny_with(
+        "[clients]\ncount = 50",
+        "[[clients]]\nname = \"10000\"\ncount = 20000\n[[clients]]\nname = \"pool-12000\"\nrate = 12000\nend = \"10ms\"",
+    );
+    let ws = workspace_with(&text);
+    let out = ok(
+        &ws,
+        &["run", "tiny.toml", "--out", "out", "--format", "svg"],
+    );
+    let table = stdout(&out);
+    assert!(
+        table.starts_with(
+            "tiny (tiny.toml): 10000: 20\u{2009}000 clients + pool-12000: open 12\u{2009}000 req/s (poisson), "
+        ),
+        "{table}"
+    );
+    let html = fs::read_to_string(ws.path().join("out/tiny/report.html")).unwrap();
+    assert!(
+        html.contains("10000: 20\u{2009}000 clients + pool-12000: open 12\u{2009}000 req/s"),
+        "the report's workload line"
+    );
+}
+
 /// A sweep's header shows what it sweeps as a range over its points (client counts, open
 /// rates, replications, bucket), never the first point's value as if it were the scenario's.
 #[test]

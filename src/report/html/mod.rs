@@ -228,12 +228,7 @@ pub fn render(
                 crate::report::console::bucket(file)
             ),
         ),
-        (
-            "workload",
-            escape(&crate::report::grouped_integers(
-                &crate::report::console::workload(file),
-            )),
-        ),
+        ("workload", escape(&crate::report::console::workload(file))),
         (
             if s.services.len() > 1 {
                 "services"
