@@ -272,7 +272,8 @@ fn run_command(args: &RunArgs) -> Result<()> {
     }
     let mut files = load_files(&args.scenarios, &args.set)?;
     for f in &mut files {
-        f.apply_flags(args.seed, args.replications);
+        f.apply_flags(args.seed, args.replications)
+            .map_err(Error::Usage)?;
     }
     // Every file is checked against the limits before anything runs or is written.
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);

@@ -205,8 +205,10 @@ pub fn load_scenario(shard: &ShardData) -> Result<ScenarioFile> {
         seed: Some(m.seed),
         replications: Some(m.replications),
     });
-    // As `run` applies them, relabelling a swept key they override.
-    file.apply_flags(flags.seed, flags.replications);
+    // As `run` applies them (which refuses a flag over a swept key, so only a hand-edited
+    // manifest can hold one).
+    file.apply_flags(flags.seed, flags.replications)
+        .map_err(|e| Error::Usage(format!("merge: {e}")))?;
     Ok(file)
 }
 

@@ -924,20 +924,48 @@ fn a_swept_seed_or_replications_is_one_column_holding_the_points_value() {
     );
 }
 
-/// `--seed` over a file that sweeps `seed` runs every point with the flag's seed (as
-/// `merge` does): the sweep column says so, instead of the values the flag replaced.
+/// `--seed` over a swept `seed` (or `--replications` over swept `replications`) would run
+/// every point with the flag's value under one label: rows that cannot be told apart
+/// though their numbers differ. Refused, naming the flag, the file and the swept values;
+/// nothing written.
 #[test]
-fn a_flag_over_a_swept_key_relabels_its_column() {
+fn a_flag_over_a_swept_key_is_refused() {
     let ws = workspace_with(&format!(
         "{TINY}\n[sweep]\n\"seed\" = [7, 8]\n\"replications\" = [1, 2]\n"
     ));
-    let dir = run_tiny(&ws, "out", &["--seed", "5"]);
+    let stderr =
+        crate::errors::refused_in(&ws, &["run", "tiny.toml", "--out", "out", "--seed", "5"]);
+    assert_eq!(
+        stderr,
+        "herdsim: error: --seed 5: tiny.toml sweeps `seed` ([sweep] \"seed\" = [7, 8]): every point would run with seed 5 under the same label; drop --seed, or the key from [sweep]\n"
+    );
+    let stderr = crate::errors::refused_in(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--replications",
+            "3",
+            "--shard",
+            "0/2",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "--replications 3: tiny.toml sweeps `replications` ([sweep] \"replications\" = [1, 2])"
+        ),
+        "{stderr}"
+    );
+    // Without the flags it runs, one row per point and strategy.
+    let dir = run_tiny(&ws, "out", &[]);
     let (header, rows) = read_csv(&dir.join("summary.csv"));
     assert_eq!(header[..3], ["seed", "replications", "strategy"]);
     let leading: Vec<String> = rows.iter().map(|r| r[..2].join(",")).collect();
     assert_eq!(
         leading,
-        ["5,1", "5,1", "5,2", "5,2", "5,1", "5,1", "5,2", "5,2"]
+        ["7,1", "7,1", "7,2", "7,2", "8,1", "8,1", "8,2", "8,2"]
     );
 }
 

@@ -96,18 +96,24 @@ fn merged_shards_equal_the_unsharded_run_for_any_shard_and_thread_count() {
 }
 
 /// A sweep may vary the replications (or the seed) per point: merge keeps each point's,
-/// and applies `--seed`/`--replications` to every point only when they were given.
+/// and applies `--seed`/`--replications` to every point only when they were given (over a
+/// key the file does not sweep: over a swept one `run` refuses them).
 #[test]
 fn a_sweep_over_replications_and_seed_merges_into_the_unsharded_files() {
     let ws = Workspace::new();
-    ws.file(
-        "sweep.toml",
-        &sweep().replace(
-            "\"server.concurrency\" = [2, 5]",
-            "\"server.concurrency\" = [2, 5]\n\"replications\" = [1, 3]\n\"seed\" = [4, 9]",
-        ),
-    );
-    for extra in [&[][..], &["--seed", "11"][..], &["--replications", "2"][..]] {
+    let cases: [(&str, &[&str]); 3] = [
+        ("\"replications\" = [1, 3]\n\"seed\" = [4, 9]", &[]),
+        ("\"replications\" = [1, 3]", &["--seed", "11"]),
+        ("\"seed\" = [4, 9]", &["--replications", "2"]),
+    ];
+    for (swept, extra) in cases {
+        ws.file(
+            "sweep.toml",
+            &sweep().replace(
+                "\"server.concurrency\" = [2, 5]",
+                &format!("\"server.concurrency\" = [2, 5]\n{swept}"),
+            ),
+        );
         let label = extra.join("");
         let whole = format!("whole{label}");
         run(&ws, &whole, &[&["--no-charts"][..], extra].concat());

@@ -101,20 +101,26 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
-    /// Applies `--seed` and `--replications` (`None`: not given) to every point. A swept
-    /// `seed` or `replications` the flag overrides is relabelled with the flag's value, so
-    /// that its columns say what ran, not the values the flag replaced.
-    pub fn apply_flags(&mut self, seed: Option<u64>, replications: Option<u32>) {
+    /// Applies `--seed` and `--replications` (`None`: not given) to every point. A flag over
+    /// a key the file sweeps is refused (the error names the flag, the file and the swept
+    /// values): every point would run with one value under one label, rows that cannot be
+    /// told apart though their numbers differ (the point still enters the run's seed).
+    pub fn apply_flags(
+        &mut self,
+        seed: Option<u64>,
+        replications: Option<u32>,
+    ) -> Result<(), String> {
         for (key, value) in [
             ("seed", seed.map(|s| s.to_string())),
             ("replications", replications.map(|r| r.to_string())),
         ] {
             let Some(value) = value else { continue };
-            if let Some(a) = self.axes.iter().position(|a| a.path == key) {
-                self.axes[a].labels.fill(value.clone());
-                for p in &mut self.points {
-                    p.labels[a].clone_from(&value);
-                }
+            if let Some(axis) = self.axes.iter().find(|a| a.path == key) {
+                return Err(format!(
+                    "--{key} {value}: {} sweeps `{key}` ([sweep] \"{key}\" = [{}]): every point would run with {key} {value} under the same label; drop --{key}, or the key from [sweep]",
+                    crate::text::escape(&self.file),
+                    axis.labels.join(", "),
+                ));
             }
         }
         for p in &mut self.points {
@@ -125,6 +131,7 @@ impl ScenarioFile {
                 p.scenario.replications = r;
             }
         }
+        Ok(())
     }
 
     /// The scenario as written (the first point, for its name and shared settings).
