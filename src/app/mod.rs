@@ -123,11 +123,15 @@ fn check_command(args: &CheckArgs) -> Result<()> {
     let (files, errors) = load_each(&args.scenarios, &args.set)?;
     let mut out = String::new();
     // One line per good file even when another fails: the errors alone would leave the
-    // reader unsure whether the other files were checked at all.
-    for f in files
+    // reader unsure whether the other files were checked at all. A file that loaded is good
+    // unless an earlier one has its name (the one error `load_each` gives a loaded file);
+    // by position, not path, so that `check a.toml a.toml` still says the first is ok.
+    let good = files
         .iter()
-        .filter(|f| !errors.iter().any(|e| e.file == f.file))
-    {
+        .enumerate()
+        .filter(|(i, f)| !files[..*i].iter().any(|g| g.first().name == f.first().name))
+        .map(|(_, f)| f);
+    for f in good {
         let s = f.first();
         out.push_str(&format!(
             "{}: ok ({}: {}, {}, {}{})\n",

@@ -655,6 +655,28 @@ fn check_prints_ok_and_writes_nothing() {
     assert_eq!(files_below(ws.path()), before, "check writes nothing");
 }
 
+/// The same file twice: the second copy's name is taken, the first is good and says so
+/// (both were left without a line when good files were told apart by path).
+#[test]
+fn check_of_the_same_file_twice_says_the_first_is_ok() {
+    let ws = workspace_with(TINY);
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["check", "tiny.toml", "tiny.toml"])
+        .output()
+        .expect("run herdsim");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stdout(&out),
+        "tiny.toml: ok (tiny: 50 clients, 2 strategies, 2 replications)\n"
+    );
+    assert!(
+        stderr(&out).contains("found \"tiny\" also in tiny.toml"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn check_counts_sweep_points() {
     let ws = workspace_with(&format!(
