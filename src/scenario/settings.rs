@@ -166,8 +166,21 @@ fn apply_settings(
 /// `server.outages[0].end`): the later one would win silently, and one of the two is a
 /// mistake, as with other conflicting flags. Names both flags.
 pub fn check_repeats(settings: &[Setting]) -> Result<(), String> {
+    // Indexes compared as numbers: `outages[00]` and `outages.0` are one entry.
+    let canonical = |s: &Setting| {
+        s.key()
+            .split('.')
+            .map(|part| match part.parse::<u64>() {
+                Ok(n) if part.bytes().all(|b| b.is_ascii_digit()) => n.to_string(),
+                _ => part.to_string(),
+            })
+            .collect::<Vec<_>>()
+    };
     for (i, later) in settings.iter().enumerate() {
-        if let Some(earlier) = settings[..i].iter().find(|s| s.key() == later.key()) {
+        if let Some(earlier) = settings[..i]
+            .iter()
+            .find(|s| canonical(s) == canonical(later))
+        {
             return Err(format!(
                 "{} and {} set the same key `{}`: give it once",
                 earlier.flag(),

@@ -406,6 +406,24 @@ fn set_refuses_the_same_key_twice_naming_both() {
         "{stderr}"
     );
     assert!(!ws.path().join("o").exists(), "nothing written");
+    // Indexes are numbers: `[00]` and `.0` are the same entry.
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "server.outages[00].end=2s",
+            "--set",
+            "server.outages.0.end=3s",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "--set server.outages[00].end=2s and --set server.outages.0.end=3s set the same key `server.outages.0.end`"
+        ),
+        "{stderr}"
+    );
 }
 
 /// `check` prints its line for every good file even when another file fails (errors on
