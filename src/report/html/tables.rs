@@ -202,7 +202,11 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
                 let fmt = if c.count { fmt_count } else { fmt_value };
                 let _ = write!(h, "<td{class}>{}", fmt(v.mean));
                 if ci && v.ci95 > 0.0 {
-                    let _ = write!(h, " <span class=\"ci\">± {}</span>", fmt(v.ci95));
+                    let _ = write!(
+                        h,
+                        " <span class=\"ci\">± {}</span>",
+                        half_width(c.count, v.ci95)
+                    );
                 }
                 h.push_str("</td>");
             }
@@ -371,5 +375,28 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
             ],
             rows,
         );
+    }
+}
+
+/// A 95% half-width as the table writes it: like its column's means, except that a count's
+/// interval below 0.05, which one decimal would round to "± 0" (as if there were none),
+/// keeps its significant digits.
+fn half_width(count: bool, ci95: f64) -> String {
+    match (count, ci95 < 0.05) {
+        (true, false) => fmt_count(ci95),
+        _ => fmt_value(ci95),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::half_width;
+
+    #[test]
+    fn a_small_interval_of_a_count_never_reads_zero() {
+        assert_eq!(half_width(true, 0.03), "0.030");
+        assert_eq!(half_width(true, 0.26), "0.3");
+        assert_eq!(half_width(true, 12.34), "12.3");
+        assert_eq!(half_width(false, 0.03), "0.030");
     }
 }
