@@ -165,10 +165,7 @@ impl<'a> Simulation<'a> {
                 populations: populations
                     .iter()
                     .map(|p| PopulationMetrics {
-                        latencies: crate::metrics::Latencies::with_capacity(match &p.source {
-                            Source::Closed(c) => c.count as u64 * c.requests as u64,
-                            _ => 0,
-                        }),
+                        latencies: crate::metrics::Latencies::with_capacity(p.closed_requests()),
                         ..PopulationMetrics::default()
                     })
                     .collect(),

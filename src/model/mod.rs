@@ -87,13 +87,7 @@ impl Scenario {
 
     /// Logical requests of the closed populations (clients x requests each).
     pub fn closed_requests(&self) -> u64 {
-        self.populations
-            .iter()
-            .map(|p| match &p.source {
-                Source::Closed(c) => c.count as u64 * c.requests as u64,
-                _ => 0,
-            })
-            .sum()
+        self.populations.iter().map(|p| p.closed_requests()).sum()
     }
 
     /// Whether some population is open or a trace (work keeps arriving).

@@ -35,6 +35,15 @@ impl Population {
     pub fn is_closed(&self) -> bool {
         matches!(self.source, Source::Closed(_))
     }
+
+    /// Logical requests it makes, when known ahead: clients x requests each for a closed
+    /// population; 0 for open and trace work.
+    pub fn closed_requests(&self) -> u64 {
+        match &self.source {
+            Source::Closed(c) => c.count as u64 * c.requests as u64,
+            _ => 0,
+        }
+    }
 }
 
 /// Where a population's logical requests come from.
