@@ -180,6 +180,7 @@ impl<'a> Simulation<'a> {
             }),
             open_client_requests: 0,
             trigger: scenario.trigger(),
+            trigger_start: scenario.trigger_start(),
             record_requests: record,
             stopped: false,
             limit_reached: false,

@@ -137,6 +137,9 @@ pub struct Simulation<'a> {
     /// Client requests begun and not ended.
     open_client_requests: u64,
     trigger: Option<SimTime>,
+    /// [`Scenario::trigger_start`]: a backlog request's success counts as the system
+    /// answering (for `recovered_s`) only from here on.
+    trigger_start: Option<SimTime>,
     record_requests: bool,
     stopped: bool,
     /// The run stopped at `time_limit` with work still scheduled (a request's event, a

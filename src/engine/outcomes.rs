@@ -286,7 +286,11 @@ impl Simulation<'_> {
         }
         if self.trigger.is_some_and(|t| info.first_send < t) {
             self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
-            self.metrics.backlog_succeeded |= succeeded;
+            // Served before the trouble began says nothing about getting out of it.
+            if self.trigger_start.is_some_and(|t| now >= t) {
+                self.metrics.backlog_met_trouble = true;
+                self.metrics.backlog_succeeded |= succeeded;
+            }
             if outcome == Outcome::GaveUp(GiveUpReason::TimeLimit) {
                 self.metrics.backlog_open = true;
             }

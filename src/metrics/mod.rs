@@ -430,7 +430,10 @@ pub struct RunMetrics {
     pub backlog_cleared: Option<SimTime>,
     /// A request that started before the trigger's end was still open at the time limit.
     pub backlog_open: bool,
-    /// A request that started before the trigger's end succeeded.
+    /// A request that started before the trigger's end ended at or after the trigger's
+    /// start ([`crate::model::Scenario::trigger_start`]): it met the trouble.
+    pub backlog_met_trouble: bool,
+    /// One of those succeeded (at or after the trigger's start).
     pub backlog_succeeded: bool,
     /// A client request succeeded at or after the trigger's end.
     pub served_after_trigger: bool,

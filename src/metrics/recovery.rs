@@ -19,9 +19,11 @@
 //!   every client request whose first attempt was sent before the trigger's end has ended
 //!   (succeeded or given up). `recovered_s` is the last such end minus the trigger's end (0
 //!   if they all ended before it); never if one was still open at the time limit. A backlog
-//!   cleared only by giving up is not a recovery: when every request of the backlog gave up
-//!   and no client request succeeded at or after the trigger's end, the system answered
-//!   nobody, and the run never recovered.
+//!   cleared only by giving up is not a recovery: when the backlog's requests that met the
+//!   trouble (ended at or after the trigger's start: the first outage or capacity cut) all
+//!   gave up and no client request succeeded at or after the trigger's end, the system
+//!   answered nobody once the trouble began, and the run never recovered. A backlog that
+//!   all ended before the trouble began met none of it.
 //!
 //! A trigger that ends at or after `time_limit` is never recovered from within the run.
 //!
@@ -71,9 +73,9 @@ pub fn recovery(scenario: &Scenario, run: &RunMetrics) -> Recovery {
         if run.backlog_open {
             return Recovery::Never;
         }
-        // Every request of the backlog gave up and nothing was served after the trigger: the
-        // backlog is gone, but the system answered nobody.
-        if run.backlog_cleared.is_some() && !run.backlog_succeeded && !run.served_after_trigger {
+        // Every request of the backlog that met the trouble gave up and nothing was served
+        // after the trigger: the backlog is gone, but the system answered nobody.
+        if run.backlog_met_trouble && !run.backlog_succeeded && !run.served_after_trigger {
             return Recovery::Never;
         }
         if let Some(cleared) = run.backlog_cleared {
@@ -246,6 +248,7 @@ bucket = "1s"
     fn closed_run(cleared_s: u64, backlog_succeeded: bool, served_after: bool) -> RunMetrics {
         RunMetrics {
             backlog_cleared: Some(SimTime(SimDuration::from_secs(cleared_s).0)),
+            backlog_met_trouble: true,
             backlog_succeeded,
             served_after_trigger: served_after,
             ..RunMetrics::default()
@@ -266,6 +269,12 @@ bucket = "1s"
         // No backlog at all (nothing sent before the trigger's end): nothing to recover.
         let empty = RunMetrics::default();
         assert_eq!(recovery(&s, &empty), Recovery::At(0.0));
+        // A backlog that all ended before the trouble began met none of it.
+        let before = RunMetrics {
+            backlog_met_trouble: false,
+            ..closed_run(3, false, false)
+        };
+        assert_eq!(recovery(&s, &before), Recovery::At(0.0));
     }
 
     /// `--set server.outages.0.end=20m` with a 10 m time limit said "recovered in 0 s": a

@@ -106,6 +106,20 @@ impl Scenario {
         })
     }
 
+    /// Where the trouble that the trigger ends began: the first outage or capacity cut of
+    /// any service, or 0 when the trigger is only `[metrics] trigger_end`; `None` without a
+    /// trigger. Successes before it say nothing about recovery (see `recovered_s`).
+    pub fn trigger_start(&self) -> Option<SimTime> {
+        self.trigger()?;
+        Some(
+            self.services
+                .iter()
+                .filter_map(|s| s.server.first_disruption_start())
+                .min()
+                .unwrap_or(SimTime::ZERO),
+        )
+    }
+
     /// The policy of the downstream calls of service `service` under strategy `strategy`.
     pub fn service_policy(&self, strategy: usize, service: usize) -> &Strategy {
         match &self.services[service].retry {

@@ -289,6 +289,20 @@ impl ServerSpec {
         cut_since.or(end)
     }
 
+    /// The start of the first outage or capacity cut: where this server's trouble begins.
+    pub fn first_disruption_start(&self) -> Option<SimTime> {
+        let outage = self.outages.iter().map(|o| o.start).min();
+        let cut = self
+            .capacity
+            .iter()
+            .find(|s| s.concurrency < self.concurrency)
+            .map(|s| s.at);
+        match (outage, cut) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The end of the last outage or capacity cut: where this server's trigger ends.
     pub fn trigger_end(&self) -> Option<SimTime> {
         self.last_outage_end().max(self.capacity_cut_end())

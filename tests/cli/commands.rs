@@ -991,6 +991,42 @@ fn a_flag_over_a_swept_key_is_refused() {
     );
 }
 
+/// Requests served before the outage began say nothing about recovering from it: each
+/// client's first two requests succeed before 1 s, every third one (sent at about 1.04 s)
+/// meets the outage [1 s, 30 s) and gives up at its 2 s deadline, and nothing is served
+/// after. That run answered nobody once the trouble began: never recovered (it read `0`,
+/// recovered at once, because the early successes counted).
+#[test]
+fn successes_before_the_outage_began_are_no_recovery() {
+    let text = tiny_with(
+        "[clients]\ncount = 50",
+        "[clients]\ncount = 20\nrequests = 3\nthink = { dist = \"constant\", value = \"500ms\" }",
+    )
+    .replace("timeout = \"1s\"", "timeout = \"1s\"\ndeadline = \"2s\"");
+    let with_outage = |start: &str, end: &str| {
+        text.replace(
+            "start = \"0s\"\nend = \"1s\"",
+            &format!("start = \"{start}\"\nend = \"{end}\""),
+        )
+    };
+    let ws = workspace_with(&with_outage("1s", "30s"));
+    let dir = run_tiny(&ws, "out", &[]);
+    let never = |s: &str| [s, "40", "20", "", "0"].map(String::from);
+    assert_eq!(recovery_columns(&dir), [never("none"), never("full")]);
+    // Over at 1.6 s: the third requests get through after it, recovered.
+    let ws = workspace_with(&with_outage("1s", "1.6s"));
+    let dir = run_tiny(&ws, "out", &[]);
+    for row in recovery_columns(&dir) {
+        assert_eq!(row[1], "60", "{row:?}");
+        assert!(!row[3].is_empty() && row[4] == "1", "{row:?}");
+    }
+    // From 1.5 s, after every request ended: the outage met nobody, recovered at once.
+    let ws = workspace_with(&with_outage("1.5s", "30s"));
+    let dir = run_tiny(&ws, "out", &[]);
+    let at_once = |s: &str| [s, "60", "0", "0", "1"].map(String::from);
+    assert_eq!(recovery_columns(&dir), [at_once("none"), at_once("full")]);
+}
+
 /// (strategy, succeeded, gave_up, recovered_s, recovered_share) of each summary.csv row.
 fn recovery_columns(dir: &Path) -> Vec<[String; 5]> {
     let (header, rows) = read_csv(&dir.join("summary.csv"));
