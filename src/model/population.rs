@@ -235,28 +235,34 @@ impl RateCurve {
                 _ => 0.0,
             };
             let piece_total = width.map(|w| r0 * w + slope * w * w / 2.0);
-            // A whole-number target (a uniform arrival) minus the float sum of the pieces
-            // before is the whole number it stands for (12.5/s over 4.4 s sums to
-            // 55.00000000000001, 22.5/s over 2.8 s to 62.99999999999999), so that the
-            // comparisons below and the integer path after them see what the rates say.
-            let need = target - reached;
-            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
-            let need = if target.fract() == 0.0 && close(need, need.round()) {
-                need.round()
-            } else {
-                need
+            // A whole-number target (a uniform arrival) stands for a whole number of arrivals,
+            // and float sums of rates miss it by an ulp or two (12.5/s over 4.4 s sums to
+            // 55.00000000000001, 22.5/s over 2.8 s to 62.99999999999999): within 1e-12 of it,
+            // `need` is that whole number, and so is a piece's total, so that the comparisons
+            // below and the integer path after them see what the rates say. (Only float noise:
+            // a real excess, 10.000000005/s over 1000 s = 10 000.000005, is kept.)
+            let whole = target.fract() == 0.0;
+            let snap = |x: f64| {
+                if whole && (x - x.round()).abs() <= 1e-12 * x.abs().max(1.0) {
+                    x.round()
+                } else {
+                    x
+                }
             };
+            let need = snap(target - reached);
             // A piece that only reaches `need` at its end (or adds nothing) is passed over:
-            // the target is exceeded in a later piece, from its start. Within rounding of
-            // `need` counts as reaching it only: the arrival belongs after, not at the
-            // piece's last instant (where the rate may already be 0).
-            if piece_total.is_some_and(|total| total <= need || close(total, need)) {
+            // the target is exceeded in a later piece, from its start.
+            if piece_total.is_some_and(|total| snap(total) <= need) {
                 reached += piece_total.expect("checked");
                 continue;
             }
             if need <= 0.0 {
-                // Exceeded from this piece's first instant (a ramp from 0 included).
-                return (r0 > 0.0 || slope > 0.0).then_some(t0);
+                // Exceeded from this piece's first instant (a ramp from 0 included); a piece
+                // of zero rate adds nothing, and the search goes on past it.
+                if r0 > 0.0 || slope > 0.0 {
+                    return Some(t0);
+                }
+                continue;
             }
             // Solve r0 x + slope x^2 / 2 = need for x in this piece (seconds after t0), in
             // the form that stays accurate when the slope is tiny or negative.
@@ -439,6 +445,27 @@ mod tests {
             Some(SimTime::ZERO)
         );
         assert_eq!(uniform_arrival(&ramp, SimTime::ZERO, 5), Some(s(1.0)));
+    }
+
+    /// A rate a hair above a whole number is no float noise: 10.000000005/s over 1000 s is
+    /// 10 000.000005 arrivals, so arrival 10 000 falls just inside the piece, and the
+    /// arrivals after a pause still come (the stream ended at 10 000 when the pass-over test
+    /// had a tolerance of 1e-9 and a negative need on a piece of zero rate ended the search).
+    #[test]
+    fn a_real_excess_over_a_whole_number_is_kept() {
+        let curve = RateCurve::profile(vec![
+            (s(0.0), 10.000000005),
+            (s(1000.0), 10.000000005),
+            (s(1000.0), 0.0),
+            (s(1100.0), 0.0),
+            (s(1100.0), 10.0),
+        ]);
+        let last = uniform_arrival(&curve, SimTime::ZERO, 10_000).unwrap();
+        assert!(last < s(1000.0) && last > s(999.9999), "{last:?}");
+        // The 0.000005 arrival carried over: 0.999995 more at 10/s after the pause.
+        let after = |k| uniform_arrival(&curve, SimTime::ZERO, k).unwrap().0;
+        assert!((1_100_099_999_000..=1_100_100_000_000).contains(&after(10_001)));
+        assert!((1_199_999_999_000..=1_200_000_000_000).contains(&after(11_000)));
     }
 
     /// Float sums of whole numbers of arrivals: 12.5/s over 4.4 s sums to a hair above 55
