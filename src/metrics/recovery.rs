@@ -20,7 +20,8 @@
 //!   (succeeded or given up). `recovered_s` is the last such end minus the trigger's end (0
 //!   if they all ended before it); never if one was still open at the time limit. A backlog
 //!   cleared only by giving up is not a recovery: when the backlog's requests that met the
-//!   trouble (ended at or after the trigger's start: the first outage or capacity cut) all
+//!   trouble (ended at or after the trigger's start: where the last stretch of outages and
+//!   capacity cuts began, [`crate::model::Scenario::trigger_start`]) all
 //!   gave up and no client request succeeded at or after the trigger's end, the system
 //!   answered nobody once the trouble began, and the run never recovered. A backlog that
 //!   all ended before the trouble began met none of it.

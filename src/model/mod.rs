@@ -106,18 +106,28 @@ impl Scenario {
         })
     }
 
-    /// Where the trouble that the trigger ends began: the first outage or capacity cut of
-    /// any service, or 0 when the trigger is only `[metrics] trigger_end`; `None` without a
-    /// trigger. Successes before it say nothing about recovery (see `recovered_s`).
+    /// Where the trouble that the trigger ends began: the start of the last stretch of
+    /// outages and capacity cuts (of any service, overlapping or back to back) that starts at
+    /// or before the trigger's end; 0 when there is none (a `[metrics] trigger_end` alone).
+    /// An earlier disruption, over before that stretch began, is not part of it. `None`
+    /// without a trigger. Successes before it say nothing about recovery (`recovered_s`).
     pub fn trigger_start(&self) -> Option<SimTime> {
-        self.trigger()?;
-        Some(
-            self.services
-                .iter()
-                .filter_map(|s| s.server.first_disruption_start())
-                .min()
-                .unwrap_or(SimTime::ZERO),
-        )
+        let end = self.trigger()?;
+        let mut spans: Vec<(SimTime, SimTime)> = self
+            .services
+            .iter()
+            .flat_map(|s| s.server.disruptions())
+            .filter(|&(start, _)| start <= end)
+            .collect();
+        spans.sort();
+        let mut stretch: Option<(SimTime, SimTime)> = None;
+        for (start, stop) in spans {
+            stretch = match stretch {
+                Some((from, to)) if start <= to => Some((from, to.max(stop))),
+                _ => Some((start, stop)),
+            };
+        }
+        Some(stretch.map_or(SimTime::ZERO, |(from, _)| from))
     }
 
     /// The policy of the downstream calls of service `service` under strategy `strategy`.

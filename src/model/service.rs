@@ -289,18 +289,21 @@ impl ServerSpec {
         cut_since.or(end)
     }
 
-    /// The start of the first outage or capacity cut: where this server's trouble begins.
-    pub fn first_disruption_start(&self) -> Option<SimTime> {
-        let outage = self.outages.iter().map(|o| o.start).min();
-        let cut = self
-            .capacity
-            .iter()
-            .find(|s| s.concurrency < self.concurrency)
-            .map(|s| s.at);
-        match (outage, cut) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    /// Its outages and capacity cuts as `[start, end)` spans, outages first (a cut never
+    /// restored is `[start, start]`, as in [`Self::capacity_cut_end`]).
+    pub fn disruptions(&self) -> Vec<(SimTime, SimTime)> {
+        let mut spans: Vec<(SimTime, SimTime)> =
+            self.outages.iter().map(|o| (o.start, o.end)).collect();
+        let mut cut_since: Option<SimTime> = None;
+        for step in &self.capacity {
+            if step.concurrency < self.concurrency {
+                cut_since.get_or_insert(step.at);
+            } else if let Some(since) = cut_since.take() {
+                spans.push((since, step.at));
+            }
         }
+        spans.extend(cut_since.map(|since| (since, since)));
+        spans
     }
 
     /// The end of the last outage or capacity cut: where this server's trigger ends.

@@ -1013,6 +1013,16 @@ fn successes_before_the_outage_began_are_no_recovery() {
     let dir = run_tiny(&ws, "out", &[]);
     let never = |s: &str| [s, "40", "20", "", "0"].map(String::from);
     assert_eq!(recovery_columns(&dir), [never("none"), never("full")]);
+    // An earlier blip, [200 ms, 300 ms) while every client thinks, is over before the
+    // outage the trigger ends began: the second requests' successes after it still do not
+    // count (it read 0 when the trouble was taken to start at the first outage).
+    let blip = with_outage("1s", "30s").replace(
+        "[[server.outages]]",
+        "[[server.outages]]\nstart = \"200ms\"\nend = \"300ms\"\n\n[[server.outages]]",
+    );
+    let ws = workspace_with(&blip);
+    let dir = run_tiny(&ws, "out", &[]);
+    assert_eq!(recovery_columns(&dir), [never("none"), never("full")]);
     // Over at 1.6 s: the third requests get through after it, recovered.
     let ws = workspace_with(&with_outage("1s", "1.6s"));
     let dir = run_tiny(&ws, "out", &[]);
