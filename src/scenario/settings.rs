@@ -37,26 +37,7 @@ impl Setting {
     /// messages print keys in, is `server.outages.0.end`, so a key copied from a message
     /// works.
     pub fn key(&self) -> String {
-        let mut out = String::with_capacity(self.path.len());
-        let mut rest = self.path.as_str();
-        while let Some(open) = rest.find('[') {
-            let inside = &rest[open + 1..];
-            match inside.find(']') {
-                Some(close) if close > 0 && inside[..close].bytes().all(|b| b.is_ascii_digit()) => {
-                    out.push_str(&rest[..open]);
-                    out.push('.');
-                    out.push_str(&inside[..close]);
-                    rest = &inside[close + 1..];
-                }
-                // Not an index: left as written, for the path writer to refuse.
-                _ => {
-                    out.push_str(&rest[..=open]);
-                    rest = inside;
-                }
-            }
-        }
-        out.push_str(rest);
-        out
+        dotted(&self.path)
     }
 
     /// The flag as the user gave it, for messages: `--set clients.count=100`.
@@ -162,20 +143,52 @@ fn apply_settings(
     }
 }
 
+/// `path` in the dotted form `[sweep]` uses (`server.outages[0].end` is
+/// `server.outages.0.end`); a bracket that is not an index is left as written, for the path
+/// writer to refuse.
+fn dotted(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut rest = path;
+    while let Some(open) = rest.find('[') {
+        let inside = &rest[open + 1..];
+        match inside.find(']') {
+            Some(close) if close > 0 && inside[..close].bytes().all(|b| b.is_ascii_digit()) => {
+                out.push_str(&rest[..open]);
+                out.push('.');
+                out.push_str(&inside[..close]);
+                rest = &inside[close + 1..];
+            }
+            // Not an index: left as written, for the path writer to refuse.
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = inside;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The value a path names, for telling two spellings of one apart: dotted, and every index
+/// as its number (`server.outages[00].end`, `server.outages.0.end` and
+/// `server.outages.00.end` are one value).
+pub(crate) fn canonical_path(path: &str) -> String {
+    dotted(path)
+        .split('.')
+        .map(|part| match part.parse::<u64>() {
+            Ok(n) if part.bytes().all(|b| b.is_ascii_digit()) => n.to_string(),
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// Refuses the same key set twice (in either spelling, `server.outages.0.end` and
 /// `server.outages[0].end`): the later one would win silently, and one of the two is a
 /// mistake, as with other conflicting flags. Names both flags.
 pub fn check_repeats(settings: &[Setting]) -> Result<(), String> {
     // Indexes compared as numbers: `outages[00]` and `outages.0` are one entry.
-    let canonical = |s: &Setting| {
-        s.key()
-            .split('.')
-            .map(|part| match part.parse::<u64>() {
-                Ok(n) if part.bytes().all(|b| b.is_ascii_digit()) => n.to_string(),
-                _ => part.to_string(),
-            })
-            .collect::<Vec<_>>()
-    };
+    let canonical = |s: &Setting| canonical_path(&s.path);
     for (i, later) in settings.iter().enumerate() {
         if let Some(earlier) = settings[..i]
             .iter()
@@ -249,7 +262,12 @@ pub fn load_with_settings(
     })?;
     let swept: Vec<ScenarioError> = settings
         .iter()
-        .filter(|s| loaded.axes.iter().any(|a| a.path == s.key()))
+        .filter(|s| {
+            loaded
+                .axes
+                .iter()
+                .any(|a| canonical_path(&a.path) == canonical_path(&s.path))
+        })
         .map(|s| ScenarioError {
             file: file.to_string(),
             line: None,

@@ -470,6 +470,21 @@ fn set_refuses_a_swept_key() {
         stderr.contains("--set clients.count=5: `clients.count` is swept by [sweep]"),
         "{stderr}"
     );
+    // Whatever the spelling of its indexes: `[00]` names the swept `.0.`.
+    ws.file(
+        "tiny.toml",
+        &format!("{TINY}\n[sweep]\n\"server.outages.0.end\" = [\"1s\", \"2s\"]\n"),
+    );
+    let stderr = refused_in(
+        &ws,
+        &["check", "tiny.toml", "--set", "server.outages[00].end=3s"],
+    );
+    assert!(
+        stderr.contains(
+            "--set server.outages[00].end=3s: `server.outages[00].end` is swept by [sweep]"
+        ),
+        "{stderr}"
+    );
 }
 
 /// Problems elsewhere in the file keep their line although a set key added a line above.

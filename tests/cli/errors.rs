@@ -1292,6 +1292,20 @@ fn fails_with_a_value_swept_twice() {
     );
 }
 
+/// One value under two spellings of its index would be swept twice over, the later key
+/// winning at every point.
+#[test]
+fn fails_with_a_value_swept_under_two_spellings() {
+    refused(
+        &format!(
+            "{TINY}\n[sweep]\n\"server.outages.0.end\" = [\"1s\", \"2s\"]\n\"server.outages.00.end\" = [\"3s\"]\n"
+        ),
+        &[
+            "bad.toml:39:27: sweep.\"server.outages.00.end\": expected each value swept by one key, found `server.outages.00.end` naming the same value as `server.outages.0.end`",
+        ],
+    );
+}
+
 #[test]
 fn fails_with_sweep_of_booleans() {
     refused(

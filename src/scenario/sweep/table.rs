@@ -153,6 +153,25 @@ pub(super) fn read_axes(
     for (path, item) in table.iter() {
         let span = item.span();
         let key = format!("sweep.\"{path}\"");
+        // Two spellings of one value (`server.outages.0.end` and `server.outages.00.end`)
+        // would sweep it twice over, the later key silently winning at every point.
+        let canonical = crate::scenario::settings::canonical_path(path);
+        if let Some(earlier) = axes
+            .iter()
+            .find(|a: &&SweepAxis| crate::scenario::settings::canonical_path(&a.path) == canonical)
+        {
+            errors.push(error_at(
+                file,
+                src,
+                span,
+                key,
+                format!(
+                    "expected each value swept by one key, found `{path}` naming the same value as `{}`",
+                    earlier.path
+                ),
+            ));
+            continue;
+        }
         let Some(array) = item.as_array() else {
             // `clients.count = [..]` unquoted is TOML for a table `clients` holding `count`:
             // say how to write the path as one key.
