@@ -201,9 +201,13 @@ pub fn load_scenario(shard: &ShardData) -> Result<ScenarioFile> {
             )));
         }
     }
+    // An earlier version's manifest has no flags and applied its seed and replications to
+    // every point; a key the file sweeps keeps each point's value instead (applying it would
+    // be refused as a flag nobody gave).
+    let unswept = |key: &str| !file.axes.iter().any(|a| a.path == key);
     let flags = m.flags.unwrap_or(RunFlags {
-        seed: Some(m.seed),
-        replications: Some(m.replications),
+        seed: unswept("seed").then_some(m.seed),
+        replications: unswept("replications").then_some(m.replications),
     });
     // As `run` applies them (which refuses a flag over a swept key, so only a hand-edited
     // manifest can hold one).

@@ -141,6 +141,43 @@ fn a_sweep_over_replications_and_seed_merges_into_the_unsharded_files() {
     }
 }
 
+/// A manifest of an earlier version has no `flags` (it applied its seed and replications
+/// to every point): over a file that sweeps `seed`, merge keeps each point's seed, and gives
+/// the unsharded files, instead of refusing a `--seed` nobody gave.
+#[test]
+fn a_manifest_without_flags_merges_a_swept_seed() {
+    let ws = Workspace::new();
+    ws.file(
+        "sweep.toml",
+        &sweep().replace(
+            "\"server.concurrency\" = [2, 5]",
+            "\"server.concurrency\" = [2, 5]\n\"seed\" = [4, 9]",
+        ),
+    );
+    run(&ws, "whole", &["--no-charts"]);
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        run(&ws, "sharded", &["--no-charts", "--shard", shard.as_str()]);
+        let manifest = ws
+            .path()
+            .join(format!("sharded/tiny/shard-{i}-of-2/manifest.json"));
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+        assert!(doc.as_object_mut().unwrap().remove("flags").is_some());
+        fs::write(&manifest, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    }
+    let merged = merge(&ws, "sharded/tiny", &["--no-charts"]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert_eq!(
+        files(&ws.path().join("sharded/tiny")),
+        files(&ws.path().join("whole/tiny"))
+    );
+}
+
 #[test]
 fn merged_charts_and_report_equal_the_unsharded_ones() {
     let ws = Workspace::new();
