@@ -1,0 +1,146 @@
+//! `herdsim check`: validate every scenario given, print one line per good file (what it
+//! runs: clients, strategies, replications, sweep points) and every problem with its file
+//! and line; and the warnings `check` and `run` share about what a scenario schedules past
+//! its `time_limit`.
+
+use super::{load_each, print_stderr, print_stdout};
+use crate::cli::CheckArgs;
+use crate::error::{Error, Result, ScenarioErrors};
+use crate::model::Source;
+use crate::report::console;
+use crate::scenario::sweep::ScenarioFile;
+use crate::text::counted;
+
+pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
+    let (files, errors) = load_each(&args.scenarios, &args.set)?;
+    let mut out = String::new();
+    // One line per good file even when another fails: the errors alone would leave the
+    // reader unsure whether the other files were checked at all. A file that loaded is good
+    // unless an earlier one has its name (the one error `load_each` gives a loaded file);
+    // by position, not path, so that `check a.toml a.toml` still says the first is ok.
+    let good = files
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| !files[..*i].iter().any(|g| g.first().name == f.first().name))
+        .map(|(_, f)| f);
+    for f in good {
+        let s = f.first();
+        out.push_str(&format!(
+            "{}: ok ({}: {}, {}, {}{})\n",
+            crate::text::escape(&f.file),
+            s.name,
+            check_counts(f),
+            counted(s.strategies.len(), "strategy", "strategies"),
+            counted(console::replications(f), "replication", "replications"),
+            if f.points.len() > 1 {
+                format!(", {} sweep points", f.points.len())
+            } else {
+                String::new()
+            }
+        ));
+    }
+    print_stdout(&out)?;
+    for f in &files {
+        print_stderr(&past_end_warnings(f));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Scenario(ScenarioErrors(errors)))
+    }
+}
+
+/// Warnings for what a scenario schedules at or after its `time_limit`, where the run has
+/// already stopped: an outage that does not end within the run (say `end = "5M"`, five
+/// months, meant as `"5m"`), a capacity step that never takes effect, a `trigger_end`
+/// beyond the run. Each makes `recovered_s` empty or the step moot; valid, so not an error.
+/// One line per distinct warning over the sweep points.
+pub(super) fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
+    use crate::time::SimDuration;
+    let show = |t: crate::time::SimTime| SimDuration::from_nanos(t.0).to_string();
+    let name = crate::text::escape(&file.file);
+    let mut lines: Vec<String> = Vec::new();
+    for p in &file.points {
+        let s = &p.scenario;
+        let limit = s.time_limit.as_nanos();
+        let past = |t: crate::time::SimTime| t.0 >= limit;
+        let end_of_run = format!(
+            "at or after time_limit ({}), the end of the run",
+            s.time_limit
+        );
+        let mut found = Vec::new();
+        for service in &s.services {
+            for o in &service.server.outages {
+                if past(o.end) {
+                    found.push(format!(
+                        "outage [{}, {}) of `{}` ends {end_of_run}: the run never sees it end, so recovered_s stays empty",
+                        show(o.start),
+                        show(o.end),
+                        service.name
+                    ));
+                }
+            }
+            for c in &service.server.capacity {
+                if past(c.at) {
+                    found.push(format!(
+                        "capacity step at {} of `{}` lies {end_of_run}: it never takes effect",
+                        show(c.at),
+                        service.name
+                    ));
+                }
+            }
+        }
+        if let Some(t) = s.trigger_end.filter(|&t| past(t)) {
+            found.push(format!(
+                "metrics.trigger_end ({}) lies {end_of_run}: recovered_s stays empty",
+                show(t)
+            ));
+        }
+        for f in found {
+            let line = format!("warning: {name}: {f}");
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+    }
+    lines
+}
+
+/// Who calls what, for `check`: `50 clients` for one closed population and one server (v1);
+/// else the populations by kind, and the services when there are several.
+fn check_counts(f: &ScenarioFile) -> String {
+    let s = f.first();
+    let closed = s.populations.iter().filter(|p| p.is_closed()).count();
+    let mut text = if s.populations.len() == 1 && closed == 1 {
+        counted(console::client_range(f), "client", "clients")
+    } else {
+        let count =
+            |kind: fn(&Source) -> bool| s.populations.iter().filter(|p| kind(&p.source)).count();
+        let mut kinds = Vec::new();
+        if closed > 0 {
+            kinds.push(counted(
+                console::client_range(f),
+                "closed client",
+                "closed clients",
+            ));
+        }
+        let open = count(|k| matches!(k, Source::Open(_)));
+        if open > 0 {
+            kinds.push(format!("{open} open"));
+        }
+        let trace = count(|k| matches!(k, Source::Trace(_)));
+        if trace > 0 {
+            kinds.push(format!("{trace} trace"));
+        }
+        let n = s.populations.len();
+        format!(
+            "{n} population{} ({})",
+            if n == 1 { "" } else { "s" },
+            kinds.join(", ")
+        )
+    };
+    if s.services.len() > 1 {
+        text.push_str(&format!(", {} services", s.services.len()));
+    }
+    text
+}
