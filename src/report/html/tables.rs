@@ -350,7 +350,7 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
                 row.extend([
                     r.strategy.clone(),
                     r.metric.to_string(),
-                    format!("{} ± {}", fmt_value(r.mean_diff), fmt_value(r.ci95)),
+                    format!("{} ± {}", fmt_value(r.mean_diff), half_width(false, r.ci95)),
                     r.ratio.map(fmt_value).unwrap_or_default(),
                     if r.significant() { "yes" } else { "no" }.to_string(),
                 ]);
@@ -378,10 +378,14 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
     }
 }
 
-/// A 95% half-width as the table writes it: like its column's means, except that a count's
-/// interval below 0.05, which one decimal would round to "± 0" (as if there were none),
-/// keeps its significant digits.
+/// A 95% half-width as the table writes it: like its column's means, except that an
+/// interval the column's rounding would write as zero ("± 0" for a count below 0.05,
+/// "± 0.000" for anything below 0.0005, as if there were none) keeps two significant digits.
 fn half_width(count: bool, ci95: f64) -> String {
+    if ci95 > 0.0 && ci95 < 0.0005 {
+        let decimals = (1.0 - ci95.log10().floor()) as usize;
+        return format!("{ci95:.decimals$}");
+    }
     match (count, ci95 < 0.05) {
         (true, false) => fmt_count(ci95),
         _ => fmt_value(ci95),
@@ -398,5 +402,7 @@ mod tests {
         assert_eq!(half_width(true, 0.26), "0.3");
         assert_eq!(half_width(true, 12.34), "12.3");
         assert_eq!(half_width(false, 0.03), "0.030");
+        assert_eq!(half_width(true, 0.0003), "0.00030");
+        assert_eq!(half_width(false, 0.000_012_3), "0.000012");
     }
 }
