@@ -145,7 +145,11 @@ impl Breakers {
                     }
                 }
                 let calls = s.window.len() as u32;
-                if calls >= spec.min_calls && s.failures as f64 >= spec.failure_rate * calls as f64
+                // The share as a quotient: it and the threshold are both the nearest double
+                // to their exact values, so a share equal to the threshold (7 of 25 at 0.28)
+                // compares equal, where `failure_rate * calls` (7.000000000000001) did not.
+                if calls >= spec.min_calls
+                    && f64::from(s.failures) / f64::from(calls) >= spec.failure_rate
                 {
                     self.open(index, now);
                     Transition::Opened
@@ -218,6 +222,41 @@ mod tests {
         assert_eq!(b.record(0, SimTime(4), true, 0), Transition::Opened);
         assert_eq!(b.admit(0), None);
         assert_eq!(b.open_count(), 1);
+    }
+
+    #[test]
+    fn opens_when_the_failure_share_equals_a_decimal_threshold() {
+        // (rate, calls): rate x calls is a whole number of failures that the float product
+        // overshoots (0.28 x 25 = 7.000000000000001) or undershoots (0.57 x 100 =
+        // 56.99999999999999); exactly that many failures must open the breaker, one fewer
+        // must not.
+        for (rate, calls) in [
+            (0.28, 25u32),
+            (0.14, 50),
+            (0.56, 25),
+            (0.07, 100),
+            (0.57, 100),
+        ] {
+            let failures = (rate * f64::from(calls)).round() as u32;
+            for opened in [false, true] {
+                let spec = BreakerSpec {
+                    failure_rate: rate,
+                    min_calls: calls,
+                    ..spec(Scope::Global)
+                };
+                let mut b = Breakers::new(&spec, 1);
+                let failed = |i: u32| i < failures - u32::from(!opened);
+                let last = (0..calls)
+                    .map(|i| b.record(0, SimTime(u64::from(i)), failed(i), 0))
+                    .last();
+                let want = if opened {
+                    Transition::Opened
+                } else {
+                    Transition::None
+                };
+                assert_eq!(last, Some(want), "{rate} x {calls}, opened {opened}");
+            }
+        }
     }
 
     #[test]
