@@ -76,8 +76,8 @@ pub struct Service {
     busy: u32,
     queue: VecDeque<Queued>,
     generation: u32,
-    tokens: f64,
-    tokens_at: SimTime,
+    /// The rate limiter's bucket (see [`TokenBucket`]).
+    bucket: TokenBucket,
     /// The OCC row's version: the number of successful writes so far.
     version: u32,
     /// When the armed queue-timeout check fires (`None`: none armed).
@@ -99,13 +99,12 @@ impl Service {
     /// An idle server with a full rate-limit bucket and its starting slots.
     pub fn new(spec: &ServerSpec) -> Self {
         Service {
-            tokens: spec.rate_limit.map(|r| r.burst).unwrap_or(0.0),
+            bucket: TokenBucket::new(),
             spec: spec.clone(),
             concurrency: spec.concurrency,
             busy: 0,
             queue: VecDeque::new(),
             generation: 0,
-            tokens_at: SimTime::ZERO,
             version: 0,
             queue_timer: None,
             busy_area: 0,
@@ -282,18 +281,15 @@ impl Service {
 
     /// Refills the bucket to `now` and takes a token. Returns `Some(hint)` if there was none.
     fn take_token(&mut self, now: SimTime, limiter: &RateLimiter) -> Option<Option<SimDuration>> {
-        let elapsed = (now - self.tokens_at).as_secs_f64();
-        self.tokens = (self.tokens + elapsed * limiter.rate).min(limiter.burst);
-        self.tokens_at = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        let tokens = self.bucket.take(now, limiter);
+        if tokens >= 1.0 {
             return None;
         }
         Some(match limiter.retry_after {
             Hint::None => None,
             Hint::Fixed(d) => Some(d),
             Hint::Auto => {
-                let wait = (1.0 - self.tokens) / limiter.rate;
+                let wait = (1.0 - tokens) / limiter.rate;
                 Some(
                     SimDuration::from_secs_f64(wait)
                         .max(SimDuration(1))
@@ -391,9 +387,8 @@ impl Service {
             return Scaling::Keep;
         };
         self.hold(now, 0);
-        let mean_busy = self.busy_area as f64 / a.interval.as_nanos() as f64;
+        let desired = a.desired(self.busy_area);
         self.busy_area = 0;
-        let desired = a.desired(mean_busy);
         if desired < self.concurrency {
             // A decrease, at once: no increase on its way is wanted any more.
             self.pending_up.clear();
@@ -456,6 +451,55 @@ pub fn hint_to_us(hint: Option<SimDuration>) -> u32 {
 /// The inverse of [`hint_to_us`].
 pub fn hint_from_us(us: u32) -> Option<SimDuration> {
     (us > 0).then(|| SimDuration(us as u64 * 1000))
+}
+
+/// A rate limiter's token bucket, with arithmetic exact where a hand-worked case expects it
+/// to be.
+///
+/// The bucket was last full (at `burst` tokens) at `full_at`, t = 0 at first, and `taken`
+/// tokens have been taken since. Its level at `t` is `burst + (t - full_at) x rate - taken`,
+/// capped at `burst` (reaching the cap moves `full_at` to `t`). Computed so, the tokens a
+/// stretch of time earns are one product of whole nanoseconds and the rate, never a sum of
+/// per-arrival increments: at 10 tokens/s, adding 0.1 s ten times makes 0.9999999999999999
+/// and refused the request that arrived exactly when its token was due; here 100 ms earns
+/// exactly one token.
+#[derive(Debug, Clone, Copy)]
+struct TokenBucket {
+    full_at: SimTime,
+    taken: u64,
+}
+
+/// Token-nanoseconds in a token (the bucket's unit: a rate in tokens per second times
+/// nanoseconds).
+const TOKEN: f64 = 1e9;
+
+impl TokenBucket {
+    /// A bucket full at t = 0.
+    fn new() -> Self {
+        TokenBucket {
+            full_at: SimTime::ZERO,
+            taken: 0,
+        }
+    }
+
+    /// Takes a token at `now` if there is one, and returns the tokens there were before
+    /// (the request is admitted when that is at least 1).
+    fn take(&mut self, now: SimTime, limiter: &RateLimiter) -> f64 {
+        // Every term is a whole number of token-nanoseconds for whole rates and bursts with
+        // up to nine decimals, so the sum is exact below 2^53 (104 days at 1 000 tokens/s).
+        let earned = (now - self.full_at).as_nanos() as f64 * limiter.rate;
+        let burst = limiter.burst * TOKEN;
+        let held = burst - self.taken as f64 * TOKEN + earned;
+        if held >= burst {
+            self.full_at = now;
+            self.taken = 1;
+            return limiter.burst;
+        }
+        if held >= TOKEN {
+            self.taken += 1;
+        }
+        held / TOKEN
+    }
 }
 
 #[cfg(test)]

@@ -312,6 +312,49 @@ fn rate_limiter_refuses_with_time_to_next_token_in_whole_seconds() {
 }
 
 #[test]
+fn rate_limiter_earns_exactly_one_token_per_interval() {
+    // 10 tokens/s, burst 1, arrivals every 10 ms from 1 ms: the token taken at 1 ms comes
+    // back at exactly 101 ms, 201 ms, ... (summing ten 0.1 s refills in floats made
+    // 0.9999999999999999 and refused each of them, admitting every 110 ms).
+    let mut spec = spec();
+    spec.outages.clear();
+    spec.concurrency = 1000;
+    spec.rate_limit = Some(RateLimiter {
+        rate: 10.0,
+        burst: 1.0,
+        retry_after: Hint::None,
+    });
+    let mut s = Service::new(&spec);
+    let admitted: Vec<u64> = (0..200u64)
+        .map(|i| 1 + 10 * i)
+        .filter(|&ms| {
+            let t = SimTime(SimDuration::from_millis(ms).0);
+            !matches!(admit(&mut s, t, ms as u32), Admission::Rejected { .. })
+        })
+        .collect();
+    let every_100: Vec<u64> = (0..20).map(|i| 1 + 100 * i).collect();
+    assert_eq!(admitted, every_100);
+    // A burst of 3 at 2.5 tokens/s: three at once, then one exactly every 400 ms.
+    spec.rate_limit = Some(RateLimiter {
+        rate: 2.5,
+        burst: 3.0,
+        retry_after: Hint::None,
+    });
+    let mut s = Service::new(&spec);
+    let at = |ms: u64| SimTime(SimDuration::from_millis(ms).0);
+    let tries = [0, 0, 0, 0, 399, 400, 799, 800, 1200];
+    let admitted: Vec<bool> = tries
+        .iter()
+        .enumerate()
+        .map(|(i, &ms)| !matches!(admit(&mut s, at(ms), i as u32), Admission::Rejected { .. }))
+        .collect();
+    assert_eq!(
+        admitted,
+        [true, true, true, false, false, true, false, true, true]
+    );
+}
+
+#[test]
 fn hints_round_trip_through_events() {
     assert_eq!(hint_from_us(hint_to_us(None)), None);
     let h = Some(SimDuration::from_secs(3));
