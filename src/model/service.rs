@@ -192,20 +192,41 @@ pub struct Autoscale {
 }
 
 impl Autoscale {
-    /// The size wanted after an interval whose mean busy slots were `mean_busy`:
-    /// `clamp(ceil(concurrency * u / target), min, max)` with `u = mean_busy / concurrency`,
-    /// that is `clamp(ceil(mean_busy / target), min, max)`.
-    pub fn desired(&self, mean_busy: f64) -> u32 {
-        // A ratio that is whole up to float rounding (10.5 / 0.7 = 15.000000000000002) must
-        // not round up: take off a relative 1e-12, thousands of times the rounding error of
-        // the two divisions. An excess smaller than that (one part in 10^12 of the slots
-        // wanted, e.g. one slot-nanosecond over a 10 s interval of 100 busy slots) is
-        // taken for rounding too; an absolute 1e-9 here once swallowed far more (a mean of
-        // 1.0000000001 busy slots: 2.0000000002 gave 2, not 3).
-        let ratio = mean_busy / self.target;
-        let want = (ratio - ratio.abs() * 1e-12).ceil();
-        (want.max(0.0) as u64).clamp(self.min as u64, self.max as u64) as u32
+    /// The size wanted after an interval in which slots were busy `busy_area`
+    /// slot-nanoseconds: `clamp(ceil(concurrency * u / target), min, max)` with
+    /// `u = mean busy slots / concurrency`, that is
+    /// `clamp(ceil(busy_area / (interval x target)), min, max)`.
+    ///
+    /// In whole numbers, with the target as the decimal fraction it was written as (0.7 is
+    /// 7/10), so a ratio that is whole is not pushed over by float rounding (10.5 / 0.7 is
+    /// 15.000000000000002 in floats) and the smallest excess rounds up (one slot-nanosecond
+    /// more than 2 slots' worth at target 1 wants 3).
+    pub fn desired(&self, busy_area: u128) -> u32 {
+        let interval = u128::from(self.interval.as_nanos()).max(1);
+        let want = decimal_fraction(self.target)
+            .and_then(|(num, den)| Some((busy_area.checked_mul(den)?, interval.checked_mul(num)?)))
+            .map_or_else(
+                // A target of more than ~30 decimal places, or an interval of centuries: floats.
+                || (busy_area as f64 / (interval as f64 * self.target)).ceil() as u128,
+                |(area, per_slot)| area.div_ceil(per_slot.max(1)),
+            );
+        want.clamp(u128::from(self.min), u128::from(self.max)) as u32
     }
+}
+
+/// `x` (finite, > 0) as the fraction `numerator / 10^k` of its shortest decimal spelling
+/// (the one Rust prints, which reads back as the same double): 0.7 gives (7, 10). `None`
+/// when that does not fit in 36 digits.
+fn decimal_fraction(x: f64) -> Option<(u128, u128)> {
+    let text = format!("{x}");
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let digits = format!("{whole}{fraction}");
+    if digits.len() > 36 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let numerator: u128 = digits.parse().ok()?;
+    let denominator = 10u128.checked_pow(u32::try_from(fraction.len()).ok()?)?;
+    Some((numerator, denominator))
 }
 
 /// One server: `[server]`, each `[[service]]`'s server part, and `[fallback]`.
@@ -426,16 +447,34 @@ mod tests {
             interval: SimDuration::from_secs(10),
             warmup: SimDuration::from_secs(60),
         };
-        assert_eq!(a.desired(14.0), 20);
-        assert_eq!(a.desired(14.1), 21);
-        assert_eq!(a.desired(0.0), 2);
-        assert_eq!(a.desired(1000.0), 50);
+        // Mean busy slots over the 10 s interval, in slot-nanoseconds.
+        let busy = |slots: f64| (slots * 1e10) as u128;
+        assert_eq!(a.desired(busy(14.0)), 20);
+        assert_eq!(a.desired(busy(14.1)), 21);
+        assert_eq!(a.desired(0), 2);
+        assert_eq!(a.desired(busy(1000.0)), 50);
         // 10.5 / 0.7 is 15.000000000000002 in floats: still 15.
-        assert_eq!(a.desired(10.5), 15);
-        // An excess of one part in 10^10 rounds up: 10 s + 1 ns of one busy slot over 10 s
-        // at target 0.5 wants 2.0000000002 slots, so 3.
+        assert_eq!(a.desired(busy(10.5)), 15);
+        // One slot-nanosecond over whole slots rounds up: 1 busy slot plus 1 ns over 10 s at
+        // target 0.5 wants 2.0000000000002 slots, so 3; and so does 1e-12 of a slot at 1000 s.
         let half = Autoscale { target: 0.5, ..a };
-        assert_eq!(half.desired(10_000_000_001.0 / 10_000_000_000.0), 3);
-        assert_eq!(half.desired(1.0), 2);
+        assert_eq!(half.desired(busy(1.0) + 1), 3);
+        assert_eq!(half.desired(busy(1.0)), 2);
+        let slow = Autoscale {
+            interval: SimDuration::from_secs(1000),
+            ..half
+        };
+        assert_eq!(slow.desired(1_000_000_000_001), 3);
+        assert_eq!(slow.desired(1_000_000_000_000), 2);
+        // Targets written with many decimals, and 1.
+        let odd = Autoscale { target: 0.333, ..a };
+        assert_eq!(odd.desired(busy(3.33)), 10);
+        assert_eq!(odd.desired(busy(3.33) + 1), 11);
+        let one = Autoscale { target: 1.0, ..a };
+        assert_eq!(one.desired(busy(7.0)), 7);
+        assert_eq!(decimal_fraction(0.7), Some((7, 10)));
+        assert_eq!(decimal_fraction(1.0), Some((1, 1)));
+        assert_eq!(decimal_fraction(0.125), Some((125, 1000)));
+        assert_eq!(decimal_fraction(1e-40), None);
     }
 }
