@@ -187,7 +187,7 @@ fn svg_charts_name_the_strategies_and_label_their_axes() {
         "outage: down",
         "per 100 ms bucket",
         // 5 slots / 10 ms constant service.
-        "capacity: slots / 10ms service",
+        "capacity 500 req/s: 5 slots / 10ms mean service",
     ] {
         assert!(shows(&load, text), "load.svg lacks {text:?}");
     }

@@ -122,6 +122,21 @@ pub fn all_bands(scenario: &Scenario) -> Vec<Band> {
         .collect()
 }
 
+/// The legend of a capacity line: its value when the slots never change (`capacity 10 000
+/// req/s: 200 slots / 20ms mean service`), else how it is computed from the slots plotted.
+pub fn capacity_label(server: &crate::model::service::ServerSpec) -> String {
+    let mean = server.service.mean();
+    if server.capacity.is_empty() && server.autoscale.is_none() && !mean.is_zero() {
+        format!(
+            "capacity {} req/s: {} / {mean} mean service",
+            super::fmt_value(f64::from(server.concurrency) / mean.as_secs_f64()),
+            crate::text::counted(server.concurrency, "slot", "slots"),
+        )
+    } else {
+        format!("capacity: slots / {mean} mean service")
+    }
+}
+
 /// Capacity over time of service `service` in one strategy's mean series: slots (the
 /// `concurrency` column) / mean service time; `None` for an OCC server or zero service.
 pub fn capacity_series(
@@ -202,10 +217,7 @@ pub fn series(
         ),
     ];
     if panels.iter().any(|p| p.capacity.is_some()) {
-        legend.push((
-            Swatch::Line(INK, CAPACITY_DASH),
-            format!("capacity: slots / {} mean service", server.service.mean()),
-        ));
+        legend.push((Swatch::Line(INK, CAPACITY_DASH), capacity_label(server)));
     }
     if let Some(r) = rate_limit {
         legend.push((

@@ -176,7 +176,7 @@ pub fn series(
         {
             legend.push((
                 Swatch::Line(INK, CAPACITY_DASH),
-                format!("capacity: slots / {} service", server.service.mean()),
+                super::attempts::capacity_label(server),
             ));
         }
         if let Some(r) = server.rate_limit {
