@@ -95,8 +95,19 @@ impl Scenario {
         self.populations.iter().any(|p| !p.is_closed())
     }
 
-    /// Where recovery is measured from: `[metrics] trigger_end`, else the end of the last
-    /// outage or capacity cut of any service; `None` when there is no trigger.
+    /// Where `recovery_peak_rps` is measured from: the end of the last outage of any
+    /// service, as version 1 defines the column (capacity cuts and `trigger_end` are not
+    /// outages: they move `recovered_s`'s trigger, not this); `None` without an outage.
+    pub fn recovery_from(&self) -> Option<SimTime> {
+        self.services
+            .iter()
+            .filter_map(|s| s.server.last_outage_end())
+            .max()
+    }
+
+    /// Where recovery (`recovered_s`) is measured from: `[metrics] trigger_end`, else the
+    /// end of the last outage or capacity cut of any service; `None` when there is no
+    /// trigger.
     pub fn trigger(&self) -> Option<SimTime> {
         self.trigger_end.or_else(|| {
             self.services

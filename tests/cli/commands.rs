@@ -1037,6 +1037,41 @@ fn successes_before_the_outage_began_are_no_recovery() {
     assert_eq!(recovery_columns(&dir), [at_once("none"), at_once("full")]);
 }
 
+/// `recovery_peak_rps` counts the buckets from the end of the last outage, as the contract
+/// defines it, and equals `peak_rps` without one: a capacity cut or `[metrics] trigger_end`
+/// moves `recovered_s`'s trigger, not this column.
+#[test]
+fn the_recovery_peak_starts_at_the_end_of_the_last_outage_only() {
+    let peaks = |text: &str| {
+        let ws = workspace_with(text);
+        let (header, rows) = read_csv(&run_tiny(&ws, "out", &[]).join("summary.csv"));
+        let cols = ["strategy", "peak_rps", "recovery_peak_rps"].map(|c| column(&header, c));
+        rows.iter()
+            .map(|r| cols.map(|c| r[c].clone()).join(" "))
+            .collect::<Vec<_>>()
+    };
+    // One request at 10 ms, a cut to 0 slots over [150 ms, 200 ms), no outage.
+    let cut = "name = \"tiny\"\n[clients]\ncount = 1\n\
+               [network]\nlatency = { dist = \"constant\", value = \"10ms\" }\n\
+               [server]\nconcurrency = 2\nservice = { dist = \"constant\", value = \"300ms\" }\n\
+               [[server.capacity]]\nat = \"150ms\"\nconcurrency = 0\n\
+               [[server.capacity]]\nat = \"200ms\"\nconcurrency = 3\n\
+               [retry]\nmax_attempts = 1\n[[strategy]]\nname = \"s\"\nbase = \"10ms\"\ncap = \"10ms\"\n";
+    assert_eq!(peaks(cut), ["s 10 10"]);
+    // Four arrivals at 10 ms refused by an outage over [0, 200 ms); the one client that
+    // retries arrives again at 330 ms. trigger_end = 0 does not move the recovery peak.
+    let outage = "name = \"tiny\"\n\
+                  [[clients]]\nname = \"a\"\ncount = 3\nretry = { max_attempts = 1 }\n\
+                  [[clients]]\nname = \"b\"\ncount = 1\n\
+                  [network]\nlatency = { dist = \"constant\", value = \"10ms\" }\n\
+                  [server]\nconcurrency = 1\nservice = { dist = \"constant\", value = \"100ms\" }\n\
+                  [[server.outages]]\nstart = \"0s\"\nend = \"200ms\"\n\
+                  [retry]\nmax_attempts = 3\n\
+                  [[strategy]]\nname = \"s\"\nbase = \"300ms\"\ncap = \"300ms\"\n\
+                  [metrics]\ntrigger_end = \"0s\"\n";
+    assert_eq!(peaks(outage), ["s 40 10"]);
+}
+
 /// (strategy, succeeded, gave_up, recovered_s, recovered_share) of each summary.csv row.
 fn recovery_columns(dir: &Path) -> Vec<[String; 5]> {
     let (header, rows) = read_csv(&dir.join("summary.csv"));

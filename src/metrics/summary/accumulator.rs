@@ -31,7 +31,7 @@ pub struct Replicate {
     pub completion_s: f64,
     /// Max over buckets of entry-service arrivals per second.
     pub peak_rps: f64,
-    /// The same over buckets starting at or after the trigger's end.
+    /// The same over buckets starting at or after the end of the last outage.
     pub recovery_peak_rps: f64,
     /// Client requests that succeeded.
     pub succeeded: f64,
@@ -203,7 +203,7 @@ impl StrategyAccumulator {
     /// Folds replication `replication` (run `run` of `scenario`) in.
     pub fn add(&mut self, scenario: &Scenario, replication: u32, mut run: RunMetrics) {
         let bucket = scenario.bucket;
-        let recovery_from = scenario.trigger().unwrap_or(SimTime::ZERO);
+        let recovery_from = scenario.recovery_from().unwrap_or(SimTime::ZERO);
         let entry = run.entry();
         self.replicates[replication as usize] = Some(Replicate {
             calls: entry.calls as f64,

@@ -138,7 +138,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
         .iter()
         .map(|&i| {
             let st = s(i);
-            if v.trigger {
+            if v.outage {
                 vec![
                     bar(i, st.peak_rps, OVERALL, fmt_value(st.peak_rps.mean)),
                     bar(
@@ -188,7 +188,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
             scenario.name,
             runs_note(scenario.replications)
         ),
-        legend: if v.trigger {
+        legend: if v.outage {
             vec![
                 (
                     Swatch::Fill(grey, OVERALL),
@@ -196,7 +196,10 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
                 ),
                 (
                     Swatch::Fill(grey, BAR),
-                    format!("recovery_peak_rps: busiest {} after the trigger", v.bucket),
+                    format!(
+                        "recovery_peak_rps: busiest {} after the last outage",
+                        v.bucket
+                    ),
                 ),
             ]
         } else {
@@ -241,7 +244,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
             Panel {
                 caption: format!(
                     "{} per {} bucket",
-                    if v.trigger { "peaks" } else { "peak" },
+                    if v.outage { "peaks" } else { "peak" },
                     v.bucket
                 ),
                 axis: "arrivals per second (= x capacity)".into(),
@@ -478,10 +481,10 @@ pub fn paired(scenario: &Scenario, point: &PointResult, at: &str) -> RowsData {
             })
             .collect();
         panels.push(Panel {
-            // Without a trigger the recovery peak is the whole run's: say so, under the
+            // Without an outage the recovery peak is the whole run's: say so, under the
             // column's name.
-            caption: if metric == "recovery_peak_rps" && scenario.trigger().is_none() {
-                "recovery_peak_rps (= peak_rps: no trigger)".to_string()
+            caption: if metric == "recovery_peak_rps" && scenario.recovery_from().is_none() {
+                "recovery_peak_rps (= peak_rps: no outage)".to_string()
             } else {
                 metric.to_string()
             },

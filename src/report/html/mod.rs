@@ -106,16 +106,16 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
              the dashed line is one call per request (fewer when requests ended without a \
              call, as after a breaker's fast-fail); the label gives the multiple. {peaks} \
              Right: the share of requests that succeeded and gave up.{whiskers}{log}",
-            peaks = if first.trigger().is_some() {
+            peaks = if first.recovery_from().is_some() {
                 format!(
                     "Peaks: the busiest {bucket} bucket of the whole run (pale) beside the \
-                     busiest one after the trigger (the recovery peak, solid), with the \
+                     busiest one after the last outage (the recovery peak, solid), with the \
                      capacity dashed."
                 )
             } else {
                 format!(
                     "Peak: the busiest {bucket} bucket of the run, with the capacity dashed \
-                     (no outage or capacity cut: no recovery peak)."
+                     (no outage: no recovery peak)."
                 )
             }
         ),

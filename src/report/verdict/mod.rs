@@ -51,9 +51,9 @@ pub struct Line {
     pub recovery_peak_rps: f64,
     /// The recovery peak as a multiple of capacity (`None` when capacity is not defined).
     pub recovery_peak_x: Option<f64>,
-    /// Whether the scenario has a trigger (an outage, a capacity cut or `trigger_end`):
-    /// without one the recovery peak is the whole run's peak, and is called so.
-    pub trigger: bool,
+    /// Whether the scenario has an outage (where `recovery_peak_rps` starts): without one
+    /// the recovery peak is the whole run's peak, and is called so.
+    pub outage: bool,
     /// Whether it loses more requests than some other strategy (outside the leading group).
     pub loses_more: bool,
     /// For a strategy outside the leading group: what it traded its lost requests for.
@@ -76,8 +76,8 @@ pub struct Verdict {
     /// With two replications or more: per strategy after the first, which differences from
     /// the first strategy are significant (paired, 95%).
     pub paired: Vec<String>,
-    /// Whether the scenario has a trigger; see [`Line::trigger`].
-    pub trigger: bool,
+    /// Whether the scenario has an outage; see [`Line::outage`].
+    pub outage: bool,
 }
 
 impl Verdict {
@@ -132,8 +132,8 @@ impl Verdict {
 }
 
 /// How a line reads: `succeeded 99.74%  work 8.25x  completion 15.0 s  recovery peak 0.32x
-/// capacity`, as cells (aligned by the console, a table row in the report). Without a
-/// trigger the last cell says `peak`: there is nothing to recover from, and the number is
+/// capacity`, as cells (aligned by the console, a table row in the report). Without an
+/// outage the last cell says `peak`: there is nothing to recover from, and the number is
 /// the whole run's peak.
 pub fn cells(line: &Line) -> [String; 4] {
     [
@@ -145,11 +145,7 @@ pub fn cells(line: &Line) -> [String; 4] {
         format!("completion {} s", fmt_value(line.completion_s)),
         format!(
             "{} {}",
-            if line.trigger {
-                "recovery peak"
-            } else {
-                "peak"
-            },
+            if line.outage { "recovery peak" } else { "peak" },
             match line.recovery_peak_x {
                 Some(x) => format!("{} capacity", times(x)),
                 None => format!("{} req/s", fmt_value(line.recovery_peak_rps)),
@@ -305,10 +301,10 @@ struct Measure {
     paired: Option<&'static str>,
 }
 
-/// The measures of [`trade`]. Without a trigger the recovery peak is the whole run's peak:
+/// The measures of [`trade`]. Without an outage the recovery peak is the whole run's peak:
 /// it is left out (it would name one gain twice), and the peak is judged by the paired
 /// `recovery_peak_rps`, which then equals it.
-fn measures(trigger: bool) -> Vec<Measure> {
+fn measures(outage: bool) -> Vec<Measure> {
     let mut m = vec![
         Measure {
             value: |s| s.completion_s,
@@ -325,7 +321,7 @@ fn measures(trigger: bool) -> Vec<Measure> {
             paired: Some("calls"),
         },
     ];
-    if trigger {
+    if outage {
         m.push(Measure {
             value: |s| s.recovery_peak_rps,
             best: "lowest recovery peak",
@@ -339,7 +335,7 @@ fn measures(trigger: bool) -> Vec<Measure> {
         best: "lowest peak",
         better: "lower peak",
         bought: false,
-        paired: (!trigger).then_some("recovery_peak_rps"),
+        paired: (!outage).then_some("recovery_peak_rps"),
     });
     m.push(Measure {
         value: |s| Stat {
@@ -387,21 +383,21 @@ fn beats(
 /// What strategy `i` traded its lost requests for, against the winner `w`: the measures on
 /// which it does better than the winner (by the paired difference in `paired` when the two
 /// have one, else beyond the intervals), as superlatives when no strategy does better
-/// still; `trigger` says whether the scenario has one (see [`measures`]). `breaker: fastest and lightest because it gave up on 100%`
+/// still; `outage` says whether the scenario has one (see [`measures`]). `breaker: fastest and lightest because it gave up on 100%`
 /// when it gained time or work (what giving up saves), `full: lowest recovery peak, but it
 /// gave up on 0.26%` when it gained only on peaks or latency (which may have other causes).
 pub fn trade(
     summaries: &[&StrategySummary],
     i: usize,
     w: usize,
-    trigger: bool,
+    outage: bool,
     paired: &[PairedRow],
 ) -> String {
     let s = summaries[i];
     let winner = summaries[w];
     let (mut best, mut better) = (Vec::new(), Vec::new());
     let mut bought = false;
-    for m in &measures(trigger) {
+    for m in &measures(outage) {
         let mine = (m.value)(s);
         if !beats(m, s, winner, paired) {
             continue;
@@ -453,13 +449,13 @@ fn join_and(parts: &[String]) -> String {
     }
 }
 
-/// Words for a paired metric: (name, lower, higher). Without a trigger `recovery_peak_rps`
+/// Words for a paired metric: (name, lower, higher). Without an outage `recovery_peak_rps`
 /// is the whole run's peak, and is called so.
-fn paired_words(metric: &str, trigger: bool) -> (&'static str, &'static str, &'static str) {
+fn paired_words(metric: &str, outage: bool) -> (&'static str, &'static str, &'static str) {
     match metric {
         "calls" => ("calls", "fewer calls", "more calls"),
         "completion_s" => ("completion", "finished sooner", "finished later"),
-        "recovery_peak_rps" if !trigger => ("peak", "lower peak", "higher peak"),
+        "recovery_peak_rps" if !outage => ("peak", "lower peak", "higher peak"),
         "recovery_peak_rps" => (
             "recovery peak",
             "lower recovery peak",
@@ -486,8 +482,8 @@ pub fn signed_percent(pct: f64) -> String {
 
 /// The paired sentences: per strategy after the first, its significant differences from the
 /// first (with the relative change), and the metrics that do not differ significantly.
-/// `trigger`: whether the scenario has one (the recovery peak is called peak without).
-pub fn paired_sentences(rows: &[PairedRow], trigger: bool) -> Vec<String> {
+/// `outage`: whether the scenario has one (the recovery peak is called peak without).
+pub fn paired_sentences(rows: &[PairedRow], outage: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut strategies: Vec<&str> = Vec::new();
     for r in rows {
@@ -501,7 +497,7 @@ pub fn paired_sentences(rows: &[PairedRow], trigger: bool) -> Vec<String> {
         let mut significant = Vec::new();
         let mut same = Vec::new();
         for r in &mine {
-            let (name, lower, higher) = paired_words(r.metric, trigger);
+            let (name, lower, higher) = paired_words(r.metric, outage);
             if r.significant() {
                 let change = match r.ratio {
                     Some(ratio) if ratio.is_finite() => {
@@ -541,7 +537,7 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
     let summaries: Vec<&StrategySummary> = point.strategies.iter().map(|s| &s.summary).collect();
     let (order, loses_more) = rank(&summaries);
     let (capacity_rps, capacity_note) = capacity(scenario);
-    let trigger = scenario.trigger().is_some();
+    let outage = scenario.recovery_from().is_some();
     // The paired rows exist with one replication too (all zero-width): only with two or
     // more do they count, as only then are they printed.
     let paired: &[PairedRow] = if scenario.replications >= 2 {
@@ -570,11 +566,11 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                 completion_s: s.completion_s.mean,
                 recovery_peak_rps: s.recovery_peak_rps.mean,
                 recovery_peak_x: capacity_rps.map(|c| s.recovery_peak_rps.mean / c),
-                trigger,
+                outage,
                 loses_more: loses_more[i],
                 trade: match winner {
                     Some(w) if loses_more[i] && w != i => {
-                        Some(trade(&summaries, i, w, trigger, paired))
+                        Some(trade(&summaries, i, w, outage, paired))
                     }
                     _ => None,
                 },
@@ -588,11 +584,11 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
         replications: scenario.replications,
         lines,
         paired: if scenario.replications >= 2 && summaries.len() >= 2 {
-            paired_sentences(&point.paired, trigger)
+            paired_sentences(&point.paired, outage)
         } else {
             Vec::new()
         },
-        trigger,
+        outage,
     }
 }
 

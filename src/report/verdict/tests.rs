@@ -173,7 +173,7 @@ fn paired_sentences_name_significant_differences_only() {
               successes (+164%); same recovery peak and p99 latency within noise"
         ]
     );
-    // Without a trigger there is nothing to recover from: the same metric is the peak.
+    // Without an outage there is nothing to recover from: the same metric is the peak.
     assert_eq!(
         paired_sentences(&rows, false),
         [
@@ -246,13 +246,13 @@ fn the_trade_sentence_agrees_with_the_paired_differences() {
         trade(&refs, 0, 1, false, &[]),
         "no-jitter: gave up on 0.05% and did no better than decorrelated on any measure"
     );
-    // Paired, no-jitter's peak is significantly lower; without a trigger it is the peak,
+    // Paired, no-jitter's peak is significantly lower; without an outage it is the peak,
     // named once.
     assert_eq!(
         trade(&refs, 0, 1, false, &rows),
         "no-jitter: lowest peak, but it gave up on 0.05%"
     );
-    // With a trigger the paired metric is the recovery peak; the whole-run peak has no
+    // With an outage the paired metric is the recovery peak; the whole-run peak has no
     // paired row and goes by the intervals.
     assert_eq!(
         trade(&refs, 0, 1, true, &rows),
@@ -327,8 +327,8 @@ cap = "1ms"
     assert_eq!(first.success_share, Some(1.0));
     assert_eq!(first.work, 3.0);
     assert_eq!(first.recovery_peak_x, Some(15.0), "3 000 req/s / 200");
-    // No outage, capacity cut or trigger_end: the peak is the whole run's, called so.
-    assert!(!v.trigger && !first.trigger);
+    // No outage: the peak is the whole run's, called so.
+    assert!(!v.outage && !first.outage);
     assert_eq!(
         cells(first),
         [
@@ -339,7 +339,7 @@ cap = "1ms"
         ]
     );
     let after = Line {
-        trigger: true,
+        outage: true,
         ..first.clone()
     };
     assert_eq!(cells(&after)[3], "recovery peak 15.0x capacity");
