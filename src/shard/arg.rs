@@ -74,8 +74,13 @@ pub fn shard_from_env(
             )
         })?;
         let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+        let Some(index) = id.checked_sub(min) else {
+            return Err(Error::Usage(format!(
+                "--shard auto: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}, expected a task of the array"
+            )));
+        };
         return checked(
-            id.saturating_sub(min),
+            index,
             count,
             "Slurm (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN)",
         );

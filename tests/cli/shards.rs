@@ -386,6 +386,21 @@ fn shard_auto_reads_the_batch_engines_environment() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no batch array found"));
+    // A task id below the array's first is no task of it: refused, nothing written.
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "sweep.toml", "--shard", "auto", "--out", "low"])
+        .env("SLURM_ARRAY_TASK_ID", "3")
+        .env("SLURM_ARRAY_TASK_MIN", "4")
+        .env("SLURM_ARRAY_TASK_COUNT", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "herdsim: error: --shard auto: SLURM_ARRAY_TASK_ID 3 is below SLURM_ARRAY_TASK_MIN 4, expected a task of the array\n"
+    );
+    assert!(!ws.path().join("low").exists(), "nothing written");
 }
 
 #[test]
