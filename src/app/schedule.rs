@@ -82,13 +82,13 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
     let samples = args.clients.min(3) as usize;
     let mut out = format!(
-        "schedule: base {}, cap {}, multiplier {}, jitter {}, {} attempts, {} clients, seed {}{}\ndelays in ms\n",
+        "schedule: base {}, cap {}, multiplier {}, jitter {}, {}, {}, seed {}{}\ndelays in ms\n",
         args.base,
         args.cap,
         args.multiplier,
         args.jitter.describe(),
-        args.attempts,
-        args.clients,
+        crate::text::counted(args.attempts, "attempt", "attempts"),
+        crate::text::counted(args.clients, "client", "clients"),
         args.seed,
         args.retry_after
             .as_ref()
