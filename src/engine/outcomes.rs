@@ -141,8 +141,13 @@ impl Simulation<'_> {
         // `now + delay` saturates at `SimTime::MAX`, which is also "no deadline": a retry
         // too far ahead for the clock waits for the time limit instead.
         let deadline_at = self.requests.info(key).deadline_at;
+        let mut delay = delay;
         if deadline_at != SimTime::MAX && now + delay >= deadline_at {
-            return self.give_up(key, GiveUpReason::Deadline);
+            if !retry.clamp_to_deadline || now >= deadline_at {
+                return self.give_up(key, GiveUpReason::Deadline);
+            }
+            // The agent loops' "sleep, clamped to the deadline": one last attempt, at it.
+            delay = deadline_at - now;
         }
         if let Some(b) = policy.budget {
             let target = policy.target as usize;

@@ -182,6 +182,7 @@ pub fn no_retry() -> Strategy {
             timeout_multiplier: 1.0,
             connect_timeout: None,
             deadline: None,
+            clamp_to_deadline: false,
             retry_on: StatusSet::all_retryable(),
             retry_after: RetryAfterPolicy::default(),
             rate_limit: None,

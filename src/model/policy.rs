@@ -32,6 +32,9 @@ pub struct RetryPolicy {
     pub connect_timeout: Option<SimDuration>,
     /// Per-request deadline, measured from the first send.
     pub deadline: Option<SimDuration>,
+    /// A wait that would end at or after the deadline is shortened to end at it, and one
+    /// last attempt is sent there (instead of giving up at once).
+    pub clamp_to_deadline: bool,
     /// Failure classes that may be retried.
     pub retry_on: StatusSet,
     /// How a server's Retry-After hint is used.
@@ -317,6 +320,7 @@ mod tests {
             timeout_multiplier: 2.0,
             connect_timeout: None,
             deadline: None,
+            clamp_to_deadline: false,
             retry_on: StatusSet::all_retryable(),
             retry_after: RetryAfterPolicy::default(),
             rate_limit: None,

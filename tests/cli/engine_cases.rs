@@ -175,6 +175,41 @@ fn the_deadline_gives_up_before_a_retry_that_would_start_too_late() {
     assert_eq!(m.completion.0, ms(3060).0);
 }
 
+/// The same with `clamp_to_deadline`: the 4 s wait after the third rejection (3.06 s) is cut
+/// to end at the deadline (5 s), one last attempt is sent there, and its rejection (5.02 s,
+/// after the deadline) gives up. A 429 ladder's Retry-After wait is clamped the same way.
+#[test]
+fn clamp_to_deadline_sends_one_last_attempt_at_the_deadline() {
+    let outage = "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n[[server.outages]]\nstart = \"0s\"\nend = \"1h\"";
+    let s = scenario(&exact(
+        1,
+        outage,
+        "max_attempts = 100\ndeadline = \"5s\"\nclamp_to_deadline = true",
+        "base = \"1s\"\ncap = \"1m\"",
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.entry().gave_up[GiveUpReason::Deadline as usize], 1);
+    assert_eq!(m.entry().calls, 4);
+    assert_eq!(m.completion.0, ms(5020).0);
+    let r = &m.requests[0];
+    assert_eq!((r.attempts, r.total_wait), (4, ms(1000 + 2000 + 1940)));
+    // A 90 s Retry-After on a 429 (the 429 ladder, max_wait 60 s): waited until 5 s.
+    let limited = "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n[server.rate_limit]\nrate = 0.0001\nburst = 1\nretry_after = \"90s\"";
+    let s = scenario(&exact(
+        2,
+        limited,
+        "max_attempts = 4\ndeadline = \"5s\"\nclamp_to_deadline = true\nrate_limit = { max_retries = 5 }",
+        "base = \"100ms\"\ncap = \"1s\"",
+    ));
+    let m = run(&s, 0);
+    // Client 0 takes the token; client 1's 429 comes back at 20 ms, it waits 4.98 s and is
+    // refused again at 5.01 s, after the deadline.
+    let r = &m.requests[1];
+    assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::Deadline));
+    assert_eq!((r.attempts, r.total_wait), (2, ms(4980)));
+    assert_eq!(r.latency, Some(ms(5020)));
+}
+
 /// A request still open at `time_limit` ends there as `time_limit`; later requests of the
 /// same client never start but are still counted, so every request ends exactly once.
 #[test]

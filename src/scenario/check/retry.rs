@@ -154,6 +154,18 @@ impl Check<'_> {
             .unwrap_or(1.0);
         let connect_timeout = pick!(connect_timeout).and_then(|(v, key)| self.limit(Some(v), &key));
         let deadline = pick!(deadline).and_then(|(v, key)| self.limit(Some(v), &key));
+        let clamp_to_deadline = match pick!(clamp_to_deadline) {
+            Some((v, key)) if *v.get_ref() && pick!(deadline).is_none() => {
+                self.err(
+                    Some(v.span()),
+                    &key,
+                    "`clamp_to_deadline = true` needs a `deadline` to clamp to, found none",
+                );
+                false
+            }
+            Some((v, _)) => *v.get_ref(),
+            None => false,
+        };
         let retry_on = match pick!(retry_on) {
             None => StatusSet::all_retryable(),
             Some((v, key)) => self.retry_on(v, &key),
@@ -280,6 +292,7 @@ impl Check<'_> {
                 timeout_multiplier,
                 connect_timeout,
                 deadline,
+                clamp_to_deadline,
                 retry_on,
                 retry_after,
                 rate_limit,

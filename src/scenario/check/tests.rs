@@ -240,6 +240,23 @@ fn name_under_retry_is_refused() {
 }
 
 #[test]
+fn clamp_to_deadline_needs_a_deadline_from_any_table() {
+    let e = errors(&text(
+        "max_attempts = 3\n",
+        &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\"\nclamp_to_deadline = true"],
+    ));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].key, "strategy[0].clamp_to_deadline");
+    assert!(e[0].to_string().contains("needs a `deadline`"), "{}", e[0]);
+    // A deadline set in [retry] serves a strategy's clamp.
+    let s = ok(&text(
+        "max_attempts = 3\ndeadline = \"1m\"\n",
+        &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\"\nclamp_to_deadline = true"],
+    ));
+    assert!(s.strategies[0].retry.clamp_to_deadline);
+}
+
+#[test]
 fn escalate_after_is_checked_against_the_same_ladder() {
     let src = text(
         "max_attempts = 3\nrate_limit = { max_retries = 5, escalate_after = 5 }\n",

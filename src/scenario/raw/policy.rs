@@ -78,6 +78,7 @@ pub struct RawPolicy {
     pub timeout_multiplier: Option<Spanned<f64>>,
     pub connect_timeout: Option<Spanned<RawDuration>>,
     pub deadline: Option<Spanned<RawDuration>>,
+    pub clamp_to_deadline: Option<Spanned<bool>>,
     pub retry_on: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     pub retry_after: Option<Spanned<RawRetryAfter>>,
     pub rate_limit: Option<Spanned<RawRateLimitLadder>>,
