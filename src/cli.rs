@@ -238,6 +238,51 @@ pub struct ScheduleArgs {
     /// Largest usable Retry-After hint.
     #[arg(long, default_value = "60s", value_parser = duration_arg)]
     pub retry_after_max: SimDuration,
+    /// The jitter's uniform draws instead of the seeded stream: a list such as 0.5,0.25,1
+    /// (retry n takes the n-th, the last repeating; the same for every client), or
+    /// minstd:S (client i, from 0, draws from the "minimal standard" generator, x 48271
+    /// mod 2^31 - 1, seeded (i + 1) x S), to replay a published table.
+    #[arg(long, value_parser = draws_arg, value_name = "DRAWS")]
+    pub draws: Option<Draws>,
+}
+
+/// `schedule --draws`: where the jitter's uniform numbers come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Draws {
+    /// These numbers in [0, 1], retry n taking the n-th (the last repeating).
+    List(Vec<f64>),
+    /// Park and Miller's minimal standard generator (multiplier 48271), client i seeded
+    /// (i + 1) x this.
+    Minstd(u64),
+}
+
+/// The modulus of the minimal standard generator, 2^31 - 1.
+pub const MINSTD_MODULUS: u64 = 2_147_483_647;
+
+fn draws_arg(s: &str) -> Result<Draws, String> {
+    if let Some(seed) = s.strip_prefix("minstd:") {
+        return match seed.parse::<u64>() {
+            Ok(n) if (1..MINSTD_MODULUS).contains(&n) => Ok(Draws::Minstd(n)),
+            _ => Err(format!(
+                "expected minstd:S with S from 1 to {}, found \"{s}\"",
+                MINSTD_MODULUS - 1
+            )),
+        };
+    }
+    s.split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or_else(|| {
+                    format!(
+                        "expected numbers in [0, 1] separated by commas, or minstd:S, found \"{v}\""
+                    )
+                })
+        })
+        .collect::<Result<Vec<f64>, String>>()
+        .map(Draws::List)
 }
 
 fn setting_arg(s: &str) -> Result<Setting, String> {

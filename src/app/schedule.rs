@@ -4,7 +4,7 @@
 use rand::{RngExt, SeedableRng};
 
 use super::print_stdout;
-use crate::cli::ScheduleArgs;
+use crate::cli::{Draws, MINSTD_MODULUS, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
 use crate::limits::{self, MemoryLimit};
@@ -71,9 +71,20 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     for client in 0..args.clients {
         let seed = runner::derive_seed(args.seed, 0, client, 0);
         let mut rng = SimRng::from_seed(seed);
+        let mut minstd = match args.draws {
+            Some(Draws::Minstd(s)) => (u64::from(client) + 1) * s % MINSTD_MODULUS,
+            _ => 0,
+        };
         let mut prev = backoff.base;
         for (n, column) in (1..=retries).zip(&mut columns) {
-            let u = rng.random::<f64>();
+            let u = match &args.draws {
+                None => rng.random::<f64>(),
+                Some(Draws::List(list)) => list[(n as usize - 1).min(list.len() - 1)],
+                Some(Draws::Minstd(_)) => {
+                    minstd = minstd * 48_271 % MINSTD_MODULUS;
+                    minstd as f64 / MINSTD_MODULUS as f64
+                }
+            };
             let d = next_delay(&backoff, &policy, n, prev, hint, u);
             prev = d;
             column.push(d);
@@ -82,14 +93,24 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
     let samples = args.clients.min(3) as usize;
     let mut out = format!(
-        "schedule: base {}, cap {}, multiplier {}, jitter {}, {}, {}, seed {}{}\ndelays in ms\n",
+        "schedule: base {}, cap {}, multiplier {}, jitter {}, {}, {}, {}{}\ndelays in ms\n",
         args.base,
         args.cap,
         args.multiplier,
         args.jitter.describe(),
         crate::text::counted(args.attempts, "attempt", "attempts"),
         crate::text::counted(args.clients, "client", "clients"),
-        args.seed,
+        match &args.draws {
+            None => format!("seed {}", args.seed),
+            Some(Draws::List(list)) => format!(
+                "draws {}",
+                list.iter()
+                    .map(|u| u.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            Some(Draws::Minstd(s)) => format!("draws minstd:{s}"),
+        },
         args.retry_after
             .as_ref()
             .map(|h| format!(", Retry-After \"{h}\""))

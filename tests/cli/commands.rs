@@ -747,6 +747,77 @@ fn schedule_column(args: &[&str], name: &str) -> Vec<String> {
     rows.into_iter().map(|r| r[c].clone()).collect()
 }
 
+/// `--draws` replays published tables: the three workers of a full-jitter demo drawing from
+/// a minimal standard generator seeded 7919, 2 x 7919 and 3 x 7919 (its Math.floor'd table:
+/// 17, 74, 44, 535, 385 / 35, 148, 89, 271, 771 / 53, 23, 133, 7, 1157 ms), and equal
+/// jitter (`fraction=0.5`) at the draw 1.0: half the ladder.
+#[test]
+fn schedule_draws_replay_a_published_table() {
+    let args = [
+        "--base",
+        "100ms",
+        "--cap",
+        "2s",
+        "--attempts",
+        "6",
+        "--clients",
+        "3",
+        "--draws",
+        "minstd:7919",
+    ];
+    let floored = |name: &str| -> Vec<u64> {
+        schedule_column(&args, name)
+            .iter()
+            .map(|v| v.parse::<f64>().unwrap().floor() as u64)
+            .collect()
+    };
+    assert_eq!(floored("client-0"), [17, 74, 44, 535, 385]);
+    assert_eq!(floored("client-1"), [35, 148, 89, 271, 771]);
+    assert_eq!(floored("client-2"), [53, 23, 133, 7, 1157]);
+    let half = [
+        "--base",
+        "500ms",
+        "--cap",
+        "8s",
+        "--jitter",
+        "fraction=0.5",
+        "--clients",
+        "1",
+        "--draws",
+        "1",
+    ];
+    assert_eq!(
+        schedule_column(&half, "client-0"),
+        ["250", "500", "1000", "2000", "4000", "4000", "4000"]
+    );
+    // A list: retry n takes the n-th draw, the last repeating.
+    let list = [
+        "--base",
+        "1s",
+        "--cap",
+        "1s",
+        "--clients",
+        "1",
+        "--draws",
+        "0,0.5",
+    ];
+    assert_eq!(
+        schedule_column(&list, "client-0"),
+        ["0", "500", "500", "500", "500", "500", "500"]
+    );
+    let ws = Workspace::new();
+    for (bad, found) in [("1.5", "1.5"), ("0.5,x", "x"), ("minstd:0", "minstd:0")] {
+        let out = herdsim()
+            .current_dir(ws.path())
+            .args(["schedule", "--base", "1s", "--cap", "1s", "--draws", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("found \"{found}\"")), "{err}");
+    }
+}
+
 #[test]
 fn schedule_without_jitter_prints_the_capped_ladder() {
     let args = ["--base", "100ms", "--cap", "1s", "--jitter", "none"];
