@@ -118,17 +118,6 @@ impl Latencies {
         self.histogram = Some(h);
     }
 
-    /// The nearest-rank percentile `p` in [0, 1], read once: the exact samples are
-    /// partitioned around it in place (linear time, where [`Latencies::sorted`] sorts), which
-    /// leaves them in another order but the same set. `None` without samples.
-    pub fn percentile_once(&mut self, p: f64) -> Option<u64> {
-        let rank = nearest_rank(self.count, p)?;
-        match &self.histogram {
-            None => Some(*self.exact.select_nth_unstable(rank as usize - 1).1),
-            Some(h) => Some(histogram_percentile(h, rank)),
-        }
-    }
-
     /// Sorts the exact samples once, so that many percentiles can be read cheaply.
     pub fn sorted(mut self) -> SortedLatencies {
         self.exact.sort_unstable();
@@ -159,30 +148,25 @@ impl SortedLatencies {
     /// The nearest-rank percentile `p` in [0, 1] (`p = 0` gives the minimum), in
     /// nanoseconds; `None` without samples.
     pub fn percentile(&self, p: f64) -> Option<u64> {
-        let rank = nearest_rank(self.0.count, p)?;
+        let n = self.0.count;
+        if n == 0 {
+            return None;
+        }
+        let rank = ((p * n as f64).ceil() as u64).clamp(1, n);
         match &self.0.histogram {
             None => Some(self.0.exact[rank as usize - 1]),
-            Some(h) => Some(histogram_percentile(h, rank)),
+            Some(h) => {
+                let mut seen = 0;
+                for (i, c) in h.iter().enumerate() {
+                    seen += c;
+                    if seen >= rank {
+                        return Some(midpoint(i));
+                    }
+                }
+                unreachable!("bucket counts sum to the sample count")
+            }
         }
     }
-}
-
-/// The 1-based nearest rank of percentile `p` among `n` samples, `ceil(p n)` (at least 1);
-/// `None` when there is no sample.
-fn nearest_rank(n: u64, p: f64) -> Option<u64> {
-    (n > 0).then(|| ((p * n as f64).ceil() as u64).clamp(1, n))
-}
-
-/// The value of the sample of rank `rank` (1-based) in a histogram: its bucket's midpoint.
-fn histogram_percentile(h: &[u64], rank: u64) -> u64 {
-    let mut seen = 0;
-    for (i, c) in h.iter().enumerate() {
-        seen += c;
-        if seen >= rank {
-            return midpoint(i);
-        }
-    }
-    unreachable!("bucket counts sum to the sample count")
 }
 
 /// The histogram bucket of `v`: exact below [`LINEAR`], then 2^SUB_BITS buckets per octave.
@@ -224,22 +208,6 @@ mod tests {
         assert_eq!(s.percentile(0.95), Some(10_000_000));
         assert_eq!(s.percentile(0.0), Some(1_000_000));
         assert_eq!(Latencies::new().sorted().percentile(0.5), None);
-    }
-
-    #[test]
-    fn a_percentile_read_once_equals_the_sorted_one() {
-        // Exact samples (scrambled, with repeats) and a histogram.
-        for n in [1u64, 2, 7, 100, 101, EXACT_LIMIT as u64 + 3] {
-            let mut l = Latencies::new();
-            for i in 0..n {
-                l.record(i.wrapping_mul(2_654_435_761) % (n / 2 + 1) * 1000);
-            }
-            for p in [0.0, 0.5, 0.95, 0.99, 1.0] {
-                let sorted = l.clone().sorted().percentile(p);
-                assert_eq!(l.clone().percentile_once(p), sorted, "n {n}, p {p}");
-            }
-        }
-        assert_eq!(Latencies::new().percentile_once(0.99), None);
     }
 
     #[test]

@@ -212,7 +212,7 @@ impl StrategyAccumulator {
             recovery_peak_rps: entry.peak_rps(bucket, recovery_from),
             succeeded: entry.succeeded as f64,
             gave_up: entry.gave_up_total() as f64,
-            latency_p99_s: run_p99(&mut run.latencies),
+            latency_p99_s: run_p99(&run.latencies),
             recovery: recovery(scenario, &run),
             service_peaks: run
                 .services
@@ -459,8 +459,8 @@ fn add_series<T: Into<u64>, const N: usize>(
 }
 
 /// One run's p99 latency (seconds), from its own samples.
-fn run_p99(latencies: &mut Latencies) -> Option<f64> {
-    let p = latencies.percentile_once(0.99);
+fn run_p99(latencies: &Latencies) -> Option<f64> {
+    let p = latencies.clone().sorted().percentile(0.99);
     p.map(|ns| SimDuration(ns).as_secs_f64())
 }
 
