@@ -753,20 +753,10 @@ fn schedule_column(args: &[&str], name: &str) -> Vec<String> {
 /// jitter (`fraction=0.5`) at the draw 1.0: half the ladder.
 #[test]
 fn schedule_draws_replay_a_published_table() {
-    let args = [
-        "--base",
-        "100ms",
-        "--cap",
-        "2s",
-        "--attempts",
-        "6",
-        "--clients",
-        "3",
-        "--draws",
-        "minstd:7919",
-    ];
+    let args = |line: &'static str| line.split(' ').collect::<Vec<_>>();
+    let workers = args("--base 100ms --cap 2s --attempts 6 --clients 3 --draws minstd:7919");
     let floored = |name: &str| -> Vec<u64> {
-        schedule_column(&args, name)
+        schedule_column(&workers, name)
             .iter()
             .map(|v| v.parse::<f64>().unwrap().floor() as u64)
             .collect()
@@ -774,33 +764,13 @@ fn schedule_draws_replay_a_published_table() {
     assert_eq!(floored("client-0"), [17, 74, 44, 535, 385]);
     assert_eq!(floored("client-1"), [35, 148, 89, 271, 771]);
     assert_eq!(floored("client-2"), [53, 23, 133, 7, 1157]);
-    let half = [
-        "--base",
-        "500ms",
-        "--cap",
-        "8s",
-        "--jitter",
-        "fraction=0.5",
-        "--clients",
-        "1",
-        "--draws",
-        "1",
-    ];
+    let half = args("--base 500ms --cap 8s --jitter fraction=0.5 --clients 1 --draws 1");
     assert_eq!(
         schedule_column(&half, "client-0"),
         ["250", "500", "1000", "2000", "4000", "4000", "4000"]
     );
     // A list: retry n takes the n-th draw, the last repeating.
-    let list = [
-        "--base",
-        "1s",
-        "--cap",
-        "1s",
-        "--clients",
-        "1",
-        "--draws",
-        "0,0.5",
-    ];
+    let list = args("--base 1s --cap 1s --clients 1 --draws 0,0.5");
     assert_eq!(
         schedule_column(&list, "client-0"),
         ["0", "500", "500", "500", "500", "500", "500"]
