@@ -242,7 +242,7 @@ pub struct ScheduleArgs {
     /// (retry n takes the n-th, the last repeating; the same for every client), or
     /// minstd:S (client i, from 0, draws from the "minimal standard" generator, x 48271
     /// mod 2^31 - 1, seeded (i + 1) x S), to replay a published table.
-    #[arg(long, value_parser = draws_arg, value_name = "DRAWS")]
+    #[arg(long, value_parser = draws_arg, value_name = "DRAWS", conflicts_with = "seed")]
     pub draws: Option<Draws>,
 }
 

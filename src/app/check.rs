@@ -73,7 +73,7 @@ pub(super) fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
             for o in &service.server.outages {
                 if past(o.end) {
                     found.push(format!(
-                        "outage [{}, {}) of `{}` ends {end_of_run}: the run never sees it end, so recovered_s stays empty",
+                        "outage [{}, {}) of `{}` ends {end_of_run}: the run never sees it end, so recovered_s stays empty and recovery_peak_rps is 0",
                         show(o.start),
                         show(o.end),
                         service.name

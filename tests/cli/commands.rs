@@ -1134,7 +1134,7 @@ fn recovery_columns(dir: &Path) -> Vec<[String; 5]> {
 #[test]
 fn a_run_that_answered_nobody_never_recovered() {
     let ws = workspace_with(TINY);
-    let warning = "warning: tiny.toml: outage [0s, 1month) of `server` ends at or after time_limit (1h), the end of the run: the run never sees it end, so recovered_s stays empty\n";
+    let warning = "warning: tiny.toml: outage [0s, 1month) of `server` ends at or after time_limit (1h), the end of the run: the run never sees it end, so recovered_s stays empty and recovery_peak_rps is 0\n";
     let out = ok(
         &ws,
         &["check", "tiny.toml", "--set", "server.outages.0.end=1M"],

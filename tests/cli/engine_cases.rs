@@ -208,6 +208,18 @@ fn clamp_to_deadline_sends_one_last_attempt_at_the_deadline() {
     assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::Deadline));
     assert_eq!((r.attempts, r.total_wait), (2, ms(4980)));
     assert_eq!(r.latency, Some(ms(5020)));
+    // The deadline is checked before the attempt budget: the third and last attempt, sent
+    // at the deadline, ends as `deadline`, not `attempts`.
+    let s = scenario(&exact(
+        1,
+        outage,
+        "max_attempts = 3\ndeadline = \"5s\"\nclamp_to_deadline = true",
+        "base = \"4s\"\ncap = \"20s\"",
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.requests[0].attempts, 3);
+    assert_eq!(m.entry().gave_up[GiveUpReason::Deadline as usize], 1);
+    assert_eq!(m.completion.0, ms(5020).0);
 }
 
 /// A request still open at `time_limit` ends there as `time_limit`; later requests of the

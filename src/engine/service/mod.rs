@@ -486,7 +486,8 @@ impl TokenBucket {
     /// (the request is admitted when that is at least 1).
     fn take(&mut self, now: SimTime, limiter: &RateLimiter) -> f64 {
         // Every term is a whole number of token-nanoseconds for whole rates and bursts with
-        // up to nine decimals, so the sum is exact below 2^53 (104 days at 1 000 tokens/s).
+        // up to nine decimals, so the sum is exact below 2^53 token-nanoseconds (104 days
+        // at 1 token/s, 2.5 hours at 1 000); beyond, off by a few token-nanoseconds.
         let earned = (now - self.full_at).as_nanos() as f64 * limiter.rate;
         let burst = limiter.burst * TOKEN;
         let held = burst - self.taken as f64 * TOKEN + earned;

@@ -77,7 +77,7 @@ pub struct StrategySummary {
     pub completion_s: Stat,
     /// Max over buckets of arrivals per second at the entry service.
     pub peak_rps: Stat,
-    /// The same over buckets starting at or after the trigger's end.
+    /// The same over buckets starting at or after the end of the last outage.
     pub recovery_peak_rps: Stat,
     /// Client requests that succeeded (mean per replication).
     pub succeeded: f64,

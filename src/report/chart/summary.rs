@@ -206,7 +206,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
             vec![(
                 Swatch::Fill(grey, BAR),
                 format!(
-                    "peak_rps: busiest {} of the run (no outage or capacity cut: no recovery peak)",
+                    "peak_rps: busiest {} of the run (no outage: no recovery peak)",
                     v.bucket
                 ),
             )]

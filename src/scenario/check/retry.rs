@@ -154,18 +154,7 @@ impl Check<'_> {
             .unwrap_or(1.0);
         let connect_timeout = pick!(connect_timeout).and_then(|(v, key)| self.limit(Some(v), &key));
         let deadline = pick!(deadline).and_then(|(v, key)| self.limit(Some(v), &key));
-        let clamp_to_deadline = match pick!(clamp_to_deadline) {
-            Some((v, key)) if *v.get_ref() && pick!(deadline).is_none() => {
-                self.err(
-                    Some(v.span()),
-                    &key,
-                    "`clamp_to_deadline = true` needs a `deadline` to clamp to, found none",
-                );
-                false
-            }
-            Some((v, _)) => *v.get_ref(),
-            None => false,
-        };
+        let clamp_to_deadline = pick!(clamp_to_deadline).is_some_and(|(v, _)| *v.get_ref());
         let retry_on = match pick!(retry_on) {
             None => StatusSet::all_retryable(),
             Some((v, key)) => self.retry_on(v, &key),

@@ -240,20 +240,16 @@ fn name_under_retry_is_refused() {
 }
 
 #[test]
-fn clamp_to_deadline_needs_a_deadline_from_any_table() {
-    let e = errors(&text(
-        "max_attempts = 3\n",
-        &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\"\nclamp_to_deadline = true"],
-    ));
-    assert_eq!(e.len(), 1, "{e:?}");
-    assert_eq!(e[0].key, "strategy[0].clamp_to_deadline");
-    assert!(e[0].to_string().contains("needs a `deadline`"), "{}", e[0]);
-    // A deadline set in [retry] serves a strategy's clamp.
+fn clamp_to_deadline_is_inherited_from_retry() {
     let s = ok(&text(
-        "max_attempts = 3\ndeadline = \"1m\"\n",
-        &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\"\nclamp_to_deadline = true"],
+        "max_attempts = 3\ndeadline = \"1m\"\nclamp_to_deadline = true\n",
+        &[
+            "name = \"a\"\nbase = \"1ms\"\ncap = \"1s\"",
+            "name = \"b\"\nbase = \"1ms\"\ncap = \"1s\"\nclamp_to_deadline = false",
+        ],
     ));
     assert!(s.strategies[0].retry.clamp_to_deadline);
+    assert!(!s.strategies[1].retry.clamp_to_deadline);
 }
 
 #[test]
