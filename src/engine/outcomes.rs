@@ -95,10 +95,10 @@ impl Simulation<'_> {
         if let Some(b) = policy.budget {
             self.budgets[b as usize].on_failure(client);
         }
-        let deadline_at = self.requests.info(key).deadline_at;
-        if retry.clamp_to_deadline && deadline_at != SimTime::MAX && now >= deadline_at {
+        if retry.clamp_to_deadline && now >= self.requests.info(key).deadline_at {
             // Loops that clamp their sleep to the deadline check it first, before the
             // attempt budget: the last attempt, sent at the deadline, ends as `deadline`.
+            // (No deadline is `SimTime::MAX`, which `now` never reaches.)
             return self.give_up(key, GiveUpReason::Deadline);
         }
         let attempt = self.requests[key].attempt;
@@ -146,6 +146,7 @@ impl Simulation<'_> {
         };
         // `now + delay` saturates at `SimTime::MAX`, which is also "no deadline": a retry
         // too far ahead for the clock waits for the time limit instead.
+        let deadline_at = self.requests.info(key).deadline_at;
         let mut delay = delay;
         if deadline_at != SimTime::MAX && now + delay >= deadline_at {
             if !retry.clamp_to_deadline {
