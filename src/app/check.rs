@@ -1,7 +1,7 @@
 //! `herdsim check`: validate every scenario given, print one line per good file (what it
 //! runs: clients, strategies, replications, sweep points) and every problem with its file
-//! and line; and the warnings `check` and `run` share about what a scenario schedules past
-//! its `time_limit`.
+//! and line; and the warnings `check` and `run` share about settings that cannot act: what
+//! a scenario schedules past its `time_limit`, a clamp with no deadline to clamp to.
 
 use super::{load_each, print_stderr, print_stdout};
 use crate::cli::CheckArgs;
@@ -41,7 +41,7 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
     }
     print_stdout(&out)?;
     for f in &files {
-        print_stderr(&past_end_warnings(f));
+        print_stderr(&warnings(f));
     }
     if errors.is_empty() {
         Ok(())
@@ -50,12 +50,84 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
     }
 }
 
+/// The warnings `check` and `run` print before anything runs: settings that are valid (so
+/// not errors) but cannot act. One line per distinct warning over the sweep points.
+pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
+    let mut lines = past_end_warnings(file);
+    for line in clamp_warnings(file) {
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// Warnings for `clamp_to_deadline = true` in a policy whose requests can have no deadline:
+/// no `deadline` of its own, and none propagated to it by a calling service. The clamp
+/// then never shortens a wait (it is a common slip to set it and forget the deadline).
+fn clamp_warnings(file: &ScenarioFile) -> Vec<String> {
+    use crate::model::ServiceRetry;
+    let name = crate::text::escape(&file.file);
+    let mut lines: Vec<String> = Vec::new();
+    let unclamped = "sets clamp_to_deadline but has no deadline: the clamp never acts";
+    for p in &file.points {
+        let s = &p.scenario;
+        let inert =
+            |r: &crate::model::policy::RetryPolicy| r.clamp_to_deadline && r.deadline.is_none();
+        for (i, strategy) in s.strategies.iter().enumerate() {
+            // The clients' policies: the strategy merged with each population's overrides.
+            let policies = s.population_policies.get(i).into_iter().flatten();
+            for (pp, population) in policies.zip(&s.populations) {
+                if inert(&pp.strategy.retry) {
+                    let whose = if s.populations.len() > 1 {
+                        format!(" for population `{}`", population.name)
+                    } else {
+                        String::new()
+                    };
+                    lines.push(format!("strategy `{}`{whose} {unclamped}", strategy.name));
+                }
+            }
+            // The downstream calls of `retry = "strategy"` services, unless the service
+            // gives them its request's deadline.
+            for v in &s.services {
+                if matches!(v.retry, ServiceRetry::Strategy)
+                    && !v.propagate_deadline
+                    && inert(&strategy.retry)
+                {
+                    lines.push(format!(
+                        "strategy `{}` (the retry policy of service `{}`) {unclamped}",
+                        strategy.name, v.name
+                    ));
+                }
+            }
+        }
+        for v in &s.services {
+            if let ServiceRetry::Fixed(policy) = &v.retry
+                && inert(&policy.retry)
+                && !v.propagate_deadline
+            {
+                lines.push(format!(
+                    "the retry policy of service `{}` {unclamped}",
+                    v.name
+                ));
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for l in lines {
+        let line = format!("warning: {name}: {l}");
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
 /// Warnings for what a scenario schedules at or after its `time_limit`, where the run has
 /// already stopped: an outage that does not end within the run (say `end = "5M"`, five
 /// months, meant as `"5m"`), a capacity step that never takes effect, a `trigger_end`
 /// beyond the run. Each makes `recovered_s` empty or the step moot; valid, so not an error.
-/// One line per distinct warning over the sweep points.
-pub(super) fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
+fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::time::SimDuration;
     let show = |t: crate::time::SimTime| SimDuration::from_nanos(t.0).to_string();
     let name = crate::text::escape(&file.file);

@@ -26,7 +26,7 @@ mod progress;
 mod schedule;
 mod shards;
 
-use check::{check_command, past_end_warnings};
+use check::{check_command, warnings};
 use progress::Progress;
 pub use progress::{estimate_events, progress_message};
 use schedule::schedule_command;
@@ -160,7 +160,7 @@ fn run_command(args: &RunArgs) -> Result<()> {
     }
     output_dir::check_out(&args.out)?;
     for f in &files {
-        print_stderr(&past_end_warnings(f));
+        print_stderr(&warnings(f));
     }
     output_dir::install_signal_cleanup();
     let mut pool = rayon::ThreadPoolBuilder::new();

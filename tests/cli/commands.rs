@@ -1164,3 +1164,28 @@ fn a_run_that_answered_nobody_never_recovered() {
         assert!(!row[3].is_empty(), "{row:?}");
     }
 }
+
+/// `clamp_to_deadline` without a deadline is valid but never acts: `check` and `run` say
+/// so for each strategy it leaves inert, and say nothing once a deadline is set.
+#[test]
+fn a_clamp_without_a_deadline_draws_a_warning() {
+    let ws = workspace_with(TINY);
+    let clamp = "retry.clamp_to_deadline=true";
+    let out = ok(&ws, &["check", "tiny.toml", "--set", clamp]);
+    let warning = |s: &str| {
+        format!(
+            "warning: tiny.toml: strategy `{s}` sets clamp_to_deadline but has no deadline: the clamp never acts\n"
+        )
+    };
+    assert_eq!(stderr(&out), warning("none") + &warning("full"));
+    let run = ["run", "tiny.toml", "--out", "out", "--no-charts", "--quiet"];
+    let out = ok(&ws, &[&run[..], &["--set", clamp]].concat());
+    assert_eq!(stderr(&out), warning("none") + &warning("full"));
+    // A deadline for one strategy silences its warning only; one for all, every warning.
+    let one = ["--set", clamp, "--set", "strategy.1.deadline=1m"];
+    let out = ok(&ws, &[&["check", "tiny.toml"][..], &one].concat());
+    assert_eq!(stderr(&out), warning("none"));
+    let all = ["--set", clamp, "--set", "retry.deadline=1m"];
+    let out = ok(&ws, &[&["check", "tiny.toml"][..], &all].concat());
+    assert_eq!(stderr(&out), "");
+}
