@@ -123,9 +123,14 @@ impl Simulation<'_> {
         self.requests[key].in_flight += 1;
         self.push(Event::new(kind, arrival, key, serial).at_service(svc));
         // The timer is set now, after the attempt left: if it is armed later, it must pop
-        // among the events of its instant as if pushed here.
-        self.requests[key].timer_seq = self.queue.reserve() as u32;
-        self.arm_if_later(key, arrival);
+        // among the events of its instant as if pushed here. So an arrival at the timeout
+        // instant itself comes before the timer (it was pushed first); the server's answer
+        // then decides whether the timer is armed.
+        let r = &mut self.requests[key];
+        r.timer_seq = self.queue.reserve() as u32;
+        if arrival != r.timeout_at {
+            self.arm_unless_earlier(key, arrival);
+        }
     }
 
     /// An OCC read reaches the server: the version it sees travels back in the reply.
@@ -153,7 +158,7 @@ impl Simulation<'_> {
                 .at_service(svc),
         );
         if self.is_live(key, serial, svc) {
-            self.arm_if_later(key, at);
+            self.arm_unless_earlier(key, at);
         }
     }
 
@@ -169,7 +174,7 @@ impl Simulation<'_> {
                 .with_aux(version)
                 .at_service(svc),
         );
-        self.arm_if_later(key, at);
+        self.arm_unless_earlier(key, at);
     }
 
     /// Whether `key` is a downstream call of a job its service lost in a crash: the crashed
@@ -193,15 +198,19 @@ impl Simulation<'_> {
         self.requests[key].is_live(serial, svc == self.fallback)
     }
 
-    /// The current attempt's next step happens at `next`: if that is after its timeout, the
-    /// timer must fire first, so it enters the queue now (`SimTime::MAX`: unknown, e.g. queued),
-    /// with the insertion number it reserved when the attempt was sent: among events of its
-    /// instant it pops as a timer set at send time would (a timer armed at its own instant,
-    /// after events of that instant were handled, pops next).
+    /// The current attempt's next step happens at `next`, in an event pushed after the
+    /// attempt was sent: if that is at or after its timeout, the timer fires first (at the
+    /// same instant, by insertion order, as the timer was set at send time), so it enters the
+    /// queue now (`SimTime::MAX`: unknown, e.g. queued), with the insertion number it
+    /// reserved when the attempt was sent: among events of its instant it pops as a timer
+    /// set at send time would (a timer armed at its own instant, after events of that
+    /// instant were handled, pops next). A response due at the timeout instant still counts
+    /// as arrived: the timer sees `response_at_timeout` and stands down.
     #[inline]
-    pub(super) fn arm_if_later(&mut self, key: u32, next: SimTime) {
+    pub(super) fn arm_unless_earlier(&mut self, key: u32, next: SimTime) {
         let r = &mut self.requests[key];
-        if next > r.timeout_at && !r.timer_armed() {
+        // `SimTime::MAX`: the attempt has no timeout (nothing can be due at or after it).
+        if next >= r.timeout_at && r.timeout_at != SimTime::MAX && !r.timer_armed() {
             r.set_timer_armed(true);
             let (at, serial, reserved) = (r.timeout_at, r.serial, r.timer_seq);
             let timer =

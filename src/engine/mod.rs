@@ -17,14 +17,14 @@
 //! answers its caller. Events of an abandoned attempt carry an old serial and are ignored.
 //!
 //! Attempt timers are armed lazily: a `Timeout` event is scheduled only once the attempt's
-//! next step is known to come after its timeout (or cannot be known, as in a queue). Most
+//! next step is known to come at or after its timeout (or cannot be known, as in a queue). Most
 //! attempts are answered in time, so most timers never enter the queue. A timer armed late
 //! carries the queue insertion number it reserved at send time, so among events of its
 //! instant it pops where a timer scheduled at send time would (queue timeouts likewise keep
-//! the number reserved when the attempt joined the queue). The outcome is that of
-//! scheduling every timer when it is set, with two rules made explicit: a response that
-//! arrives at exactly the timeout instant counts as arrived, and a timer found due only by
-//! an event of its own instant fires right after that event.
+//! the number reserved when the attempt joined the queue): a next step due at the timeout
+//! instant, scheduled after the send, arms it too. The outcome is that of scheduling every
+//! timer when it is set, with one rule made explicit: a response already on its way that
+//! arrives at exactly the timeout instant counts as arrived.
 //!
 //! This file holds the run's state and the event loop ([`Simulation::step`] and its
 //! dispatch); `build` prepares a run (its state, the first requests, the servers'

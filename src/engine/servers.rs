@@ -73,7 +73,7 @@ impl Simulation<'_> {
             Admission::Serve(entry) => self.start_service(svc, entry),
             Admission::Queued => {
                 if self.is_live(key, serial, svc) {
-                    self.arm_if_later(key, SimTime::MAX);
+                    self.arm_unless_earlier(key, SimTime::MAX);
                 }
                 self.arm_queue_timer(svc);
             }
@@ -111,7 +111,7 @@ impl Simulation<'_> {
             );
             let r = &mut self.requests[key];
             r.set_response_at_timeout(at == r.timeout_at);
-            self.arm_if_later(key, at);
+            self.arm_unless_earlier(key, at);
         }
         self.left_server(key);
     }
@@ -121,7 +121,7 @@ impl Simulation<'_> {
     /// the server side.
     pub(super) fn lost(&mut self, key: u32, serial: u32, svc: u16) {
         if self.is_live(key, serial, svc) {
-            self.arm_if_later(key, SimTime::MAX);
+            self.arm_unless_earlier(key, SimTime::MAX);
         }
         self.left_server(key);
     }
@@ -166,7 +166,7 @@ impl Simulation<'_> {
             );
             if self.is_live(entry.request, entry.serial, svc) {
                 // The answer waits for the downstream calls: not known yet.
-                self.arm_if_later(entry.request, SimTime::MAX);
+                self.arm_unless_earlier(entry.request, SimTime::MAX);
             }
         } else {
             self.push(
@@ -176,7 +176,7 @@ impl Simulation<'_> {
                     .at_service(svc),
             );
             if self.is_live(entry.request, entry.serial, svc) {
-                self.arm_if_later(entry.request, at);
+                self.arm_unless_earlier(entry.request, at);
             }
         }
     }
@@ -228,7 +228,7 @@ impl Simulation<'_> {
             );
             let r = &mut self.requests[key];
             r.set_response_at_timeout(at == r.timeout_at);
-            self.arm_if_later(key, at);
+            self.arm_unless_earlier(key, at);
         } else if svc != self.fallback {
             // Served for a caller that had already abandoned the attempt.
             self.metrics.services[svc as usize].wasted += 1;

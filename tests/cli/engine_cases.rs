@@ -697,6 +697,51 @@ fn a_response_at_exactly_the_timeout_instant_counts_as_arrived() {
     assert_eq!(late.entry().wasted, 0);
 }
 
+/// A service that ends at exactly the attempt's timeout ends after the timer by insertion
+/// order (the timer was set when the attempt was sent, the service end when it started):
+/// the client has abandoned the attempt, and the server's work is `wasted`. With zero
+/// network latency the answer made at that instant is too late as well; one nanosecond
+/// sooner, it is in time.
+#[test]
+fn a_service_ending_at_exactly_the_timeout_instant_served_an_abandoned_attempt() {
+    let with = |latency: &str, service: &str| {
+        scenario(&exact_scenario(
+            latency,
+            "count = 1",
+            &format!("concurrency = 1\nservice = {{ dist = \"constant\", value = \"{service}\" }}"),
+            "max_attempts = 1\ntimeout = \"30ms\"",
+            "[[strategy]]\nname = \"s\"\nbase = \"1s\"\ncap = \"1s\"",
+        ))
+    };
+    // 10 ms there, served 10-30 ms: the timer (30 ms) comes first.
+    let m = run(&with("10ms", "20ms"), 0);
+    assert_eq!(m.entry().succeeded, 0);
+    assert_eq!(m.requests[0].last_status, Some(Status::Timeout));
+    assert_eq!(m.completion.0, ms(30).0);
+    assert_eq!(m.entry().wasted, 1);
+    // Zero latency, served 0-30 ms: the same.
+    let m = run(&with("0s", "30ms"), 0);
+    assert_eq!(m.entry().succeeded, 0);
+    assert_eq!(m.requests[0].last_status, Some(Status::Timeout));
+    assert_eq!(m.entry().wasted, 1);
+    let m = run(&with("0s", "29999999ns"), 0);
+    assert_eq!(m.entry().succeeded, 1);
+    assert_eq!(m.entry().wasted, 0);
+    // Queued behind another client's 20 ms service with zero latency, then served 20-40 ms
+    // with a 40 ms timeout: the second client times out at 40 ms, its work wasted, while
+    // the first is answered at 20 ms.
+    let s = scenario(&exact_scenario(
+        "0s",
+        "count = 2",
+        "concurrency = 1\nqueue = 1\nservice = { dist = \"constant\", value = \"20ms\" }",
+        "max_attempts = 1\ntimeout = \"40ms\"",
+        "[[strategy]]\nname = \"s\"\nbase = \"1s\"\ncap = \"1s\"",
+    ));
+    let m = run(&s, 0);
+    assert_eq!((m.entry().succeeded, m.entry().wasted), (1, 1));
+    assert_eq!(m.completion.0, ms(40).0);
+}
+
 /// The same for a rejection: with a 20 ms timeout and 10 ms each way, the 503 arrives at
 /// exactly 20 ms and is what the client sees (a retry after a 503, not after a timeout);
 /// the retry, served in zero time, is answered at exactly its timeout too.
