@@ -100,6 +100,12 @@ pub fn noun<'a>(count: &str, one: &'a str, many: &'a str) -> &'a str {
     if count == "1" { one } else { many }
 }
 
+/// `what` with its indefinite article: "a string", "an inline table", "an integer".
+pub fn with_article(what: &str) -> String {
+    let vowel = what.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {what}", if vowel { "an" } else { "a" })
+}
+
 /// `n` and its noun: `counted(1, "run", "runs")` is "1 run".
 pub fn counted(n: impl std::fmt::Display, one: &str, many: &str) -> String {
     let shown = n.to_string();

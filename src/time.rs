@@ -168,7 +168,7 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
     if trimmed.is_empty() {
         return Err("an empty string is not a duration".to_string());
     }
-    if trimmed.parse::<f64>().is_ok() {
+    if trimmed.parse::<f64>().is_ok_and(f64::is_finite) {
         return Err(format!(
             "\"{trimmed}\" has no unit (write e.g. \"{trimmed}ms\" or \"{trimmed}s\")"
         ));
@@ -197,7 +197,11 @@ fn why_not(e: &humantime::DurationError) -> String {
         E::UnknownUnit { unit, .. } => format!(
             "unknown time unit \"{unit}\"; the units are ns, us, ms, s, m, h, d, w, M, y and their long forms (sec, min, hours, days...)"
         ),
-        E::NumberOverflow => "the number is too large".to_string(),
+        // humantime counts in whole nanoseconds: a fraction finer than that overflows too.
+        E::NumberOverflow => {
+            "the number is too large, or has digits finer than 1ns, the smallest unit of time"
+                .to_string()
+        }
         E::Empty => "it is empty".to_string(),
     }
 }

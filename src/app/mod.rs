@@ -258,9 +258,24 @@ fn check_limits(
         )));
     }
     if estimate.total > memory.bytes {
+        // Name the keys that set the number of requests in this file's populations.
+        use crate::model::Source;
+        let has = |kind: fn(&Source) -> bool| s.populations.iter().any(|p| kind(&p.source));
+        let mut knobs = Vec::new();
+        if has(|k| matches!(k, Source::Closed(_))) {
+            knobs.push("clients.count, clients.requests");
+        }
+        if has(|k| matches!(k, Source::Open(_))) {
+            knobs
+                .push("the arrival rate (clients.rate) or its window (clients.start, clients.end)");
+        }
+        if has(|k| matches!(k, Source::Trace(_))) {
+            knobs.push("the trace's rows");
+        }
         return Err(Error::Limit(format!(
-            "{}: this run needs an estimated {estimate} of memory, more than the limit of {memory}. Lower clients.count, clients.requests, replications or the sweep, raise metrics.bucket or lower time_limit{}; or change the limit with --max-memory",
+            "{}: this run needs an estimated {estimate} of memory, more than the limit of {memory}. Lower {}, replications or the sweep, raise metrics.bucket or lower time_limit{}; or change the limit with --max-memory",
             file.file,
+            knobs.join(", "),
             match (requests, attempts == Some(true)) {
                 (true, true) => ", drop --requests or --attempts",
                 (true, false) => ", drop --requests",

@@ -108,7 +108,19 @@ fn unregister(dir: &Path) {
 pub fn check_out(out: &Path) -> Result<()> {
     let shown = out.display();
     let meta = match fs::symlink_metadata(out) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return check_can_create(out),
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
+            // A file where the path needs a folder: `--out results.csv/run1`.
+            let file = out
+                .ancestors()
+                .skip(1)
+                .find(|p| fs::metadata(p).is_ok_and(|m| !m.is_dir()))
+                .unwrap_or(out);
+            return Err(Error::Usage(format!(
+                "--out: {shown} cannot be a folder: {} is a file, not a folder",
+                file.display()
+            )));
+        }
         Err(e) => return Err(Error::io("cannot read", out, e)),
         Ok(m) => m,
     };
@@ -132,7 +144,37 @@ pub fn check_out(out: &Path) -> Result<()> {
             "--out: {shown} is a file, not a folder"
         )));
     }
-    Ok(())
+    check_can_create(out)
+}
+
+/// Whether herdsim may create folders in `out`, or, when `out` does not exist yet, in its
+/// nearest existing ancestor: tried with a probe folder (removed at once), so that a
+/// read-only `--out` fails before the simulation rather than after it.
+fn check_can_create(out: &Path) -> Result<()> {
+    let Some(existing) = out
+        .ancestors()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .find(|p| fs::metadata(p).is_ok())
+    else {
+        return Ok(());
+    };
+    match tempfile::Builder::new()
+        .prefix(".herdsim-probe-")
+        .tempdir_in(existing)
+    {
+        Ok(_probe) => Ok(()),
+        Err(e) => Err(Error::io(
+            "cannot create folders in",
+            existing,
+            io::Error::from(e.kind()),
+        )),
+    }
 }
 
 /// A scenario's output being written: the staging folder and the lock on `<out>`.
@@ -182,7 +224,8 @@ impl Staging {
         let dir = tempfile::Builder::new()
             .prefix(&prefix)
             .tempdir_in(out)
-            .map_err(|e| Error::io("cannot create folder", out.join(&prefix), e))?
+            // tempfile's error repeats the path; the kind says what went wrong.
+            .map_err(|e| Error::io("cannot create a folder in", out, io::Error::from(e.kind())))?
             .keep();
         staged.push(dir.clone());
         drop(staged);

@@ -606,8 +606,10 @@ fn outputs_are_renamed_into_place_leaving_no_temporary_file() {
     assert!(!files.iter().any(|f| f.contains(".tmp-")));
 }
 
+/// `--out` through a file (`a-file/out`) can never be a folder: an invalid argument,
+/// refused before anything runs (exit 2), naming the file in the way.
 #[test]
-fn fails_with_exit_1_when_the_output_folder_cannot_be_created() {
+fn fails_with_exit_2_when_the_output_folder_would_be_inside_a_file() {
     let ws = workspace_with(TINY);
     ws.file("a-file", "not a folder");
     let out = herdsim()
@@ -623,11 +625,10 @@ fn fails_with_exit_1_when_the_output_folder_cannot_be_created() {
         .output()
         .expect("run herdsim");
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "I/O failure is exit 1: {err}");
-    assert!(err.starts_with("herdsim: error: "), "{err}");
-    assert!(
-        err.contains("a-file/out"),
-        "the message names the path: {err}"
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err,
+        "herdsim: error: --out: a-file/out cannot be a folder: a-file is a file, not a folder\n"
     );
     assert_eq!(
         fs::read_to_string(ws.path().join("a-file")).expect("a-file"),

@@ -183,6 +183,32 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
     );
 }
 
+/// Values that look like numbers but are not durations get messages about what they are:
+/// a table set to a number, infinity (no "write e.g. infms"), a fraction of a nanosecond
+/// (not "too large" alone).
+#[test]
+fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
+    let ws = tiny_workspace();
+    let cases = [
+        (
+            "server.outages.0=5",
+            "--set server.outages.0=5: `outages.0` is a table, not a number or duration (name one of its keys: `outages.0.KEY`)",
+        ),
+        (
+            "retry.timeout=inf",
+            "retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found inf (a duration is a number and a unit in quotes, such as \"100ms\") (from --set retry.timeout=inf)",
+        ),
+        (
+            "retry.timeout=0.5ns",
+            "retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"0.5ns\" (the number is too large, or has digits finer than 1ns, the smallest unit of time) (from --set retry.timeout=0.5ns)",
+        ),
+    ];
+    for (set, expected) in cases {
+        let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", set]);
+        assert!(stderr.contains(expected), "{set}: {stderr}");
+    }
+}
+
 #[test]
 fn set_refuses_a_value_of_the_wrong_type_or_range_naming_the_flag() {
     let ws = tiny_workspace();

@@ -1258,7 +1258,9 @@ fn fails_with_sweep_value_out_of_range() {
 fn fails_with_sweep_that_is_not_a_list() {
     refused(
         &format!("{TINY}\n[sweep]\n\"server.concurrency\" = 5\n"),
-        &["bad.toml:38:24: sweep.\"server.concurrency\": expected a list of values, found integer"],
+        &[
+            "bad.toml:38:24: sweep.\"server.concurrency\": expected a list of values, found an integer",
+        ],
     );
 }
 
@@ -1269,7 +1271,7 @@ fn fails_with_an_unquoted_dotted_sweep_key_saying_to_quote_it() {
     assert_eq!(
         problems(&stderr),
         [
-            "herdsim: error: bad.toml:38:1: sweep.\"clients\": expected a list of values, found table (a dotted path is one key only when quoted: \"clients.count\" = [...])"
+            "herdsim: error: bad.toml:38:1: sweep.\"clients\": expected a list of values, found a table (a dotted path is one key only when quoted: \"clients.count\" = [...])"
         ]
     );
 }
@@ -1312,6 +1314,22 @@ fn fails_with_sweep_of_booleans() {
         &format!("{TINY}\n[sweep]\n\"server.concurrency\" = [true]\n"),
         &[
             "bad.toml:38:25: sweep.\"server.concurrency\": expected numbers or duration strings, found a boolean",
+        ],
+    );
+}
+
+/// `name` names the output folder every point writes into: sweeping it would write one
+/// point's files under a name the verdict does not show. An inline table is "an" inline
+/// table.
+#[test]
+fn fails_with_sweep_of_the_name_or_of_tables() {
+    refused(
+        &format!(
+            "{TINY}\n[sweep]\n\"name\" = [\"x\", \"y\"]\n\"server.service\" = [{{ dist = \"constant\", value = \"1ms\" }}]\n"
+        ),
+        &[
+            "bad.toml:38:10: sweep.\"name\": expected a key other than `name`: a sweep's points share one output folder, named by `name` (sweep the values that change, and name the file once)",
+            "bad.toml:39:21: sweep.\"server.service\": expected numbers or duration strings, found an inline table",
         ],
     );
 }

@@ -300,6 +300,34 @@ fn the_replications_flag_has_the_files_range() {
     assert_eq!(herdsim::limits::MAX_REPLICATIONS, 1_000_000);
 }
 
+/// An open population's memory comes from its arrival rate and window, not from
+/// `clients.count`: the refusal names the keys that set this file's number of requests.
+#[test]
+fn a_memory_refusal_names_the_keys_of_the_files_populations() {
+    let ws = Workspace::new();
+    let open = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/three-tier.toml"),
+    )
+    .unwrap();
+    ws.file("open.toml", &open);
+    let args = [
+        "run",
+        "open.toml",
+        "--out",
+        "out",
+        "--set",
+        "clients.rate=1e12",
+    ];
+    let stderr = refused(&ws, &args);
+    assert!(
+        stderr.contains(
+            ". Lower the arrival rate (clients.rate) or its window (clients.start, clients.end), replications or the sweep, raise metrics.bucket"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("clients.count"), "{stderr}");
+}
+
 /// A sweep times `--replications 1000000` is 20 million runs: refused by the run cap,
 /// naming the numbers, instead of aborting on a 5.8 GB allocation.
 #[test]

@@ -57,9 +57,11 @@ impl<'de> Deserialize<'de> for RawDuration {
                         Err(_) if other.starts_with('-') => RawDuration::Bad(format!(
                             "found \"{other}\" (a duration cannot be negative)"
                         )),
-                        Err(_) if other.parse::<f64>().is_ok() => RawDuration::Bad(format!(
-                            "found \"{other}\", a number without a unit (write e.g. \"{other}ms\" or \"{other}s\")"
-                        )),
+                        Err(_) if other.parse::<f64>().is_ok_and(f64::is_finite) => {
+                            RawDuration::Bad(format!(
+                                "found \"{other}\", a number without a unit (write e.g. \"{other}ms\" or \"{other}s\")"
+                            ))
+                        }
                         Err(msg) => {
                             let prefix = format!("\"{other}\" is not a duration (");
                             let why = msg
@@ -80,6 +82,11 @@ impl<'de> Deserialize<'de> for RawDuration {
                 self.visit_i64(v as i64)
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawDuration, E> {
+                if !v.is_finite() {
+                    return Ok(RawDuration::Bad(format!(
+                        "found {v} (a duration is a number and a unit in quotes, such as \"100ms\")"
+                    )));
+                }
                 Ok(RawDuration::Bad(format!(
                     "found the bare number {v} (a duration needs a unit and quotes, e.g. \"{v}s\")"
                 )))

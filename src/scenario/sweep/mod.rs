@@ -369,6 +369,11 @@ pub(super) fn set_path(
                     crate::text::counted(len, "entry", "entries")
                 )
             })?;
+            if rest.is_empty() {
+                return Err(format!(
+                    "`{first}.{i}` is a table, not a number or duration (name one of its keys: `{first}.{i}.KEY`)"
+                ));
+            }
             set_path(t, rest, value, into)
         }
         Item::Value(Value::Array(array)) => {
@@ -378,6 +383,9 @@ pub(super) fn set_path(
                 .map_err(|_| format!("`{first}` is a list: expected an index, found `{index}`"))?;
             let len = array.len();
             match array.get_mut(i) {
+                Some(Value::InlineTable(_)) if rest.is_empty() => Err(format!(
+                    "`{first}.{i}` is a table, not a number or duration (name one of its keys: `{first}.{i}.KEY`)"
+                )),
                 Some(Value::InlineTable(t)) => set_path(t, rest, value, into),
                 Some(_) => Err(format!("`{first}.{i}` is not a table")),
                 None => Err(format!(

@@ -172,6 +172,18 @@ pub(super) fn read_axes(
             ));
             continue;
         }
+        if canonical == "name" {
+            // Every point writes into the folder named by `name`: one folder per point would
+            // split a sweep's outputs, and one for all cannot be named by a swept value.
+            errors.push(error_at(
+                file,
+                src,
+                span,
+                key,
+                "expected a key other than `name`: a sweep's points share one output folder, named by `name` (sweep the values that change, and name the file once)",
+            ));
+            continue;
+        }
         let Some(array) = item.as_array() else {
             // `clients.count = [..]` unquoted is TOML for a table `clients` holding `count`:
             // say how to write the path as one key.
@@ -188,7 +200,7 @@ pub(super) fn read_axes(
                 key,
                 format!(
                     "expected a list of values, found {}{hint}",
-                    item.type_name()
+                    crate::text::with_article(item.type_name())
                 ),
             ));
             continue;
@@ -227,8 +239,8 @@ pub(super) fn read_axes(
                         v.span().or(span.clone()),
                         key.clone(),
                         format!(
-                            "expected numbers or duration strings, found a {}",
-                            other.type_name()
+                            "expected numbers or duration strings, found {}",
+                            crate::text::with_article(other.type_name())
                         ),
                     ));
                     continue;
