@@ -248,12 +248,12 @@ fn check_limits(
     let s = file.first();
     if estimate.runs > limits::MAX_RUNS {
         return Err(Error::Limit(format!(
-            "{}: {} runs ({} sweep points x {} strategies x {} replications), more than the {} one scenario may ask for: sweep fewer values or lower replications (--replications)",
+            "{}: {} runs ({} x {} x {}), more than the {} one scenario may ask for: sweep fewer values or lower replications (--replications)",
             file.file,
             estimate.runs,
-            file.points.len(),
-            s.strategies.len(),
-            console::replications(file),
+            counted(file.points.len(), "sweep point", "sweep points"),
+            counted(s.strategies.len(), "strategy", "strategies"),
+            counted(console::replications(file), "replication", "replications"),
             limits::MAX_RUNS
         )));
     }
@@ -483,8 +483,15 @@ fn init_command(args: &InitArgs) -> Result<()> {
         let _ = std::fs::remove_file(&args.file);
         return Err(Error::io("cannot write", &args.file, e));
     }
+    // In the commands, a path the shell would split or expand is single-quoted.
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/+,:@%".contains(c);
+    let arg = if shown.chars().all(plain) {
+        shown.to_string()
+    } else {
+        format!("'{}'", shown.replace('\'', "'\\''"))
+    };
     print_stdout(&format!(
-        "wrote {shown}: a commented scenario to edit; then `herdsim check {shown}` and `herdsim run {shown}`\n"
+        "wrote {shown}: a commented scenario to edit; then `herdsim check {arg}` and `herdsim run {arg}`\n"
     ))
 }
 

@@ -58,8 +58,8 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
                 m.strategy.clone(),
                 round(m.calls.mean, 1),
                 round(m.completion_s.mean, 3),
-                round(m.peak_rps.mean, 0),
-                round(m.recovery_peak_rps.mean, 0),
+                rate(m.peak_rps.mean),
+                rate(m.recovery_peak_rps.mean),
                 round(m.succeeded, 1),
                 round(m.gave_up, 1),
                 round(m.latency_s.map_or(f64::NAN, |l| l[2]), 3),
@@ -138,7 +138,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
                         round(v.shed, 1),
                         round(v.wasted, 1),
                         round(v.gave_up, 1),
-                        round(v.peak_rps, 0),
+                        rate(v.peak_rps),
                     ]);
                     rows.push(row);
                 }
@@ -219,6 +219,16 @@ fn verdict_lines(v: &Verdict) -> String {
 fn round(v: f64, places: i32) -> String {
     let f = 10f64.powi(places);
     fmt_num((v * f).round() / f)
+}
+
+/// A rate in requests per second: whole numbers from 100 on, three significant digits
+/// below (a peak of 0.333 req/s in a long bucket is not "0").
+fn rate(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || v.abs() >= 100.0 {
+        return round(v, 0);
+    }
+    let places = 2 - v.abs().log10().floor() as i32;
+    round(v, places)
 }
 
 fn percent(share: f64) -> String {
@@ -392,4 +402,23 @@ pub fn client_range(file: &ScenarioFile) -> String {
 /// puts into a sentence go through it, never a name the user chose.
 fn whole(n: impl Into<u64>) -> String {
     crate::report::chart::fmt_value(n.into() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rates_keep_three_significant_digits_below_100() {
+        let shown: Vec<String> = [0.0, 0.3333, 0.0125, 2.5, 26.1675, 99.94, 100.4, 139_790.0]
+            .into_iter()
+            .map(rate)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "0", "0.333", "0.0125", "2.5", "26.2", "99.9", "100", "139790"
+            ]
+        );
+    }
 }

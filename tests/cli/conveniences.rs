@@ -795,8 +795,13 @@ fn init_writes_a_commented_scenario_that_check_and_run_accept() {
         "{}",
         text(&out.stdout)
     );
-    // Its name comes from the file's name; it runs.
-    ok(&ws, &["init", "Checkout API.toml"]);
+    // Its name comes from the file's name; it runs. The commands it suggests quote a path
+    // the shell would split.
+    let out = ok(&ws, &["init", "Checkout API.toml"]);
+    assert_eq!(
+        text(&out.stdout),
+        "wrote Checkout API.toml: a commented scenario to edit; then `herdsim check 'Checkout API.toml'` and `herdsim run 'Checkout API.toml'`\n"
+    );
     let written = fs::read_to_string(ws.path().join("Checkout API.toml")).unwrap();
     assert!(written.contains("name = \"checkout-api\""), "{written}");
     ok(

@@ -126,15 +126,47 @@ pub fn all_bands(scenario: &Scenario) -> Vec<Band> {
 /// req/s: 200 slots / 20ms mean service`), else how it is computed from the slots plotted.
 pub fn capacity_label(server: &crate::model::service::ServerSpec) -> String {
     let mean = server.service.mean();
+    let shown = short_duration(mean);
     if server.capacity.is_empty() && server.autoscale.is_none() && !mean.is_zero() {
         format!(
-            "capacity {} req/s: {} / {mean} mean service",
+            "capacity {} req/s: {} / {shown} mean service",
             super::fmt_value(f64::from(server.concurrency) / mean.as_secs_f64()),
             crate::text::counted(server.concurrency, "slot", "slots"),
         )
     } else {
-        format!("capacity: slots / {mean} mean service")
+        format!("capacity: slots / {shown} mean service")
     }
+}
+
+/// A duration for a legend: as written when it is one whole unit (`20ms`, `1s`), else
+/// three significant digits of its largest unit (`2.27ms`, not `2ms 266us 297ns`: a
+/// distribution's mean is rarely round).
+fn short_duration(d: crate::time::SimDuration) -> String {
+    let exact = d.to_string();
+    if !exact.contains(' ') {
+        return exact;
+    }
+    let ns = d.as_nanos() as f64;
+    let units = [
+        (3.6e12, "h"),
+        (6e10, "m"),
+        (1e9, "s"),
+        (1e6, "ms"),
+        (1e3, "us"),
+    ];
+    let (scale, unit) = units
+        .into_iter()
+        .find(|(scale, _)| ns >= *scale)
+        .unwrap_or((1.0, "ns"));
+    let v = ns / scale;
+    let places = (2 - v.log10().floor() as i32).max(0) as usize;
+    let text = format!("{v:.places$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}{unit}")
 }
 
 /// Capacity over time of service `service` in one strategy's mean series: slots (the
@@ -313,4 +345,26 @@ pub fn draw<DB: DrawingBackend>(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_duration;
+    use crate::time::SimDuration;
+
+    #[test]
+    fn legend_durations_are_whole_units_or_three_significant_digits() {
+        let shown: Vec<String> = [
+            20_000_000,
+            1_000_000_000,
+            2_266_297,
+            1_500_000_000,
+            999,
+            90_000_000_000,
+        ]
+        .into_iter()
+        .map(|ns| short_duration(SimDuration::from_nanos(ns)))
+        .collect();
+        assert_eq!(shown, ["20ms", "1s", "2.27ms", "1.5s", "999ns", "1.5m"]);
+    }
 }
