@@ -331,6 +331,14 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
                     crate::text::escape(&t.file)
                 )));
             }
+            // Checked before `load_scenario` parses it, so that any alteration is reported
+            // as one (not as whatever parse error it makes), and in every shard, as merging
+            // in place copies each shard's files along.
+            if sha256(&read(&copy)?) != t.sha256 {
+                return Err(bad(format!(
+                    "{copy} does not match its checksum in manifest.json (altered or truncated); run this shard again"
+                )));
+            }
         }
         let hash = run_hash(
             &source,

@@ -633,6 +633,47 @@ fn an_altered_or_missing_trace_copy_is_refused() {
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
 }
 
+/// Any alteration of a trace copy, in any shard, is refused by its checksum before the copy
+/// is read as a trace: a line appended that leaves the CSV invalid (a time before the
+/// previous one) gave that parse error instead, without "run this shard again", and a
+/// shard other than the first, whose copies `merge` does not read, was merged (in place, its
+/// altered copy carried along).
+#[test]
+fn a_trace_copy_altered_in_any_shard_is_refused_by_its_checksum_before_it_is_read() {
+    let ws = Workspace::new();
+    trace_shards(&ws);
+    for (shard, copy) in [(0, "trace-1.csv"), (0, "trace-2.csv"), (1, "trace-1.csv")] {
+        let path = ws
+            .path()
+            .join(format!("out/tiny/shard-{shard}-of-2/{copy}"));
+        let original = fs::read(&path).unwrap();
+        let mut altered = original.clone();
+        altered.extend_from_slice(b"1\n");
+        fs::write(&path, &altered).unwrap();
+        for extra in [&[][..], &["--out", "merged"][..]] {
+            let m = merge(&ws, "out/tiny", extra);
+            let stderr = String::from_utf8_lossy(&m.stderr);
+            assert_eq!(
+                m.status.code(),
+                Some(2),
+                "{shard} {copy} {extra:?}: {stderr}"
+            );
+            assert_eq!(
+                stderr,
+                format!(
+                    "herdsim: error: merge: out/tiny/shard-{shard}-of-2: {copy} does not match its checksum in manifest.json (altered or truncated); run this shard again\n"
+                ),
+                "{extra:?}"
+            );
+            assert!(!ws.path().join("out/tiny/summary.csv").exists());
+            assert!(!ws.path().join("merged").exists());
+        }
+        fs::write(&path, &original).unwrap();
+    }
+    let m = merge(&ws, "out/tiny", &["--out", "merged"]);
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+}
+
 /// Runs the two shards of `sim/trace.toml` into `out/tiny`.
 fn trace_shards(ws: &Workspace) {
     trace_scenario(ws, &trace(100, 0.0));
