@@ -14,9 +14,9 @@ use rayon::prelude::*;
 
 use crate::engine::{RunSeed, Simulation};
 use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
-use crate::metrics::RunMetrics;
 use crate::metrics::paired::{PairedRow, paired};
 use crate::metrics::summary::{StrategyAccumulator, StrategyResult};
+use crate::metrics::{Inconsistency, RunMetrics};
 use crate::scenario::sweep::ScenarioFile;
 
 /// One run to do.
@@ -193,25 +193,29 @@ pub fn run_job(file: &ScenarioFile, job: Job, options: RunOptions) -> RunMetrics
     }
 }
 
+/// `sweep point a = 1, b = 2`, the point `point` of `file` by its values; `None` without a
+/// sweep.
+fn sweep_point(file: &ScenarioFile, point: usize) -> Option<String> {
+    if file.axes.is_empty() {
+        return None;
+    }
+    let labels: Vec<String> = file
+        .axes
+        .iter()
+        .zip(&file.points[point].labels)
+        .map(|(a, l)| format!("{} = {l}", a.path))
+        .collect();
+    Some(format!("sweep point {}", labels.join(", ")))
+}
+
 /// The error for a run stopped because simulated time stopped advancing: a scenario
 /// problem (exit 2), named after the strategy (and sweep point) that looped.
 fn stalled_error(file: &ScenarioFile, job: Job, at: crate::time::SimTime) -> Error {
-    let point = &file.points[job.point];
-    let scenario = &point.scenario;
+    let scenario = &file.points[job.point].scenario;
     let clients: u64 = scenario.populations.iter().map(|p| p.clients as u64).sum();
     let limit =
         crate::engine::SAME_INSTANT_FLOOR + crate::engine::SAME_INSTANT_PER_CLIENT * clients;
-    let at_point = if file.axes.is_empty() {
-        String::new()
-    } else {
-        let labels: Vec<String> = file
-            .axes
-            .iter()
-            .zip(&point.labels)
-            .map(|(a, l)| format!("{} = {l}", a.path))
-            .collect();
-        format!(" at sweep point {}", labels.join(", "))
-    };
+    let at_point = sweep_point(file, job.point).map_or(String::new(), |p| format!(" at {p}"));
     Error::Scenario(ScenarioErrors(vec![ScenarioError {
         file: file.file.clone(),
         line: None,
@@ -276,6 +280,87 @@ pub struct Partial {
     pub jobs: Vec<usize>,
     /// One per (point, strategy), in plan order.
     pub groups: Vec<Option<StrategyAccumulator>>,
+}
+
+impl Partial {
+    /// Checks a partial read back from a shard's `partial.json` against `file`, the scenario
+    /// it ran, for what [`merge`] relies on: one group per (point, strategy), each holding
+    /// the runs of exactly this shard's jobs of it (none where it has no job), in the shape
+    /// its point's scenario gives ([`StrategyAccumulator::check`]). The jobs themselves are
+    /// checked against the other shards' by the caller (every job exactly once).
+    pub fn check(&self, file: &ScenarioFile) -> std::result::Result<(), Inconsistency> {
+        let jobs = plan(file);
+        // Per group, in plan order: its point, strategy and which replications are mine.
+        let mut groups: Vec<(usize, usize, Vec<bool>)> = Vec::new();
+        for (point, p) in file.points.iter().enumerate() {
+            for strategy in 0..p.scenario.strategies.len() {
+                groups.push((
+                    point,
+                    strategy,
+                    vec![false; p.scenario.replications as usize],
+                ));
+            }
+        }
+        if self.groups.len() != groups.len() {
+            return Err(Inconsistency::new(
+                "groups",
+                format!(
+                    "{} (one per sweep point and strategy)",
+                    crate::metrics::counted(groups.len() as u64, "entry")
+                ),
+                self.groups.len(),
+            ));
+        }
+        let first_group: Vec<usize> = file
+            .points
+            .iter()
+            .scan(0, |next, p| {
+                let first = *next;
+                *next += p.scenario.strategies.len();
+                Some(first)
+            })
+            .collect();
+        for (k, &j) in self.jobs.iter().enumerate() {
+            let Some(job) = jobs.get(j) else {
+                return Err(Inconsistency::new(
+                    format!("jobs[{k}]"),
+                    format!("a job of the plan's {}", jobs.len()),
+                    j,
+                ));
+            };
+            groups[first_group[job.point] + job.strategy].2[job.replication as usize] = true;
+        }
+        for (g, (group, (point, strategy, mine))) in self.groups.iter().zip(&groups).enumerate() {
+            let scenario = &file.points[*point].scenario;
+            let which = || {
+                let name = format!("strategy \"{}\"", scenario.strategies[*strategy].name);
+                match sweep_point(file, *point) {
+                    Some(p) => format!("{name} at {p}"),
+                    None => name,
+                }
+            };
+            let at = format!("groups[{g}]");
+            match (group, mine.contains(&true)) {
+                (None, false) => {}
+                (None, true) => {
+                    return Err(Inconsistency::new(
+                        at,
+                        format!("the runs of this shard's jobs of {}", which()),
+                        "null",
+                    ));
+                }
+                (Some(_), false) => {
+                    return Err(Inconsistency::new(
+                        at,
+                        format!("null (this shard has no job of {})", which()),
+                        "runs",
+                    ));
+                }
+                (Some(acc), true) => acc.check(scenario, mine).map_err(|e| e.within(&at))?,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs the jobs of `shard` and keeps them unreduced, for [`merge`].

@@ -138,6 +138,7 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
             m.total_jobs
         )));
     }
+    crate::shard::check_partials(&shards, &file)?;
     let partials: Vec<runner::Partial> = shards.iter().map(|s| s.partial.clone()).collect();
     let result = runner::merge(&file, partials);
     let outputs = Outputs {

@@ -118,6 +118,75 @@ impl Latencies {
         self.histogram = Some(h);
     }
 
+    /// Checks a set read back from a file (a shard's `partial.json`) for what merging and
+    /// percentiles rely on: the exact samples are `count` in number (at most
+    /// [`EXACT_LIMIT`]) and add up to `sum`; a histogram has every bucket, counts adding up
+    /// to `count` (more than [`EXACT_LIMIT`]) and no exact sample beside it.
+    pub fn check(&self) -> Result<(), super::Inconsistency> {
+        use super::Inconsistency as At;
+        match &self.histogram {
+            None => {
+                if self.exact.len() as u64 != self.count {
+                    return Err(At::new(
+                        "exact",
+                        format!("{} (its count)", super::counted(self.count, "sample")),
+                        self.exact.len(),
+                    ));
+                }
+                if self.exact.len() > EXACT_LIMIT {
+                    return Err(At::new(
+                        "count",
+                        format!("at most {EXACT_LIMIT} samples without a histogram"),
+                        self.count,
+                    ));
+                }
+                let sum: u128 = self.exact.iter().map(|&v| v as u128).sum();
+                if sum != self.sum {
+                    return Err(At::new(
+                        "sum",
+                        format!("{sum} (the sum of its samples)"),
+                        self.sum,
+                    ));
+                }
+            }
+            Some(h) => {
+                if !self.exact.is_empty() {
+                    return Err(At::new(
+                        "exact",
+                        "no samples beside a histogram",
+                        super::counted(self.exact.len() as u64, "sample"),
+                    ));
+                }
+                if h.len() != BUCKETS {
+                    return Err(At::new(
+                        "histogram",
+                        format!("{BUCKETS} bucket counts"),
+                        h.len(),
+                    ));
+                }
+                let total = h.iter().try_fold(0u64, |total, &c| total.checked_add(c));
+                if total != Some(self.count) {
+                    return Err(At::new(
+                        "histogram",
+                        format!("bucket counts adding up to {} (its count)", self.count),
+                        total.map_or_else(
+                            || "counts adding up to more than 2^64 - 1".to_string(),
+                            |n| format!("counts adding up to {n}"),
+                        ),
+                    ));
+                }
+                if self.count <= EXACT_LIMIT as u64 {
+                    return Err(At::new(
+                        "count",
+                        format!("more than {EXACT_LIMIT} samples with a histogram"),
+                        self.count,
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Sorts the exact samples once, so that many percentiles can be read cheaply.
     pub fn sorted(mut self) -> SortedLatencies {
         self.exact.sort_unstable();
@@ -279,5 +348,88 @@ mod tests {
         let mut yx = y.clone();
         yx.merge(&x);
         assert_eq!(xy.sorted().percentile(0.5), yx.sorted().percentile(0.5));
+    }
+
+    /// A set read back from a file is refused where it would break merging or percentiles,
+    /// in either form, and accepted as recorded.
+    #[test]
+    fn check_refuses_sets_no_recording_gives() {
+        let mut exact = Latencies::new();
+        for v in [5, 3, 9] {
+            exact.record(v);
+        }
+        assert_eq!(exact.check(), Ok(()));
+        assert_eq!(Latencies::new().check(), Ok(()));
+        let message = |l: &Latencies| l.check().unwrap_err().to_string();
+        let mut short = exact.clone();
+        short.exact.pop();
+        assert_eq!(
+            message(&short),
+            "exact: expected 3 samples (its count), found 2"
+        );
+        let mut one = Latencies::new();
+        one.record(1);
+        one.count = 2;
+        assert_eq!(
+            message(&one),
+            "exact: expected 2 samples (its count), found 1"
+        );
+        let mut sum = exact.clone();
+        sum.sum += 1;
+        assert_eq!(
+            message(&sum),
+            "sum: expected 17 (the sum of its samples), found 18"
+        );
+        let over = Latencies {
+            exact: vec![0; EXACT_LIMIT + 1],
+            histogram: None,
+            count: EXACT_LIMIT as u64 + 1,
+            sum: 0,
+        };
+        assert_eq!(
+            message(&over),
+            format!(
+                "count: expected at most {EXACT_LIMIT} samples without a histogram, found {}",
+                EXACT_LIMIT + 1
+            )
+        );
+
+        let mut large = Latencies::new();
+        for i in 0..(EXACT_LIMIT as u64 + 3) {
+            large.record(i);
+        }
+        assert!(!large.is_exact());
+        assert_eq!(large.check(), Ok(()));
+        let mut both = large.clone();
+        both.exact.push(1);
+        assert_eq!(
+            message(&both),
+            "exact: expected no samples beside a histogram, found 1 sample"
+        );
+        let mut cut = large.clone();
+        cut.histogram = Some(vec![0; 7].into_boxed_slice());
+        assert_eq!(
+            message(&cut),
+            format!("histogram: expected {BUCKETS} bucket counts, found 7")
+        );
+        let mut counts = large.clone();
+        counts.histogram.as_mut().unwrap()[0] += 1;
+        assert_eq!(
+            message(&counts),
+            format!(
+                "histogram: expected bucket counts adding up to {} (its count), found counts adding up to {}",
+                EXACT_LIMIT + 3,
+                EXACT_LIMIT + 4
+            )
+        );
+        counts.histogram.as_mut().unwrap()[1] = u64::MAX;
+        assert!(message(&counts).ends_with("found counts adding up to more than 2^64 - 1"));
+        let mut small = Latencies::new();
+        small.record(4);
+        small.switch_to_histogram();
+        assert_eq!(
+            message(&small),
+            format!("count: expected more than {EXACT_LIMIT} samples with a histogram, found 1")
+        );
     }
 }

@@ -19,6 +19,63 @@ use crate::model::outcome::{GiveUpReason, Status};
 use crate::time::{SimDuration, SimTime};
 pub use latency::Latencies;
 
+/// Where an accumulator read back from a shard's `partial.json` breaks an invariant that
+/// merging and reducing rely on: the place, as a JSON path (`groups[0].replicates[1]`), with
+/// what was expected there and what was found. Such a file was altered (its checksum
+/// recomputed) or written by something other than this herdsim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inconsistency {
+    /// The JSON path of the value.
+    pub at: String,
+    /// What it should be.
+    pub expected: String,
+    /// What it is.
+    pub found: String,
+}
+
+impl Inconsistency {
+    /// At `at` (a field name or an index `[i]`, relative to the value checked).
+    pub fn new(at: impl Into<String>, expected: impl Into<String>, found: impl ToString) -> Self {
+        Inconsistency {
+            at: at.into(),
+            expected: expected.into(),
+            found: found.to_string(),
+        }
+    }
+
+    /// The same place seen from the value holding it at `outer` (a field name or `[i]`).
+    pub fn within(mut self, outer: &str) -> Self {
+        self.at = if self.at.is_empty() {
+            outer.to_string()
+        } else if self.at.starts_with('[') {
+            format!("{outer}{}", self.at)
+        } else {
+            format!("{outer}.{}", self.at)
+        };
+        self
+    }
+}
+
+impl std::fmt::Display for Inconsistency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: expected {}, found {}",
+            self.at, self.expected, self.found
+        )
+    }
+}
+
+/// `n` things, `one` being the singular: `1 entry`, `3 entries`, `0 samples`.
+pub fn counted(n: impl Into<u64>, one: &str) -> String {
+    let n = n.into();
+    match (n, one.strip_suffix('y')) {
+        (1, _) => format!("1 {one}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        (_, None) => format!("{n} {one}s"),
+    }
+}
+
 /// Counts for one time bucket `[t, t + bucket)` of one service.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Bucket {

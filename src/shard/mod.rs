@@ -11,9 +11,10 @@
 //! trace files, so that it gives the same files wherever it runs. A re-run shard
 //! replaces its own folder (idempotent). `herdsim merge <out>/<name>` checks that the shards
 //! are of one scenario (one hash, one count, one version), that every job is present exactly
-//! once and that no data file was altered, then reduces them: the accumulators' folds are
-//! integer sums, mergeable latency sets and per-replication values, so the merged files are
-//! byte for byte those of the unsharded run.
+//! once, that no data file was altered and that each `partial.json` holds what its jobs give
+//! (one entry per service, population and replication, ...), then reduces them: the
+//! accumulators' folds are integer sums, mergeable latency sets and per-replication values,
+//! so the merged files are byte for byte those of the unsharded run.
 //!
 //! `--shard auto` reads the shard from the batch engine's environment: Slurm's
 //! `SLURM_ARRAY_TASK_ID` and `SLURM_ARRAY_TASK_COUNT` (the index made 0-based with
@@ -331,6 +332,14 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
                     crate::text::escape(&t.file)
                 )));
             }
+            // Checked before `load_scenario` parses it, so that any alteration is reported
+            // as one (not as whatever parse error it makes), and in every shard, as merging
+            // in place copies each shard's files along.
+            if sha256(&read(&copy)?) != t.sha256 {
+                return Err(bad(format!(
+                    "{copy} does not match its checksum in manifest.json (altered or truncated); run this shard again"
+                )));
+            }
         }
         let hash = run_hash(
             &source,
@@ -443,6 +452,22 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
         )));
     }
     Ok(shards)
+}
+
+/// Checks every shard's partial results against `file`, the scenario they ran (as
+/// [`load_scenario`] gives it), before they are merged: a `partial.json` whose checksum
+/// matches can still hold what no run gives (edited with its checksum recomputed), which
+/// merging would fold in or fail on. Refusals are [`Error::Usage`] (exit 2).
+pub fn check_partials(shards: &[ShardData], file: &ScenarioFile) -> Result<()> {
+    for s in shards {
+        s.partial.check(file).map_err(|e| {
+            Error::Usage(format!(
+                "merge: {}: partial.json is inconsistent: {e}; run this shard again",
+                crate::text::escape(&s.dir.display().to_string())
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

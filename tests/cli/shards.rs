@@ -633,6 +633,47 @@ fn an_altered_or_missing_trace_copy_is_refused() {
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
 }
 
+/// Any alteration of a trace copy, in any shard, is refused by its checksum before the copy
+/// is read as a trace: a line appended that leaves the CSV invalid (a time before the
+/// previous one) gave that parse error instead, without "run this shard again", and a
+/// shard other than the first, whose copies `merge` does not read, was merged (in place, its
+/// altered copy carried along).
+#[test]
+fn a_trace_copy_altered_in_any_shard_is_refused_by_its_checksum_before_it_is_read() {
+    let ws = Workspace::new();
+    trace_shards(&ws);
+    for (shard, copy) in [(0, "trace-1.csv"), (0, "trace-2.csv"), (1, "trace-1.csv")] {
+        let path = ws
+            .path()
+            .join(format!("out/tiny/shard-{shard}-of-2/{copy}"));
+        let original = fs::read(&path).unwrap();
+        let mut altered = original.clone();
+        altered.extend_from_slice(b"1\n");
+        fs::write(&path, &altered).unwrap();
+        for extra in [&[][..], &["--out", "merged"][..]] {
+            let m = merge(&ws, "out/tiny", extra);
+            let stderr = String::from_utf8_lossy(&m.stderr);
+            assert_eq!(
+                m.status.code(),
+                Some(2),
+                "{shard} {copy} {extra:?}: {stderr}"
+            );
+            assert_eq!(
+                stderr,
+                format!(
+                    "herdsim: error: merge: out/tiny/shard-{shard}-of-2: {copy} does not match its checksum in manifest.json (altered or truncated); run this shard again\n"
+                ),
+                "{extra:?}"
+            );
+            assert!(!ws.path().join("out/tiny/summary.csv").exists());
+            assert!(!ws.path().join("merged").exists());
+        }
+        fs::write(&path, &original).unwrap();
+    }
+    let m = merge(&ws, "out/tiny", &["--out", "merged"]);
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+}
+
 /// Runs the two shards of `sim/trace.toml` into `out/tiny`.
 fn trace_shards(ws: &Workspace) {
     trace_scenario(ws, &trace(100, 0.0));
@@ -711,4 +752,147 @@ fn a_shard_whose_manifest_names_no_trace_is_refused_as_made_by_an_earlier_versio
         &ws,
         "merge: out/tiny/shard-0-of-2: expected a copy of every trace file its scenario reads, found none stored in the shard (made by an earlier herdsim, which stored no trace copies)",
     );
+}
+
+// ---- partial results altered with their checksum recomputed ------------------------------
+
+/// Writes `partial` as `shard`'s `partial.json` and records its SHA-256 in the shard's
+/// manifest, as an edit that recomputes the checksum does: only the merge's own checks of
+/// the partial results can then refuse it.
+fn write_partial(shard: &Path, partial: &serde_json::Value) {
+    let bytes = serde_json::to_vec(partial).unwrap();
+    fs::write(shard.join("partial.json"), &bytes).unwrap();
+    let path = shard.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    manifest["partial_sha256"] = herdsim::shard::sha256(&bytes).into();
+    fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+}
+
+/// A `partial.json` of the right types whose contents contradict the scenario or each other
+/// (what no run writes), its checksum recomputed, is refused as bad input (exit 2) naming the
+/// shard, the place in the file, what was expected and what was found, and nothing is written,
+/// in place or with `--out`. Each of these panicked in the merge (exit 101) before it checked.
+#[test]
+fn an_inconsistent_partial_with_a_recomputed_checksum_is_refused() {
+    use serde_json::{Value, json};
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--requests", "--shard", "0/2"]);
+    run(&ws, "out", &["--no-charts", "--requests", "--shard", "1/2"]);
+    let shard = ws.path().join("out/tiny/shard-0-of-2");
+    let original: Value =
+        serde_json::from_slice(&fs::read(shard.join("partial.json")).unwrap()).unwrap();
+    // Shard 0 of 2 runs jobs 0, 2, 4, ...: replications 0 and 2 of group 0 (the first sweep
+    // point's first strategy), replication 1 of group 1.
+    let g0 = &original["groups"][0];
+    assert!(g0["replicates"][1].is_null() && !g0["replicates"][0].is_null());
+    let len = |v: &Value| v.as_array().unwrap().len();
+    let samples = len(&g0["populations"][0]["latencies"]["exact"]);
+    let all_samples = len(&g0["latencies"]["exact"]);
+    let buckets = len(&g0["services"][0]["timeline"]);
+    let records = len(&g0["requests"][0]);
+    assert!(samples > 0 && all_samples > 0 && buckets > 0 && records > 0);
+    type Mutation = Box<dyn Fn(&mut Value)>;
+    let pop = |v: &mut Value| {
+        v.as_array_mut().unwrap().pop().unwrap();
+    };
+    let cases: Vec<(Mutation, String)> = vec![
+        (
+            Box::new(|p| p["groups"][0]["replicates"][0]["service_peaks"] = json!([])),
+            "groups[0].replicates[0].service_peaks: expected 1 value (one per service), found 0".into(),
+        ),
+        (
+            Box::new(move |p| pop(&mut p["groups"][0]["services"])),
+            "groups[0].services: expected 1 entry (one per service), found 0".into(),
+        ),
+        (
+            Box::new(|p| p["groups"][0]["replicates"][0]["service_ends"] = json!([])),
+            "groups[0].replicates[0].service_ends: expected 1 entry (one per service), found 0".into(),
+        ),
+        (
+            Box::new(move |p| pop(&mut p["groups"][0]["replicates"])),
+            "groups[0].replicates: expected 3 entries (one per replication), found 2".into(),
+        ),
+        (
+            Box::new(move |p| pop(&mut p["groups"][0]["populations"][0]["latencies"]["exact"])),
+            format!(
+                "groups[0].populations[0].latencies.exact: expected {samples} samples (its count), found {}",
+                samples - 1
+            ),
+        ),
+        (
+            Box::new(move |p| pop(&mut p["groups"][0]["latencies"]["exact"])),
+            format!(
+                "groups[0].latencies.exact: expected {all_samples} samples (its count), found {}",
+                all_samples - 1
+            ),
+        ),
+        (
+            Box::new(|p| p["groups"][0]["replicates"][0] = Value::Null),
+            "groups[0].replicates[0]: expected the results of replication 0 (a job of this shard), found null".into(),
+        ),
+        (
+            Box::new(|p| p["groups"][0]["replicates"][1] = p["groups"][0]["replicates"][0].clone()),
+            "groups[0].replicates[1]: expected null (replication 1 is another shard's job), found a replication's results".into(),
+        ),
+        (
+            Box::new(|p| p["groups"][1] = Value::Null),
+            "groups[1]: expected the runs of this shard's jobs of strategy \"full\" at sweep point server.concurrency = 2, found null".into(),
+        ),
+        (
+            Box::new(move |p| pop(&mut p["groups"])),
+            "groups: expected 4 entries (one per sweep point and strategy), found 3".into(),
+        ),
+        (
+            Box::new(move |p| pop(&mut p["groups"][0]["services"][0]["timeline"])),
+            format!(
+                "groups[0].services[0].timeline: expected {buckets} buckets (the longest series in replicates[..].service_ends), found {}",
+                buckets - 1
+            ),
+        ),
+        (
+            Box::new(|p| {
+                let copy = p["groups"][0]["populations"][0].clone();
+                p["groups"][0]["populations"].as_array_mut().unwrap().push(copy);
+            }),
+            "groups[0].populations: expected 2 entries (one per population), found 3".into(),
+        ),
+        (
+            Box::new(|p| p["groups"][0]["requests"][0][0]["population"] = json!(2)),
+            "groups[0].requests[0][0].population: expected a population index below 2, found 2".into(),
+        ),
+        (
+            Box::new(|p| p["groups"][0]["requests"][1] = p["groups"][0]["requests"][0].clone()),
+            format!(
+                "groups[0].requests[1]: expected no records (replication 1 is another shard's job), found {records} records"
+            ),
+        ),
+    ];
+    for (mutate, expected) in &cases {
+        let mut partial = original.clone();
+        mutate(&mut partial);
+        assert_ne!(partial, original, "{expected}");
+        write_partial(&shard, &partial);
+        for extra in [&[][..], &["--out", "merged"][..]] {
+            let m = merge(&ws, "out/tiny", extra);
+            let stderr = String::from_utf8_lossy(&m.stderr);
+            assert_eq!(m.status.code(), Some(2), "{expected}, {extra:?}: {stderr}");
+            assert_eq!(
+                stderr,
+                format!(
+                    "herdsim: error: merge: out/tiny/shard-0-of-2: partial.json is inconsistent: {expected}; run this shard again\n"
+                ),
+                "{extra:?}"
+            );
+            assert!(m.stdout.is_empty());
+            assert!(!ws.path().join("out/tiny/summary.csv").exists());
+            assert!(!ws.path().join("merged").exists());
+        }
+    }
+    // The same shard with its original contents, written the same way, merges.
+    write_partial(&shard, &original);
+    let m = merge(&ws, "out/tiny", &["--out", "merged"]);
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    assert!(ws.path().join("merged/tiny/summary.csv").exists());
 }
