@@ -54,7 +54,7 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
 /// not errors) but cannot act. One line per distinct warning over the sweep points.
 pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
     let mut lines = past_end_warnings(file);
-    for line in clamp_warnings(file) {
+    for line in inert_setting_warnings(file) {
         if !lines.contains(&line) {
             lines.push(line);
         }
@@ -62,10 +62,11 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
     lines
 }
 
-/// Warnings for `clamp_to_deadline = true` in a policy whose requests can have no deadline:
-/// no `deadline` of its own, and none propagated to it by a calling service. The clamp
-/// then never shortens a wait (it is a common slip to set it and forget the deadline).
-fn clamp_warnings(file: &ScenarioFile) -> Vec<String> {
+/// Warnings for settings that depend on another one the scenario lacks: `clamp_to_deadline
+/// = true` in a policy whose requests can have no deadline (no `deadline` of its own, and
+/// none propagated to it by a calling service: a common slip), and a queue timeout or LIFO
+/// discipline on a server with no queue.
+fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::model::ServiceRetry;
     let name = crate::text::escape(&file.file);
     let mut lines: Vec<String> = Vec::new();
@@ -110,6 +111,22 @@ fn clamp_warnings(file: &ScenarioFile) -> Vec<String> {
                     "the retry policy of service `{}` {unclamped}",
                     v.name
                 ));
+            }
+            // Queue settings of a server without a queue.
+            let server = &v.server;
+            if server.queue == 0 && !server.is_occ() {
+                if server.queue_timeout.is_some() {
+                    lines.push(format!(
+                        "service `{}` sets queue_timeout but has no queue (queue = 0): it never acts",
+                        v.name
+                    ));
+                }
+                if server.discipline == crate::model::Discipline::Lifo {
+                    lines.push(format!(
+                        "service `{}` sets discipline = \"lifo\" but has no queue (queue = 0): it never acts",
+                        v.name
+                    ));
+                }
             }
         }
     }
@@ -160,6 +177,20 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                         service.name
                     ));
                 }
+            }
+        }
+        for population in &s.populations {
+            let start = match &population.source {
+                Source::Closed(c) => crate::time::SimTime(c.start.as_nanos()),
+                Source::Open(o) => o.start,
+                Source::Trace(_) => continue,
+            };
+            if past(start) {
+                found.push(format!(
+                    "population `{}` starts at {}, {end_of_run}: none of its requests starts",
+                    population.name,
+                    show(start)
+                ));
             }
         }
         if let Some(t) = s.trigger_end.filter(|&t| past(t)) {

@@ -1190,3 +1190,33 @@ fn a_clamp_without_a_deadline_draws_a_warning() {
     let out = ok(&ws, &[&["check", "tiny.toml"][..], &all].concat());
     assert_eq!(stderr(&out), "");
 }
+
+/// Settings that cannot act draw warnings from `check` (valid, so exit 0): a population
+/// starting at or after the time limit, a queue timeout or LIFO order without a queue.
+#[test]
+fn settings_that_cannot_act_draw_warnings() {
+    let ws = workspace_with(TINY);
+    let sets = [
+        "server.queue=0",
+        "server.queue_timeout=1s",
+        "server.discipline=lifo",
+        "clients.start=2h",
+    ];
+    let mut args = vec!["check", "tiny.toml"];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    let out = ok(&ws, &args);
+    assert_eq!(
+        stderr(&out),
+        "warning: tiny.toml: population `clients` starts at 2h, at or after time_limit (1h), the end of the run: none of its requests starts\n\
+         warning: tiny.toml: service `server` sets queue_timeout but has no queue (queue = 0): it never acts\n\
+         warning: tiny.toml: service `server` sets discipline = \"lifo\" but has no queue (queue = 0): it never acts\n"
+    );
+    // With a queue, or an earlier start, nothing to say.
+    let out = ok(
+        &ws,
+        &["check", "tiny.toml", "--set", "server.queue_timeout=1s"],
+    );
+    assert_eq!(stderr(&out), "");
+}
