@@ -16,11 +16,26 @@ use crate::{report, runner};
 /// The table `herdsim schedule` prints: per retry, the un-jittered ladder, a few sample
 /// clients' delays, and min / max / distinct count across all clients.
 pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
-    if args.multiplier.is_nan() || args.multiplier < 1.0 {
+    // The same bounds as the scenario keys they stand for (`multiplier`, `max_attempts`,
+    // `retry_after.max`), so a schedule shown is one a scenario can run.
+    if !args.multiplier.is_finite() || args.multiplier < 1.0 {
         return Err(Error::Usage(format!(
             "--multiplier: expected a number >= 1, found {}",
             args.multiplier
         )));
+    }
+    if args.attempts > u32::from(u16::MAX) {
+        return Err(Error::Usage(format!(
+            "--attempts: expected at most {} (as max_attempts in a scenario), found {}",
+            u16::MAX,
+            args.attempts
+        )));
+    }
+    if args.retry_after_max.is_zero() {
+        return Err(Error::Usage(
+            "--retry-after-max: expected a duration > 0 (as retry_after.max in a scenario), found 0s"
+                .into(),
+        ));
     }
     if args.cap < args.base {
         return Err(Error::Usage(format!(

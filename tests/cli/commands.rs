@@ -789,6 +789,38 @@ fn schedule_draws_replay_a_published_table() {
     }
 }
 
+/// `schedule` refuses what a scenario file refuses for the keys its flags stand for.
+#[test]
+fn schedule_refuses_values_a_scenario_would_refuse() {
+    let ws = Workspace::new();
+    for (flag, value, message) in [
+        (
+            "--multiplier",
+            "inf",
+            "herdsim: error: --multiplier: expected a number >= 1, found inf\n",
+        ),
+        (
+            "--attempts",
+            "65536",
+            "herdsim: error: --attempts: expected at most 65535 (as max_attempts in a scenario), found 65536\n",
+        ),
+        (
+            "--retry-after-max",
+            "0s",
+            "herdsim: error: --retry-after-max: expected a duration > 0 (as retry_after.max in a scenario), found 0s\n",
+        ),
+    ] {
+        let out = herdsim()
+            .current_dir(ws.path())
+            .args(["schedule", "--base", "1s", "--cap", "1s", flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), message);
+        assert!(out.stdout.is_empty());
+    }
+}
+
 #[test]
 fn schedule_without_jitter_prints_the_capped_ladder() {
     let args = ["--base", "100ms", "--cap", "1s", "--jitter", "none"];
