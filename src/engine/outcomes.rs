@@ -381,16 +381,23 @@ impl Simulation<'_> {
         self.never_started_in(p, client, number);
     }
 
+    /// `n` requests of population `p` the time limit prevented from starting, counted.
+    fn never_started_count(&mut self, p: usize, n: u64) {
+        let reason = GiveUpReason::TimeLimit;
+        self.metrics.cut_short = true;
+        self.metrics.services[0].requests += n;
+        self.metrics.services[0].gave_up[reason as usize] += n;
+        let pm = &mut self.metrics.populations[p];
+        pm.requests += n;
+        pm.gave_up += n;
+        self.metrics.completion = self.metrics.completion.max(self.time_limit);
+    }
+
     /// Request `number` of `client` (within population `p`) the time limit prevented from
     /// starting (a closed client's later request, a trace row at or after the limit).
     fn never_started_in(&mut self, p: usize, client: u32, number: u32) {
+        self.never_started_count(p, 1);
         let reason = GiveUpReason::TimeLimit;
-        self.metrics.cut_short = true;
-        self.metrics.services[0].requests += 1;
-        self.metrics.services[0].gave_up[reason as usize] += 1;
-        let pm = &mut self.metrics.populations[p];
-        pm.requests += 1;
-        pm.gave_up += 1;
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {
                 population: p as u16,
@@ -474,8 +481,18 @@ impl Simulation<'_> {
                         _ => 0,
                     };
                     for key in first_key..first_key + count {
-                        for number in self.requests.info(key).number..requests {
-                            self.never_started(key, number);
+                        let from = self.requests.info(key).number;
+                        if from >= requests {
+                            continue;
+                        }
+                        if self.record_requests {
+                            for number in from..requests {
+                                self.never_started(key, number);
+                            }
+                        } else {
+                            // Only counts: at once, not one by one (a client may have a
+                            // billion requests left).
+                            self.never_started_count(p, u64::from(requests - from));
                         }
                     }
                 }
