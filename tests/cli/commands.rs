@@ -1252,3 +1252,46 @@ fn settings_that_cannot_act_draw_warnings() {
     );
     assert_eq!(stderr(&out), "");
 }
+
+/// Requests the time limit kept from starting are counted at once when requests.csv is not
+/// written, one record each when it is: the same summary either way. 50 clients x 1 000
+/// requests, a 5 ms limit: every first request is in flight (10 ms latency), so all 50 000
+/// give up as `time_limit`, 49 950 of them never started.
+#[test]
+fn requests_that_never_started_count_the_same_with_or_without_records() {
+    let ws = workspace_with(&tiny_with("count = 50", "count = 50\nrequests = 1000"));
+    let base = [
+        "run",
+        "tiny.toml",
+        "--no-charts",
+        "--quiet",
+        "--set",
+        "time_limit=5ms",
+    ];
+    ok(&ws, &[&base[..], &["--out", "plain"]].concat());
+    ok(
+        &ws,
+        &[&base[..], &["--out", "records", "--requests"]].concat(),
+    );
+    let plain = fs::read(ws.path().join("plain/tiny/summary.csv")).unwrap();
+    let records = fs::read(ws.path().join("records/tiny/summary.csv")).unwrap();
+    assert_eq!(plain, records);
+    let (header, rows) = read_csv(&ws.path().join("plain/tiny/summary.csv"));
+    for row in &rows {
+        for (col, value) in [
+            ("requests", "50000"),
+            ("gave_up", "50000"),
+            ("gave_up_time_limit", "50000"),
+            // A call counts when it reaches the server (10 ms): none did.
+            ("calls", "0"),
+        ] {
+            assert_eq!(row[column(&header, col)], value, "{col}");
+        }
+    }
+    let records = fs::read_to_string(ws.path().join("records/tiny/requests.csv")).unwrap();
+    assert_eq!(
+        records.lines().count(),
+        1 + 2 * 2 * 50_000,
+        "header + strategies x reps x requests"
+    );
+}
