@@ -168,9 +168,9 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
     if trimmed.is_empty() {
         return Err("an empty string is not a duration".to_string());
     }
-    if trimmed.parse::<f64>().is_ok_and(f64::is_finite) {
+    if let Some(n) = unitless_number(trimmed) {
         return Err(format!(
-            "\"{trimmed}\" has no unit (write e.g. \"{trimmed}ms\" or \"{trimmed}s\")"
+            "\"{trimmed}\" has no unit (write e.g. \"{n}ms\" or \"{n}s\")"
         ));
     }
     match humantime::parse_duration(trimmed) {
@@ -184,6 +184,17 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
         }
         Err(e) => Err(format!("\"{trimmed}\" is not a duration ({})", why_not(&e))),
     }
+}
+
+/// `text` as a number written the way a duration takes it (`1e3` is `1000`: durations have
+/// no exponent form), when it is a finite number at all.
+pub fn unitless_number(text: &str) -> Option<String> {
+    let x = text.parse::<f64>().ok().filter(|x| x.is_finite())?;
+    Some(if text.contains(['e', 'E']) {
+        x.to_string()
+    } else {
+        text.to_string()
+    })
 }
 
 /// Why `humantime` refused a duration, in the user's words (its own messages name byte

@@ -70,6 +70,17 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::model::ServiceRetry;
     let name = crate::text::escape(&file.file);
     let mut lines: Vec<String> = Vec::new();
+    // Under a sweep, a warning about a swept value names its point.
+    let at_point = |p: &crate::scenario::sweep::SweepPoint| {
+        if file.axes.is_empty() {
+            String::new()
+        } else {
+            let values: Vec<String> = (file.axes.iter().zip(&p.labels))
+                .map(|(a, l)| format!("{} = {l}", a.path))
+                .collect();
+            format!(" (at sweep point {})", values.join(", "))
+        }
+    };
     let unclamped = "sets clamp_to_deadline but has no deadline: the clamp never acts";
     for p in &file.points {
         let s = &p.scenario;
@@ -92,6 +103,7 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
             // gives them its request's deadline.
             for v in &s.services {
                 if matches!(v.retry, ServiceRetry::Strategy)
+                    && !v.calls.is_empty()
                     && !v.propagate_deadline
                     && inert(&strategy.retry)
                 {
@@ -117,14 +129,16 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
             if server.queue == 0 && !server.is_occ() {
                 if server.queue_timeout.is_some() {
                     lines.push(format!(
-                        "service `{}` sets queue_timeout but has no queue (queue = 0): it never acts",
-                        v.name
+                        "service `{}` sets queue_timeout but has no queue (queue = 0): it never acts{}",
+                        v.name,
+                        at_point(p)
                     ));
                 }
                 if server.discipline == crate::model::Discipline::Lifo {
                     lines.push(format!(
-                        "service `{}` sets discipline = \"lifo\" but has no queue (queue = 0): it never acts",
-                        v.name
+                        "service `{}` sets discipline = \"lifo\" but has no queue (queue = 0): it never acts{}",
+                        v.name,
+                        at_point(p)
                     ));
                 }
             }

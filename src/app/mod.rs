@@ -263,11 +263,10 @@ fn check_limits(
         let has = |kind: fn(&Source) -> bool| s.populations.iter().any(|p| kind(&p.source));
         let mut knobs = Vec::new();
         if has(|k| matches!(k, Source::Closed(_))) {
-            knobs.push("clients.count, clients.requests");
+            knobs.push("the clients' count or requests");
         }
         if has(|k| matches!(k, Source::Open(_))) {
-            knobs
-                .push("the arrival rate (clients.rate) or its window (clients.start, clients.end)");
+            knobs.push("the arrival rate or its window (start, end)");
         }
         if has(|k| matches!(k, Source::Trace(_))) {
             knobs.push("the trace's rows");
@@ -485,10 +484,16 @@ fn init_command(args: &InitArgs) -> Result<()> {
     }
     // In the commands, a path the shell would split or expand is single-quoted.
     let plain = |c: char| c.is_ascii_alphanumeric() || "._-/+,:@%".contains(c);
-    let arg = if shown.chars().all(plain) {
-        shown.to_string()
+    // A leading dash would read as a flag: `./-x.toml`.
+    let path_arg = if shown.starts_with('-') {
+        format!("./{shown}")
     } else {
-        format!("'{}'", shown.replace('\'', "'\\''"))
+        shown.clone()
+    };
+    let arg = if path_arg.chars().all(plain) {
+        path_arg
+    } else {
+        format!("'{}'", path_arg.replace('\'', "'\\''"))
     };
     print_stdout(&format!(
         "wrote {shown}: a commented scenario to edit; then `herdsim check {arg}` and `herdsim run {arg}`\n"

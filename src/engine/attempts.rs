@@ -1,6 +1,6 @@
 //! Attempts on the caller's side: sending one (breaker admission, budget and time-series
 //! counts, the network leg and the attempt's timers), the OCC read round trip, and the lazy
-//! arming of an attempt's timer once its next step is known to come after its timeout.
+//! arming of an attempt's timer once its next step is known to come at or after its timeout.
 
 use super::request::NONE;
 use super::{Event, EventKind, Simulation};
@@ -142,7 +142,8 @@ impl Simulation<'_> {
 
     /// Schedules the attempt's next step at `at` (an OCC read's reply, a held write's
     /// commit), carrying `aux`, and arms the attempt's timer first if it is still awaited
-    /// and the step comes after its timeout.
+    /// and the step comes at or after its timeout (an OCC read's reply is a step, not the
+    /// attempt's response: one due at the timeout instant comes after the timer).
     pub(super) fn schedule_step(
         &mut self,
         kind: EventKind,

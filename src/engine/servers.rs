@@ -110,8 +110,13 @@ impl Simulation<'_> {
                     .at_service(svc),
             );
             let r = &mut self.requests[key];
-            r.set_response_at_timeout(at == r.timeout_at);
-            self.arm_unless_earlier(key, at);
+            let at_timeout = at == r.timeout_at;
+            r.set_response_at_timeout(at_timeout);
+            // A response due at the timeout instant counts as arrived: no timer needed
+            // (one armed earlier, for a queued attempt, stands down when it sees the flag).
+            if !at_timeout {
+                self.arm_unless_earlier(key, at);
+            }
         }
         self.left_server(key);
     }
@@ -227,8 +232,13 @@ impl Simulation<'_> {
                     .at_service(svc),
             );
             let r = &mut self.requests[key];
-            r.set_response_at_timeout(at == r.timeout_at);
-            self.arm_unless_earlier(key, at);
+            let at_timeout = at == r.timeout_at;
+            r.set_response_at_timeout(at_timeout);
+            // A response due at the timeout instant counts as arrived: no timer needed
+            // (one armed earlier, for a queued attempt, stands down when it sees the flag).
+            if !at_timeout {
+                self.arm_unless_earlier(key, at);
+            }
         } else if svc != self.fallback {
             // Served for a caller that had already abandoned the attempt.
             self.metrics.services[svc as usize].wasted += 1;

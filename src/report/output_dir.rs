@@ -114,12 +114,15 @@ pub fn check_out(out: &Path) -> Result<()> {
             let file = out
                 .ancestors()
                 .skip(1)
-                .find(|p| fs::metadata(p).is_ok_and(|m| !m.is_dir()))
-                .unwrap_or(out);
-            return Err(Error::Usage(format!(
-                "--out: {shown} cannot be a folder: {} is a file, not a folder",
-                file.display()
-            )));
+                .find(|p| fs::metadata(p).is_ok_and(|m| !m.is_dir()));
+            return Err(Error::Usage(match file {
+                Some(file) => format!(
+                    "--out: {shown} cannot be a folder: {} is a file, not a folder",
+                    file.display()
+                ),
+                // `results.csv/`: the path names the file itself.
+                None => format!("--out: {shown} is a file, not a folder"),
+            }));
         }
         Err(e) => return Err(Error::io("cannot read", out, e)),
         Ok(m) => m,
@@ -129,7 +132,7 @@ pub fn check_out(out: &Path) -> Result<()> {
             .map(|t| t.display().to_string())
             .unwrap_or_else(|_| "an unreadable target".into());
         return match fs::metadata(out) {
-            Ok(m) if m.is_dir() => Ok(()),
+            Ok(m) if m.is_dir() => check_can_create(out),
             Ok(_) => Err(Error::Usage(format!(
                 "--out: {shown} is a symbolic link to {target}, a file, not a folder"
             ))),

@@ -1251,6 +1251,19 @@ fn settings_that_cannot_act_draw_warnings() {
         &["check", "tiny.toml", "--set", "server.queue_timeout=1s"],
     );
     assert_eq!(stderr(&out), "");
+    // Under a sweep, only the point without a queue is named.
+    ws.file(
+        "swept.toml",
+        &format!("{TINY}\n[sweep]\n\"server.queue\" = [0, 10]\n"),
+    );
+    let out = ok(
+        &ws,
+        &["check", "swept.toml", "--set", "server.queue_timeout=1s"],
+    );
+    assert_eq!(
+        stderr(&out),
+        "warning: swept.toml: service `server` sets queue_timeout but has no queue (queue = 0): it never acts (at sweep point server.queue = 0)\n"
+    );
 }
 
 /// Requests the time limit kept from starting are counted at once when requests.csv is not

@@ -192,7 +192,7 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
     let cases = [
         (
             "server.outages.0=5",
-            "--set server.outages.0=5: `outages.0` is a table, not a number or duration (name one of its keys: `outages.0.KEY`)",
+            "--set server.outages.0=5: `outages.0` is a table, not a number or duration: name one of its keys after it",
         ),
         (
             "retry.timeout=inf",

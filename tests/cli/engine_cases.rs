@@ -690,6 +690,8 @@ fn a_response_at_exactly_the_timeout_instant_counts_as_arrived() {
     assert_eq!(on_time.entry().succeeded, 1);
     assert_eq!(on_time.completion.0, ms(50).0);
     assert_eq!(on_time.entry().wasted, 0);
+    // Start, arrival, service end, response: no timer enters the queue to stand down.
+    assert_eq!(on_time.events, 4);
     let late = run(&with_service("30000001ns"), 0);
     assert_eq!(late.entry().succeeded, 0);
     assert_eq!(late.requests[0].last_status, Some(Status::Timeout));

@@ -146,7 +146,11 @@ fn short_duration(d: crate::time::SimDuration) -> String {
     if !exact.contains(' ') {
         return exact;
     }
+    // Rounded to three significant digits before the unit is chosen, so that 999.6us
+    // shows as 1ms, not 1000us.
     let ns = d.as_nanos() as f64;
+    let magnitude = 10f64.powi(ns.log10().floor() as i32 - 2);
+    let ns = (ns / magnitude).round() * magnitude;
     let units = [
         (3.6e12, "h"),
         (6e10, "m"),
@@ -361,10 +365,14 @@ mod tests {
             1_500_000_000,
             999,
             90_000_000_000,
+            999_600,
         ]
         .into_iter()
         .map(|ns| short_duration(SimDuration::from_nanos(ns)))
         .collect();
-        assert_eq!(shown, ["20ms", "1s", "2.27ms", "1.5s", "999ns", "1.5m"]);
+        assert_eq!(
+            shown,
+            ["20ms", "1s", "2.27ms", "1.5s", "999ns", "1.5m", "1ms"]
+        );
     }
 }

@@ -57,9 +57,9 @@ impl<'de> Deserialize<'de> for RawDuration {
                         Err(_) if other.starts_with('-') => RawDuration::Bad(format!(
                             "found \"{other}\" (a duration cannot be negative)"
                         )),
-                        Err(_) if other.parse::<f64>().is_ok_and(f64::is_finite) => {
+                        Err(_) if let Some(n) = crate::time::unitless_number(other) => {
                             RawDuration::Bad(format!(
-                                "found \"{other}\", a number without a unit (write e.g. \"{other}ms\" or \"{other}s\")"
+                                "found \"{other}\", a number without a unit (write e.g. \"{n}ms\" or \"{n}s\")"
                             ))
                         }
                         Err(msg) => {

@@ -371,7 +371,7 @@ pub(super) fn set_path(
             })?;
             if rest.is_empty() {
                 return Err(format!(
-                    "`{first}.{i}` is a table, not a number or duration (name one of its keys: `{first}.{i}.KEY`)"
+                    "`{first}.{i}` is a table, not a number or duration: name one of its keys after it"
                 ));
             }
             set_path(t, rest, value, into)
@@ -384,7 +384,7 @@ pub(super) fn set_path(
             let len = array.len();
             match array.get_mut(i) {
                 Some(Value::InlineTable(_)) if rest.is_empty() => Err(format!(
-                    "`{first}.{i}` is a table, not a number or duration (name one of its keys: `{first}.{i}.KEY`)"
+                    "`{first}.{i}` is a table, not a number or duration: name one of its keys after it"
                 )),
                 Some(Value::InlineTable(t)) => set_path(t, rest, value, into),
                 Some(_) => Err(format!("`{first}.{i}` is not a table")),
