@@ -311,15 +311,7 @@ impl Partial {
                 self.groups.len(),
             ));
         }
-        let first_group: Vec<usize> = file
-            .points
-            .iter()
-            .scan(0, |next, p| {
-                let first = *next;
-                *next += p.scenario.strategies.len();
-                Some(first)
-            })
-            .collect();
+        let first_group = first_groups(file);
         for (k, &j) in self.jobs.iter().enumerate() {
             let Some(job) = jobs.get(j) else {
                 return Err(Inconsistency::new(
@@ -439,15 +431,7 @@ fn fold(
     on_run_done: &(dyn Fn() + Sync),
     reduce: bool,
 ) -> Result<Folded> {
-    let first_slot: Vec<usize> = file
-        .points
-        .iter()
-        .scan(0, |next, p| {
-            let first = *next;
-            *next += p.scenario.strategies.len();
-            Some(first)
-        })
-        .collect();
+    let first_slot = first_groups(file);
     let slot_of = |job: &Job| first_slot[job.point] + job.strategy;
     let groups: usize = file
         .points
@@ -574,6 +558,19 @@ fn assemble(
         events,
         cut_short,
     }
+}
+
+/// The index of each sweep point's first (point, strategy) group: groups are numbered point
+/// by point, strategies in file order within a point.
+fn first_groups(file: &ScenarioFile) -> Vec<usize> {
+    file.points
+        .iter()
+        .scan(0, |next, p| {
+            let first = *next;
+            *next += p.scenario.strategies.len();
+            Some(first)
+        })
+        .collect()
 }
 
 #[cfg(test)]
