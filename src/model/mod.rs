@@ -105,6 +105,20 @@ impl Scenario {
             .max()
     }
 
+    /// Whether the last outage ends at or after `time_limit`: the run never sees it end, so
+    /// `recovery_peak_rps` (over no bucket) is 0 and says nothing. The verdict and the
+    /// charts then speak of the whole run's peak, as without an outage.
+    pub fn outage_outlasts_run(&self) -> bool {
+        self.recovery_from()
+            .is_some_and(|end| end.0 >= self.time_limit.as_nanos())
+    }
+
+    /// [`Scenario::recovery_from`] when the run sees that outage end: what the verdict calls
+    /// the recovery peak is measured from there.
+    pub fn recovery_seen(&self) -> Option<SimTime> {
+        self.recovery_from().filter(|_| !self.outage_outlasts_run())
+    }
+
     /// Where recovery (`recovered_s`) is measured from: `[metrics] trigger_end`, else the
     /// end of the last outage or capacity cut of any service; `None` when there is no
     /// trigger.

@@ -50,7 +50,12 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
         head.push("recovered_s".into());
     }
     rows.push(head);
-    for point in &result.points {
+    for (point, at) in result.points.iter().zip(&file.points) {
+        // Trouble that ends at or after time_limit: the run cannot see a recovery.
+        let unseen = at
+            .scenario
+            .trigger()
+            .is_some_and(|end| end.0 >= at.scenario.time_limit.as_nanos());
         for s in &point.strategies {
             let m = &s.summary;
             let mut row = point.labels.clone();
@@ -67,6 +72,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
             if recovery {
                 row.push(match (m.recovered_s, m.recovered_share) {
                     (Some(s), _) => round(s, 2),
+                    (None, Some(_)) if unseen => "n/a (trouble outlasts the run)".into(),
                     (None, Some(share)) => format!("never ({} recovered)", percent(share)),
                     (None, None) => String::new(),
                 });

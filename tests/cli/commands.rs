@@ -1308,3 +1308,26 @@ fn requests_that_never_started_count_the_same_with_or_without_records() {
         "header + strategies x reps x requests"
     );
 }
+
+#[test]
+fn an_outage_that_outlasts_the_run_is_reported_by_the_whole_runs_peak() {
+    // A 20% failure rate all run (the outage ends after time_limit): no bucket starts after
+    // it, so recovery_peak_rps is 0 in the CSV, but the verdict gives the whole run's peak
+    // and the console says why there is no recovered_s.
+    let ws = workspace_with(&tiny_with(
+        "end = \"1s\"",
+        "end = \"1h\"\nkind = \"errors\"\nerror_rate = 0.2",
+    ));
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
+    let text = stdout(&out);
+    assert!(!text.contains("recovery peak"), "{text}");
+    assert!(text.contains("  peak "), "{text}");
+    assert!(text.contains("n/a (trouble outlasts the run)"), "{text}");
+    assert!(!text.contains("never ("), "{text}");
+    let (header, rows) = read_csv(&ws.path().join("out/tiny/summary.csv"));
+    for row in rows {
+        assert_eq!(row[column(&header, "recovery_peak_rps")], "0");
+        assert_ne!(row[column(&header, "peak_rps")], "0");
+        assert_eq!(row[column(&header, "recovered_s")], "");
+    }
+}

@@ -206,8 +206,13 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
             vec![(
                 Swatch::Fill(grey, BAR),
                 format!(
-                    "peak_rps: busiest {} of the run (no outage: no recovery peak)",
-                    v.bucket
+                    "peak_rps: busiest {} of the run ({}: no recovery peak)",
+                    v.bucket,
+                    if v.outage_outlasts_run {
+                        "the outage outlasts the run"
+                    } else {
+                        "no outage"
+                    }
                 ),
             )]
         }
@@ -485,6 +490,8 @@ pub fn paired(scenario: &Scenario, point: &PointResult, at: &str) -> RowsData {
             // column's name.
             caption: if metric == "recovery_peak_rps" && scenario.recovery_from().is_none() {
                 "recovery_peak_rps (= peak_rps: no outage)".to_string()
+            } else if metric == "recovery_peak_rps" && scenario.outage_outlasts_run() {
+                "recovery_peak_rps (0: the outage outlasts the run)".to_string()
             } else {
                 metric.to_string()
             },

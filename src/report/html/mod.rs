@@ -106,7 +106,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
              the dashed line is one call per request (fewer when requests ended without a \
              call, as after a breaker's fast-fail); the label gives the multiple. {peaks} \
              Right: the share of requests that succeeded and gave up.{whiskers}{log}",
-            peaks = if first.recovery_from().is_some() {
+            peaks = if first.recovery_seen().is_some() {
                 format!(
                     "Peaks: the busiest {bucket} bucket of the whole run (pale) beside the \
                      busiest one after the last outage (the recovery peak, solid), with the \
@@ -115,7 +115,12 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
             } else {
                 format!(
                     "Peak: the busiest {bucket} bucket of the run, with the capacity dashed \
-                     (no outage: no recovery peak)."
+                     ({}: no recovery peak).",
+                    if first.outage_outlasts_run() {
+                        "the last outage lasts to the end of the run"
+                    } else {
+                        "no outage"
+                    }
                 )
             }
         ),

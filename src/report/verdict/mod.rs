@@ -47,12 +47,13 @@ pub struct Line {
     pub work: f64,
     /// Completion time, seconds.
     pub completion_s: f64,
-    /// Recovery peak, requests per second (per bucket).
+    /// Recovery peak, requests per second (per bucket); the whole run's peak when
+    /// `outage` is false.
     pub recovery_peak_rps: f64,
     /// The recovery peak as a multiple of capacity (`None` when capacity is not defined).
     pub recovery_peak_x: Option<f64>,
-    /// Whether the scenario has an outage (where `recovery_peak_rps` starts): without one
-    /// the recovery peak is the whole run's peak, and is called so.
+    /// Whether the scenario has an outage the run sees end (where `recovery_peak_rps`
+    /// starts): without one the recovery peak is the whole run's peak, and is called so.
     pub outage: bool,
     /// Whether it loses more requests than some other strategy (outside the leading group).
     pub loses_more: bool,
@@ -76,8 +77,11 @@ pub struct Verdict {
     /// With two replications or more: per strategy after the first, which differences from
     /// the first strategy are significant (paired, 95%).
     pub paired: Vec<String>,
-    /// Whether the scenario has an outage; see [`Line::outage`].
+    /// Whether the scenario has an outage the run sees end; see [`Line::outage`].
     pub outage: bool,
+    /// Whether its last outage lasts to `time_limit` or beyond: then `outage` is false, the
+    /// lines give the whole run's peak, and the paired recovery peaks (all 0) are left out.
+    pub outage_outlasts_run: bool,
 }
 
 impl Verdict {
@@ -224,6 +228,10 @@ pub fn times(x: f64) -> String {
         "n/a".into()
     } else if x == 0.0 {
         "0x".into()
+    } else if x < 0.001 {
+        // Two significant digits: a peak far below a huge capacity is not "0.000x".
+        let decimals = (1.0 - x.log10().floor()).min(12.0) as usize;
+        format!("{x:.decimals$}x")
     } else if x < 0.1 {
         format!("{}x", fmt_value(x))
     } else if x < 9.995 {
@@ -537,11 +545,27 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
     let summaries: Vec<&StrategySummary> = point.strategies.iter().map(|s| &s.summary).collect();
     let (order, loses_more) = rank(&summaries);
     let (capacity_rps, capacity_note) = capacity(scenario);
-    let outage = scenario.recovery_from().is_some();
+    let outage = scenario.recovery_seen().is_some();
+    let outlasts = scenario.outage_outlasts_run();
+    // An outage the run never sees end leaves every recovery peak at 0 (no bucket after
+    // it): its paired rows compare nothing, and the peak is the whole run's.
+    let compared: Vec<PairedRow> = point
+        .paired
+        .iter()
+        .filter(|r| !(outlasts && r.metric == "recovery_peak_rps"))
+        .cloned()
+        .collect();
+    let peak = |s: &StrategySummary| {
+        if outlasts {
+            s.peak_rps.mean
+        } else {
+            s.recovery_peak_rps.mean
+        }
+    };
     // The paired rows exist with one replication too (all zero-width): only with two or
     // more do they count, as only then are they printed.
     let paired: &[PairedRow] = if scenario.replications >= 2 {
-        &point.paired
+        &compared
     } else {
         &[]
     };
@@ -564,8 +588,8 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                     f64::NAN
                 },
                 completion_s: s.completion_s.mean,
-                recovery_peak_rps: s.recovery_peak_rps.mean,
-                recovery_peak_x: capacity_rps.map(|c| s.recovery_peak_rps.mean / c),
+                recovery_peak_rps: peak(s),
+                recovery_peak_x: capacity_rps.map(|c| peak(s) / c),
                 outage,
                 loses_more: loses_more[i],
                 trade: match winner {
@@ -584,11 +608,12 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
         replications: scenario.replications,
         lines,
         paired: if scenario.replications >= 2 && summaries.len() >= 2 {
-            paired_sentences(&point.paired, outage)
+            paired_sentences(&compared, outage)
         } else {
             Vec::new()
         },
         outage,
+        outage_outlasts_run: outlasts,
     }
 }
 

@@ -360,3 +360,87 @@ cap = "1ms"
     );
     assert!(v.lines[0].trade.is_none());
 }
+
+#[test]
+fn an_outage_that_outlasts_the_run_leaves_the_whole_runs_peak_and_no_paired_recovery_peak() {
+    // The outage ends at 1h, after time_limit: no bucket starts after it, every recovery
+    // peak is 0, and the verdict speaks of the whole run's peak (as without an outage).
+    let text = r#"
+name = "v"
+replications = 2
+time_limit = "10m"
+[clients]
+count = 10
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 4
+service = { dist = "constant", value = "20ms" }
+[[server.outages]]
+start = "0s"
+end = "1h"
+kind = "errors"
+error_rate = 0.5
+[retry]
+max_attempts = 3
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "a"
+[[strategy]]
+name = "b"
+"#;
+    let scenario = crate::scenario::sweep::load_str("v.toml", text)
+        .unwrap()
+        .points
+        .remove(0)
+        .scenario;
+    assert!(scenario.outage_outlasts_run());
+    assert_eq!(scenario.recovery_seen(), None);
+    let result = |mut s: StrategySummary| {
+        s.recovery_peak_rps = stat(0.0, 0.0);
+        StrategyResult {
+            summary: s,
+            services: Vec::new(),
+            populations: Vec::new(),
+            timelines: Vec::new(),
+            replicates: Vec::new(),
+            requests: Vec::new(),
+            attempts: Vec::new(),
+        }
+    };
+    let row = |metric, mean_diff| PairedRow {
+        strategy: "b".into(),
+        baseline: "a".into(),
+        metric,
+        mean_diff,
+        ci95: 0.0,
+        ratio: Some(1.0),
+        baseline_mean: 1.0,
+    };
+    let point = PointResult {
+        labels: Vec::new(),
+        strategies: vec![
+            result(summary("a", 20_000.0, 9.0, (0.0, 0.0))),
+            result(summary("b", 30_000.0, 9.0, (0.0, 0.0))),
+        ],
+        paired: vec![row("calls", 10_000.0), row("recovery_peak_rps", 0.0)],
+    };
+    let v = verdict(&point, &scenario);
+    assert!(!v.outage && v.outage_outlasts_run);
+    assert_eq!(v.lines[0].strategy, "a");
+    assert_eq!(
+        v.lines[0].recovery_peak_x,
+        Some(100.0),
+        "20 000 req/s / 200"
+    );
+    assert_eq!(cells(&v.lines[0])[3], "peak 100x capacity");
+    assert_eq!(v.paired, ["b vs a: more calls (+0%)"]);
+}
+
+#[test]
+fn a_multiple_far_below_one_keeps_two_significant_digits() {
+    assert_eq!(times(0.000_010_86), "0.000011x");
+    assert_eq!(times(0.000_99), "0.00099x");
+    assert_eq!(times(0.0042), "0.004x");
+}
