@@ -5,7 +5,8 @@
 //! could hide text, and a bidi override could show a key other than the one at fault. So
 //! every message goes through [`escape`] before it is printed: such characters appear as
 //! `\u{..}` (or `\n`, `\t`, `\r`), everything else unchanged. [`shorten_numbers`] writes a
-//! 300-digit number as `1e300`, so a message stays one readable line.
+//! 300-digit number as `1e300`, and [`shorten_quotes`] a 10 000-character value as its ends
+//! and its length, so a message stays one readable line.
 
 use std::borrow::Cow;
 
@@ -89,9 +90,55 @@ pub fn shorten_numbers(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// [`shorten_numbers`] then [`escape`]: what every message echoing input goes through.
+/// Longest quoted value (in characters, between its quotes) a message shows whole.
+const LONG_QUOTE: usize = 80;
+
+/// `text` with every double-quoted value longer than 80 characters cut to its first 40 and
+/// last 20 around an ellipsis, with its length: `"xxxx…xxxx" (10000 characters)`. A message
+/// echoing a pasted blob stays a line or two. An escaped quote (`\"`) does not end a value.
+pub fn shorten_quotes(text: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut rest = text.char_indices().peekable();
+    while let Some((open, c)) = rest.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut close = None;
+        let mut escaped = false;
+        for (i, c) in rest.by_ref() {
+            match c {
+                '"' if !escaped => {
+                    close = Some(i);
+                    break;
+                }
+                '\\' => escaped = !escaped,
+                _ => escaped = false,
+            }
+        }
+        let Some(close) = close else { break };
+        let inner = &text[open + 1..close];
+        let count = inner.chars().count();
+        if count > LONG_QUOTE {
+            let head: String = inner.chars().take(40).collect();
+            let tail: String = inner.chars().skip(count - 20).collect();
+            out.push_str(&text[copied..open]);
+            out.push_str(&format!("\"{head}…{tail}\" ({count} characters)"));
+            copied = close + 1;
+        }
+    }
+    if copied == 0 {
+        Cow::Borrowed(text)
+    } else {
+        out.push_str(&text[copied..]);
+        Cow::Owned(out)
+    }
+}
+
+/// [`shorten_numbers`], [`shorten_quotes`], then [`escape`]: what every message echoing
+/// input goes through.
 pub fn sanitize(text: &str) -> String {
-    escape(&shorten_numbers(text)).into_owned()
+    escape(&shorten_quotes(&shorten_numbers(text))).into_owned()
 }
 
 /// `one` when `count` (a number as shown, or a range such as "1..4") is "1", else `many`:
@@ -138,6 +185,32 @@ mod tests {
         assert_eq!(escape("a\nb\tc\r"), "a\\nb\\tc\\r");
         assert_eq!(escape("\u{9b}"), "\\u{9b}");
         assert_eq!(escape_lines("one\u{7}\ntwo"), "one\\u{7}\ntwo");
+    }
+
+    #[test]
+    fn long_quoted_values_are_cut_with_their_length() {
+        let long = format!("found \"{}\", expected \"a\"", "ab".repeat(100));
+        assert_eq!(
+            shorten_quotes(&long),
+            format!(
+                "found \"{}…{}\" (200 characters), expected \"a\"",
+                "ab".repeat(20),
+                "ab".repeat(10)
+            )
+        );
+        let short = "found \"100ms\" and \"2s\"";
+        assert_eq!(shorten_quotes(short), short);
+        // An escaped quote is part of the value; an unclosed quote is left alone.
+        let inner = format!("\"{}\\\"{}\" end", "x".repeat(50), "y".repeat(50));
+        assert!(shorten_quotes(&inner).ends_with("\" (102 characters) end"));
+        let unclosed = format!("found \"{}", "z".repeat(200));
+        assert_eq!(shorten_quotes(&unclosed), unclosed);
+        // Multi-byte characters are counted and cut as characters.
+        let wide = format!("\"{}\"", "é".repeat(90));
+        assert_eq!(
+            shorten_quotes(&wide),
+            format!("\"{}…{}\" (90 characters)", "é".repeat(40), "é".repeat(20))
+        );
     }
 
     #[test]
