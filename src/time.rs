@@ -99,6 +99,41 @@ impl SimDuration {
         SimDuration((nanos + 0.5) as u64)
     }
 
+    /// A duration for a legend or a note: as written when it is one whole unit (`20ms`, `1s`), else
+    /// three significant digits of its largest unit (`2.27ms`, not `2ms 266us 297ns`: a
+    /// distribution's mean is rarely round).
+    pub fn short(self) -> String {
+        let exact = self.to_string();
+        if !exact.contains(' ') {
+            return exact;
+        }
+        // Rounded to three significant digits before the unit is chosen, so that 999.6us
+        // shows as 1ms, not 1000us.
+        let ns = self.as_nanos() as f64;
+        let magnitude = 10f64.powi(ns.log10().floor() as i32 - 2);
+        let ns = (ns / magnitude).round() * magnitude;
+        let units = [
+            (3.6e12, "h"),
+            (6e10, "m"),
+            (1e9, "s"),
+            (1e6, "ms"),
+            (1e3, "us"),
+        ];
+        let (scale, unit) = units
+            .into_iter()
+            .find(|(scale, _)| ns >= *scale)
+            .unwrap_or((1.0, "ns"));
+        let v = ns / scale;
+        let places = (2 - v.log10().floor() as i32).max(0) as usize;
+        let text = format!("{v:.places$}");
+        let text = if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            text
+        };
+        format!("{text}{unit}")
+    }
+
     /// Nanoseconds.
     pub fn as_nanos(self) -> u64 {
         self.0

@@ -596,15 +596,18 @@ fn a_strategy_that_gives_up_on_everything_ranks_last_and_is_never_highlighted() 
         .find(|r| r.contains("</span>breaker</td>"))
         .unwrap();
     assert!(!breaker.contains("class=\"best\""), "{breaker}");
-    // One strategy leads: nothing to compare it with, so nothing is highlighted.
+    // One strategy leads: nothing to compare it with, so nothing is highlighted, and the
+    // caption does not explain a highlight that is not there.
     assert!(!table.contains("class=\"best\""));
-    // Peaks name their bucket.
-    assert!(table.contains("peak_rps<br><span class=\"unit\">per 100 ms</span>"));
+    assert!(!html.contains("Highlighted:"));
+    // Peaks name their bucket; headings break between words only.
+    assert!(table.contains("peak_<wbr>rps<br><span class=\"unit\">per 100 ms</span>"));
+    assert!(table.contains("<th>completion_s</th>"));
     // Linear axes (these values span less than 100x) are not marked; log ones (here by
     // --log-y) are, in every panel of the bar charts: ticks of 100, 1000 and 10k read as a
     // linear axis to anyone not told.
     let summary = check_svg(&ws.out().join("loser/summary.svg"));
-    assert!(shows(&summary, "calls per run (= calls per request)"));
+    assert!(shows(&summary, "calls per run (label: x per request)"));
     assert!(!shows(&summary, "(log)"));
     let log = ws.path().join("log");
     herdsim()
@@ -615,9 +618,10 @@ fn a_strategy_that_gives_up_on_everything_ranks_last_and_is_never_highlighted() 
         .success();
     let summary = check_svg(&log.join("loser/summary.svg"));
     for axis in [
-        "calls per run (= calls per request) (log)",
+        "calls per run (label: x per request) (log)",
         "time until the last request ended (s) (log)",
-        "arrivals per second (= x capacity) (log)",
+        // Wrapped on two lines.
+        "(label: x capacity) (log)",
     ] {
         assert!(shows(&summary, axis), "{axis}");
     }

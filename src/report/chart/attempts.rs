@@ -126,7 +126,7 @@ pub fn all_bands(scenario: &Scenario) -> Vec<Band> {
 /// req/s: 200 slots / 20ms mean service`), else how it is computed from the slots plotted.
 pub fn capacity_label(server: &crate::model::service::ServerSpec) -> String {
     let mean = server.service.mean();
-    let shown = short_duration(mean);
+    let shown = mean.short();
     if server.capacity.is_empty() && server.autoscale.is_none() && !mean.is_zero() {
         format!(
             "capacity {} req/s: {} / {shown} mean service",
@@ -136,41 +136,6 @@ pub fn capacity_label(server: &crate::model::service::ServerSpec) -> String {
     } else {
         format!("capacity: slots / {shown} mean service")
     }
-}
-
-/// A duration for a legend: as written when it is one whole unit (`20ms`, `1s`), else
-/// three significant digits of its largest unit (`2.27ms`, not `2ms 266us 297ns`: a
-/// distribution's mean is rarely round).
-fn short_duration(d: crate::time::SimDuration) -> String {
-    let exact = d.to_string();
-    if !exact.contains(' ') {
-        return exact;
-    }
-    // Rounded to three significant digits before the unit is chosen, so that 999.6us
-    // shows as 1ms, not 1000us.
-    let ns = d.as_nanos() as f64;
-    let magnitude = 10f64.powi(ns.log10().floor() as i32 - 2);
-    let ns = (ns / magnitude).round() * magnitude;
-    let units = [
-        (3.6e12, "h"),
-        (6e10, "m"),
-        (1e9, "s"),
-        (1e6, "ms"),
-        (1e3, "us"),
-    ];
-    let (scale, unit) = units
-        .into_iter()
-        .find(|(scale, _)| ns >= *scale)
-        .unwrap_or((1.0, "ns"));
-    let v = ns / scale;
-    let places = (2 - v.log10().floor() as i32).max(0) as usize;
-    let text = format!("{v:.places$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    };
-    format!("{text}{unit}")
 }
 
 /// Capacity over time of service `service` in one strategy's mean series: slots (the
@@ -353,7 +318,6 @@ pub fn draw<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use super::short_duration;
     use crate::time::SimDuration;
 
     #[test]
@@ -368,7 +332,7 @@ mod tests {
             999_600,
         ]
         .into_iter()
-        .map(|ns| short_duration(SimDuration::from_nanos(ns)))
+        .map(|ns| SimDuration::from_nanos(ns).short())
         .collect();
         assert_eq!(
             shown,

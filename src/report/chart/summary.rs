@@ -229,7 +229,7 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
         panels: vec![
             Panel {
                 caption: "work: calls".into(),
-                axis: "calls per run (= calls per request)".into(),
+                axis: "calls per run (label: x per request)".into(),
                 unit: String::new(),
                 scale: scale(calls_values, log_y),
                 reference: Some((
@@ -252,7 +252,11 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
                     if v.outage { "peaks" } else { "peak" },
                     v.bucket
                 ),
-                axis: "arrivals per second (= x capacity)".into(),
+                axis: if v.capacity_rps.is_some() {
+                    "arrivals per second (label: x capacity)".into()
+                } else {
+                    "arrivals per second".into()
+                },
                 unit: String::new(),
                 scale: scale(peak_values, log_y),
                 reference: v

@@ -29,6 +29,25 @@ pub struct Figure {
     pub svg: String,
 }
 
+/// A column heading: escaped, with a line-break opportunity after each `_` and `.`, so a
+/// narrow column breaks `recovery_peak_rps` as `recovery_` / `peak_rps`, never mid-word.
+pub fn heading(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(['_', '.']) {
+        let (word, tail) = rest.split_at(at + 1);
+        out.push_str(&escape(word));
+        // Not before a unit or an index of one or two characters: `completion_s`, `0.`.
+        let next = tail.split(['_', '.']).next().unwrap_or("");
+        if next.chars().count() > 2 {
+            out.push_str("<wbr>");
+        }
+        rest = tail;
+    }
+    out.push_str(&escape(rest));
+    out
+}
+
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -58,7 +77,7 @@ p.warn { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; }
 div.scroll { overflow-x: auto; }
 table.summary { border-collapse: collapse; font-size: 13px; width: 100%; }
 table.summary th, table.summary td { border: 1px solid #d4d4d4; padding: 3px 6px; text-align: right; white-space: nowrap; }
-table.summary th { background: #f0f0f0; vertical-align: bottom; white-space: normal; overflow-wrap: anywhere; min-width: 4em; }
+table.summary th { background: #f0f0f0; vertical-align: bottom; white-space: normal; overflow-wrap: normal; min-width: 4em; }
 table.summary td.name, table.summary th.name { text-align: left; }
 table.summary tbody + tbody { border-top: 3px solid #999; }
 td.best { background: #cde9f7; font-weight: bold; }
@@ -420,7 +439,7 @@ fn verdict_section(h: &mut String, file: &ScenarioFile, result: &ScenarioResult)
             "<p>Ranking at each sweep point:</p>\n<div class=\"scroll\">\n<table class=\"summary\">\n<thead><tr>",
         );
         for a in &file.axes {
-            let _ = write!(h, "<th class=\"name\">{}</th>", escape(&a.path));
+            let _ = write!(h, "<th class=\"name\">{}</th>", heading(&a.path));
         }
         h.push_str("<th class=\"name\">ranking</th></tr></thead>\n<tbody>\n");
         for (i, p) in result.points.iter().enumerate() {
@@ -475,6 +494,17 @@ mod tests {
             escape(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
+    }
+
+    #[test]
+    fn headings_break_between_words_only() {
+        assert_eq!(heading("recovery_peak_rps"), "recovery_<wbr>peak_<wbr>rps");
+        assert_eq!(heading("completion_s"), "completion_s");
+        assert_eq!(
+            heading("server.outages.0.error_rate"),
+            "server.<wbr>outages.0.<wbr>error_<wbr>rate"
+        );
+        assert_eq!(heading("a<b"), "a&lt;b");
     }
 
     #[test]

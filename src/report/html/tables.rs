@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::escape;
+use super::{escape, heading};
 use crate::metrics::summary::{Stat, StrategySummary};
 use crate::report::chart::{fmt_count, fmt_value};
 use crate::report::verdict::verdict;
@@ -115,29 +115,14 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
     // A sweep may vary both: intervals where some point has them, the bucket as its range.
     let ci = file.points.iter().any(|p| p.scenario.replications > 1);
     let bucket = crate::report::console::bucket(file);
-    h.push_str("<h2 id=\"summary\">Summary</h2>\n");
-    let _ = writeln!(
-        h,
-        "<p>Means per run{}; columns as in summary.csv, peaks per {bucket} bucket. \
-         <span class=\"swatch\" style=\"background:#cde9f7\"></span>Highlighted: the best \
-         value of each column{} among the strategies that lose the fewest requests (within \
-         the 95% interval): a strategy that loses more is never highlighted. rank: the \
-         verdict's.</p>",
-        if ci {
-            ", ± 95% confidence interval"
-        } else {
-            ""
-        },
-        if file.axes.is_empty() {
-            ""
-        } else {
-            " within each sweep point"
-        }
-    );
+    // The caption says what is highlighted only when something is: it is known once the
+    // table is written.
+    let caption_at = h.len();
+    let mut highlighted = false;
     // The wrapper scrolls sideways on a narrow screen instead of squeezing the numbers.
     h.push_str("<div class=\"scroll\">\n<table class=\"summary\">\n<thead><tr>");
     for a in &file.axes {
-        let _ = write!(h, "<th class=\"name\">{}</th>", escape(&a.path));
+        let _ = write!(h, "<th class=\"name\">{}</th>", heading(&a.path));
     }
     h.push_str("<th class=\"name\">strategy</th><th>rank</th>");
     for c in COLUMNS {
@@ -145,10 +130,10 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
             let _ = write!(
                 h,
                 "<th>{}<br><span class=\"unit\">per {bucket}</span></th>",
-                c.head
+                heading(c.head)
             );
         } else {
-            let _ = write!(h, "<th>{}</th>", c.head);
+            let _ = write!(h, "<th>{}</th>", heading(c.head));
         }
     }
     h.push_str("</tr></thead>\n");
@@ -195,6 +180,7 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
             for (c, b) in COLUMNS.iter().zip(&best) {
                 let v = (c.value)(&s.summary);
                 let class = if eligible && *b == Some(v.mean) {
+                    highlighted = true;
                     " class=\"best\""
                 } else {
                     ""
@@ -215,6 +201,35 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
         h.push_str("</tbody>\n");
     }
     h.push_str("</table>\n</div>\n");
+    let mut caption = String::from("<h2 id=\"summary\">Summary</h2>\n");
+    let _ = writeln!(
+        caption,
+        "<p>Means per run{}; columns as in summary.csv, peaks per {bucket} bucket. \
+         {}rank: the verdict's.</p>",
+        if ci {
+            ", ± 95% confidence interval"
+        } else {
+            ""
+        },
+        if highlighted {
+            format!(
+                "<span class=\"swatch\" style=\"background:#cde9f7\"></span>Highlighted: \
+                 the best value of each column{} among the strategies that lose the fewest \
+                 requests (within the 95% interval): a strategy that loses more is never \
+                 highlighted. ",
+                if file.axes.is_empty() {
+                    ""
+                } else {
+                    " within each sweep point"
+                }
+            )
+        } else {
+            // One strategy loses fewer requests than every other (at every point): the
+            // others are not compared with it, so no value is best among equals.
+            String::new()
+        }
+    );
+    h.insert_str(caption_at, &caption);
 }
 
 /// The per-population and per-service tables (when there is more than one), and the paired
@@ -242,7 +257,7 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
             } else {
                 ""
             };
-            let _ = write!(h, "<th{class}>{}</th>", escape(c));
+            let _ = write!(h, "<th{class}>{}</th>", heading(c));
         }
         h.push_str("</tr></thead>\n<tbody>\n");
         for row in rows {

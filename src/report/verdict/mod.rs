@@ -151,6 +151,13 @@ pub fn cells(line: &Line) -> [String; 4] {
             "{} {}",
             if line.outage { "recovery peak" } else { "peak" },
             match line.recovery_peak_x {
+                // A server sized never to be the bottleneck: the rate says more than
+                // "0.000030x".
+                Some(x) if x > 0.0 && x < 0.01 => format!(
+                    "{} req/s ({} capacity)",
+                    fmt_value(line.recovery_peak_rps),
+                    times(x)
+                ),
                 Some(x) => format!("{} capacity", times(x)),
                 None => format!("{} req/s", fmt_value(line.recovery_peak_rps)),
             }
@@ -189,7 +196,7 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
     let mut note = format!(
         "{} / {} mean service",
         counted(server.concurrency, "slot", "slots"),
-        service
+        service.short()
     );
     if !server.capacity.is_empty() || server.autoscale.is_some() {
         note.push_str(", at the start");

@@ -343,6 +343,12 @@ cap = "1ms"
         ..first.clone()
     };
     assert_eq!(cells(&after)[3], "recovery peak 15.0x capacity");
+    let tiny = Line {
+        recovery_peak_rps: 2954.0,
+        recovery_peak_x: Some(2954.0 / 1e8),
+        ..first.clone()
+    };
+    assert_eq!(cells(&tiny)[3], "peak 2954 req/s (0.000030x capacity)");
     // 1x is one call per request, not a minimum: the rule must not say otherwise.
     assert!(
         v.rule().contains(
