@@ -223,6 +223,7 @@ fn svg_charts_name_the_strategies_and_label_their_axes() {
     assert!(!shows(&attempts, "reaching"), "attempts.svg says reaching");
     let raster = check_svg(&dir.join("raster.svg"));
     assert!(shows(&raster, "by first failure"));
+    assert!(shows(&raster, "rejected (503, 429, 500, ...)"));
     assert!(
         raster.contains("href=\"data:image/png;base64,"),
         "marks embedded"
@@ -836,4 +837,33 @@ name = "full"
     let dir = run(&ws, text, &["--format", "svg", "--log-y"]);
     let attempts = check_svg(&dir.join("attempts.svg"));
     assert!(shows(&attempts, "attempts sent/s (log)"));
+}
+
+/// An OCC server without outages fails only lost writes: the raster's legend says 409, not
+/// the codes of a server that refuses.
+#[test]
+fn an_occ_rasters_failures_are_named_as_conflicts() {
+    let text = r#"
+name = "occ"
+seed = 1
+replications = 1
+[clients]
+count = 20
+[network]
+latency = { dist = "constant", value = "5ms" }
+[server]
+occ = true
+[retry]
+max_attempts = 100
+base = "5ms"
+cap = "100ms"
+jitter = "full"
+[[strategy]]
+name = "full"
+"#;
+    let ws = Workspace::new();
+    let dir = run(&ws, text, &["--format", "svg"]);
+    let raster = check_svg(&dir.join("raster.svg"));
+    assert!(shows(&raster, "conflict (409: another write won)"));
+    assert!(!shows(&raster, "503"));
 }

@@ -153,6 +153,16 @@ impl RasterData {
     }
 }
 
+/// Whether the entry service is an OCC server without outages, a rate limit or 400s: every
+/// failed attempt there is a 409 (a write that lost).
+fn occ_only(scenario: &Scenario) -> bool {
+    let server = &scenario.entry().server;
+    server.is_occ()
+        && server.outages.is_empty()
+        && server.rate_limit.is_none()
+        && server.client_error_rate <= 0.0
+}
+
 /// Prepares the raster chart of one point; `None` when no attempt sample was recorded.
 pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> Option<RasterData> {
     let sample = |s: &crate::metrics::summary::StrategyResult| -> Option<Vec<AttemptRecord>> {
@@ -183,7 +193,17 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str) -> Option<Rast
     let clients = panels.iter().map(|p| p.rows.len()).max().unwrap_or(0);
     let mut legend: Vec<(Swatch, String)> = [
         (AttemptOutcome::Served, "served"),
-        (AttemptOutcome::Rejected, "rejected (503, 429, 500, ...)"),
+        (
+            AttemptOutcome::Rejected,
+            // An OCC server with nothing else to refuse with fails only lost writes.
+            if occ_only(scenario) {
+                "conflict (409: another write won)"
+            } else if scenario.entry().server.is_occ() {
+                "rejected (409 conflict, 503, ...)"
+            } else {
+                "rejected (503, 429, 500, ...)"
+            },
+        ),
         (AttemptOutcome::TimedOut, "timed out or unreachable"),
         (AttemptOutcome::Shed, "shed from the queue"),
         (AttemptOutcome::CutShort, "in flight at the time limit"),

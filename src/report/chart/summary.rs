@@ -192,12 +192,12 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
             vec![
                 (
                     Swatch::Fill(grey, OVERALL),
-                    format!("peak_rps: busiest {} of the whole run", v.bucket),
+                    format!("pale: peak_rps, busiest {} of the whole run", v.bucket),
                 ),
                 (
                     Swatch::Fill(grey, BAR),
                     format!(
-                        "recovery_peak_rps: busiest {} after the last outage",
+                        "solid: recovery_peak_rps, busiest {} after the last outage",
                         v.bucket
                     ),
                 ),
@@ -220,9 +220,9 @@ pub fn series(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool) -
         .chain([
             (
                 Swatch::Fill(grey, BAR),
-                "succeeded (in the strategy's colour)".into(),
+                "succeeded: solid, in the strategy's colour".into(),
             ),
-            (Swatch::Fill(GAVE_UP, 1.0), "gave up".into()),
+            (Swatch::Fill(GAVE_UP, 1.0), "gave up: grey".into()),
         ])
         .collect(),
         groups: vec![Group { label: None, rows }],
