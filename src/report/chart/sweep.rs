@@ -144,6 +144,24 @@ fn numeric(label: &str) -> Option<(f64, bool)> {
     parse_duration(label).ok().map(|d| (d.as_secs_f64(), true))
 }
 
+/// A linear x axis over swept values from `lo` to `hi`, padded by 4%. It starts at 0 for
+/// positive values (Brooker's charts do), so slopes read true; but not when the values sit
+/// far from 0 (35 s .. 45 s), where the axis would be mostly empty and the transition
+/// squashed into its last quarter.
+fn linear_range(lo: f64, hi: f64) -> std::ops::Range<f64> {
+    let pad = if hi > lo {
+        (hi - lo) * 0.04
+    } else {
+        hi.abs().max(1.0) * 0.1
+    };
+    let start = if lo > 0.0 && lo <= hi * 0.5 {
+        0.0
+    } else {
+        lo - pad
+    };
+    start..hi + pad
+}
+
 /// Prepares one sweep chart. `file` must have at least one swept key.
 pub fn series(
     file: &ScenarioFile,
@@ -234,15 +252,7 @@ pub fn series(
     let x = match &axis {
         XAxis::Log => lo / 1.3..hi * 1.3,
         XAxis::Categories(c) => -0.5..c.len() as f64 - 0.5,
-        XAxis::Linear => {
-            let pad = if hi > lo {
-                (hi - lo) * 0.04
-            } else {
-                hi.abs().max(1.0) * 0.1
-            };
-            // Start at 0 for positive values (Brooker's charts do), so slopes read true.
-            (if lo > 0.0 { 0.0 } else { lo - pad })..hi + pad
-        }
+        XAxis::Linear => linear_range(lo, hi),
     };
     let first = file.first();
     let entry = if first.services.len() > 1 {
@@ -316,12 +326,29 @@ pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
 ) -> Result<(), String> {
     match &d.axis {
-        XAxis::Log => draw_on(
-            d,
-            root,
-            d.x.clone().log_scale().with_key_points(log_ticks(&d.x, 12)),
-            &|v| fmt_tick(*v),
-        ),
+        XAxis::Log => {
+            // A few swept values spread over decades (1 s, 10 s, 60 s, 1 h): tick each of
+            // them, so every point has its label; 1-2-5 ticks would leave 3 600 unmarked.
+            let mut swept: Vec<f64> = d
+                .lines
+                .iter()
+                .flat_map(|l| &l.points)
+                .map(|p| p.0)
+                .collect();
+            swept.sort_by(f64::total_cmp);
+            swept.dedup();
+            let ticks = if swept.len() <= 12 {
+                swept
+            } else {
+                log_ticks(&d.x, 12)
+            };
+            draw_on(
+                d,
+                root,
+                d.x.clone().log_scale().with_key_points(ticks),
+                &|v| fmt_tick(*v),
+            )
+        }
         XAxis::Linear => draw_on(d, root, d.x.clone(), &|v| fmt_tick(*v)),
         XAxis::Categories(c) => draw_on(d, root, d.x.clone(), &|v| {
             let i = v.round();
@@ -501,6 +528,17 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_linear_axis_starts_at_zero_unless_the_values_sit_far_from_it() {
+        // Client counts 10 .. 100: from 0, as Brooker draws them.
+        assert_eq!(linear_range(10.0, 100.0), 0.0..103.6);
+        // A cut ending between 35 s and 45 s: around the values.
+        assert_eq!(linear_range(35.0, 45.0), 34.6..45.4);
+        // One value, and values below zero.
+        assert_eq!(linear_range(5.0, 5.0), 4.5..5.5);
+        assert_eq!(linear_range(-2.0, 8.0), -2.4..8.4);
+    }
 
     #[test]
     fn swept_labels_read_as_numbers_or_seconds() {
