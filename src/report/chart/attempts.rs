@@ -15,8 +15,10 @@ use super::{
     INK, Swatch, draw_title, fmt_tick, legend, legend_band, outage_style, stacked_rows, use_log,
 };
 use crate::model::Scenario;
+use crate::model::service::{Outage, OutageKind};
 use crate::report::verdict::bucket_label;
 use crate::runner::PointResult;
+use crate::time::SimDuration;
 
 /// Width of the chart.
 const WIDTH: u32 = 1400;
@@ -138,8 +140,31 @@ pub fn capacity_label(server: &crate::model::service::ServerSpec) -> String {
     }
 }
 
+/// The share of the nominal service rate left over `[from, to)` seconds by the `slow`
+/// windows of `outages`: 1 outside them, 1 / factor inside, time-weighted across a window's
+/// edge (a 5x slowdown over half a bucket leaves 0.6 of it).
+fn slow_share(outages: &[Outage], from: f64, to: f64) -> f64 {
+    let width = to - from;
+    if width <= 0.0 {
+        return 1.0;
+    }
+    let lost: f64 = outages
+        .iter()
+        .filter_map(|o| match o.kind {
+            OutageKind::Slow(factor) => {
+                let start = SimDuration(o.start.0).as_secs_f64().max(from);
+                let end = SimDuration(o.end.0).as_secs_f64().min(to);
+                (end > start).then(|| (end - start) / width * (1.0 - 1.0 / factor))
+            }
+            _ => None,
+        })
+        .sum();
+    1.0 - lost
+}
+
 /// Capacity over time of service `service` in one strategy's mean series: slots (the
-/// `concurrency` column) / mean service time; `None` for an OCC server or zero service.
+/// `concurrency` column) / mean service time, divided by the slowdown in a `slow` window;
+/// `None` for an OCC server or zero service.
 pub fn capacity_series(
     scenario: &Scenario,
     service: usize,
@@ -152,9 +177,14 @@ pub fn capacity_series(
         return None;
     }
     let per_slot = 1.0 / mean.as_secs_f64();
+    let bucket = scenario.bucket.as_secs_f64();
+    // A slow window multiplies service times: the same slots serve that much less.
     let gauge: Vec<(f64, f64)> = timeline
         .iter()
-        .map(|b| (b.t_s, b.concurrency() * per_slot))
+        .map(|b| {
+            let share = slow_share(&server.outages, b.t_s, b.t_s + bucket);
+            (b.t_s, b.concurrency() * per_slot * share)
+        })
         .collect();
     Some(level_steps(&gauge, t_end))
 }
@@ -321,7 +351,33 @@ pub fn draw<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use crate::time::SimDuration;
+    use super::slow_share;
+    use crate::model::service::{Hint, Outage, OutageKind};
+    use crate::time::{SimDuration, SimTime};
+
+    #[test]
+    fn a_slow_window_divides_the_capacity_by_its_factor_time_weighted() {
+        let s = |ms: u64| SimTime(ms * 1_000_000);
+        let slow = Outage {
+            start: s(1_000),
+            end: s(2_000),
+            kind: OutageKind::Slow(5.0),
+            retry_after: Hint::Auto,
+        };
+        let down = Outage {
+            start: s(3_000),
+            end: s(4_000),
+            kind: OutageKind::Down,
+            retry_after: Hint::Auto,
+        };
+        let outages = [slow, down];
+        assert_eq!(slow_share(&outages, 0.0, 1.0), 1.0);
+        assert!((slow_share(&outages, 1.0, 2.0) - 0.2).abs() < 1e-12);
+        // Half a bucket at 1/5: 0.5 + 0.5 / 5.
+        assert!((slow_share(&outages, 1.5, 2.5) - 0.6).abs() < 1e-12);
+        // Other kinds leave the service rate as it is.
+        assert_eq!(slow_share(&outages, 3.0, 4.0), 1.0);
+    }
 
     #[test]
     fn legend_durations_are_whole_units_or_three_significant_digits() {
