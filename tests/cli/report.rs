@@ -711,6 +711,11 @@ fn populations_and_services_get_a_breakdown_chart_each_and_the_load_a_panel_per_
     }
     let html = fs::read_to_string(dir.join("report.html")).unwrap();
     assert_eq!(html.matches("<figure ").count(), stems.len());
+    // The verdict's multiples are of the entry service's capacity: it says whose.
+    assert!(
+        html.contains("(api, the entry service: 20 slots / "),
+        "the capacity note names the entry service"
+    );
 }
 
 #[test]

@@ -193,8 +193,15 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
         return (None, "zero service time".into());
     }
     let rps = server.concurrency as f64 / service.as_secs_f64();
+    // In a graph, the multiples are of the entry service's capacity, not of the
+    // bottleneck's: name it (each service's own peaks are in services.csv and its chart).
+    let entry = if scenario.services.len() > 1 {
+        format!("{}, the entry service: ", scenario.entry().name)
+    } else {
+        String::new()
+    };
     let mut note = format!(
-        "{} / {} mean service",
+        "{entry}{} / {} mean service",
         counted(server.concurrency, "slot", "slots"),
         service.short()
     );
