@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{TINY, Workspace, herdsim, tiny_with};
+use crate::common::{TINY, Workspace, column, herdsim, read_csv, tiny_with};
 
 /// summary.csv's first columns, in order (DESIGN.md "Outputs").
 const SUMMARY_PREFIX: [&str; 15] = [
@@ -112,35 +112,6 @@ fn run_tiny(ws: &Workspace, out: &str, extra: &[&str]) -> PathBuf {
     args.extend_from_slice(extra);
     ok(ws, &args);
     ws.path().join(out).join("tiny")
-}
-
-/// A CSV file as (header, rows).
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut reader =
-        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let header = reader
-        .headers()
-        .expect("a header row")
-        .iter()
-        .map(String::from)
-        .collect();
-    let rows = reader
-        .records()
-        .map(|r| {
-            r.expect("a well-formed row")
-                .iter()
-                .map(String::from)
-                .collect()
-        })
-        .collect();
-    (header, rows)
-}
-
-fn column(header: &[String], name: &str) -> usize {
-    header
-        .iter()
-        .position(|h| h == name)
-        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
 }
 
 fn number(s: &str) -> f64 {

@@ -187,3 +187,33 @@ pub fn v2_with(from: &str, to: &str) -> String {
     );
     V2.replacen(from, to, 1)
 }
+
+/// A CSV file as (header, rows).
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let header = reader
+        .headers()
+        .expect("a header row")
+        .iter()
+        .map(String::from)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| {
+            r.expect("a well-formed row")
+                .iter()
+                .map(String::from)
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+/// The index of column `name` in `header`.
+pub fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}

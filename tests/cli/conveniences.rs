@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{TINY, Workspace, herdsim, tiny_with};
+use crate::common::{TINY, Workspace, column, herdsim, read_csv, tiny_with};
 use crate::errors::{problems, refused_in};
 
 fn run_in(ws: &Workspace, args: &[&str]) -> Output {
@@ -53,30 +53,6 @@ fn run_tiny(ws: &Workspace, out: &str, extra: &[&str]) -> PathBuf {
     args.extend_from_slice(extra);
     ok(ws, &args);
     ws.path().join(out).join("tiny")
-}
-
-/// A CSV file as (header, rows).
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut reader =
-        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let header = reader
-        .headers()
-        .expect("a header row")
-        .iter()
-        .map(String::from)
-        .collect();
-    let rows = reader
-        .records()
-        .map(|r| r.expect("a row").iter().map(String::from).collect())
-        .collect();
-    (header, rows)
-}
-
-fn column(header: &[String], name: &str) -> usize {
-    header
-        .iter()
-        .position(|h| h == name)
-        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
 }
 
 // ---- --set ------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::common::{TINY, Workspace, herdsim};
+use crate::common::{TINY, Workspace, column, herdsim, read_csv};
 
 /// The charts of a scenario with one population, one service, two strategies and two
 /// replications (so paired comparisons).
@@ -871,4 +871,58 @@ name = "full"
     let raster = check_svg(&dir.join("raster.svg"));
     assert!(shows(&raster, "conflict (409: another write won)"));
     assert!(!shows(&raster, "503"));
+}
+
+/// Calls to a fallback server are not in `calls` (the primary's): the verdict shows them
+/// beside the work, and the summary table gets their columns, only when some were made.
+#[test]
+fn the_load_sent_to_a_fallback_server_is_shown_beside_the_work() {
+    let text = r#"
+name = "fb"
+seed = 7
+replications = 2
+[clients]
+count = 300
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 20
+service = { dist = "constant", value = "10ms" }
+[server.rate_limit]
+rate = 50
+burst = 10
+[fallback]
+concurrency = 50
+service = { dist = "constant", value = "10ms" }
+[retry]
+max_attempts = 4
+base = "100ms"
+cap = "1s"
+jitter = "full"
+rate_limit = { max_retries = 1, escalate_after = 1, default_wait = "1s", max_wait = "5s" }
+[[strategy]]
+name = "give-up"
+[[strategy]]
+name = "fallback"
+fallback_on = ["rate_limit_escalation"]
+"#;
+    let ws = Workspace::new();
+    let dir = run(&ws, text, &["--format", "svg"]);
+    let (header, rows) = read_csv(&dir.join("summary.csv"));
+    let fallback: f64 = rows[1][column(&header, "fallback_calls")].parse().unwrap();
+    let requests = 300.0;
+    assert!(fallback > 0.0);
+    assert_eq!(rows[0][column(&header, "fallback_calls")], "0");
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    let shown = format!(
+        "+ {} fallback",
+        herdsim::report::verdict::times(fallback / requests)
+    );
+    assert!(html.contains(&shown), "{shown}");
+    assert!(html.contains("<th>fallback_<wbr>calls</th>"));
+    // Without a fallback, no such column.
+    let ws = Workspace::new();
+    let dir = run(&ws, TINY, &["--format", "svg"]);
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(!html.contains("fallback_"));
 }

@@ -27,6 +27,8 @@ struct Column {
     /// A count that is a mean over replications: written by [`fmt_count`], one rule for
     /// all of them, so that `succeeded` and `gave_up` add up.
     count: bool,
+    /// Shown only when some strategy sent attempts to a fallback server.
+    fallback: bool,
 }
 
 impl Column {
@@ -46,30 +48,35 @@ const COLUMNS: &[Column] = &[
         better: Better::Lower,
         value: |s| s.calls,
         count: true,
+        fallback: false,
     },
     Column {
         head: "completion_s",
         better: Better::Lower,
         value: |s| s.completion_s,
         count: false,
+        fallback: false,
     },
     Column {
         head: "peak_rps",
         better: Better::Lower,
         value: |s| s.peak_rps,
         count: false,
+        fallback: false,
     },
     Column {
         head: "recovery_peak_rps",
         better: Better::Lower,
         value: |s| s.recovery_peak_rps,
         count: false,
+        fallback: false,
     },
     Column {
         head: "succeeded",
         better: Better::Higher,
         value: |s| plain(s.succeeded),
         count: true,
+        fallback: false,
     },
     Column {
         head: "gave_up",
@@ -79,30 +86,50 @@ const COLUMNS: &[Column] = &[
             ci95: s.gave_up_ci95,
         },
         count: true,
+        fallback: false,
     },
     Column {
         head: "amplification",
         better: Better::Lower,
         value: |s| plain(s.amplification.unwrap_or(f64::NAN)),
         count: false,
+        fallback: false,
     },
     Column {
         head: "latency_p50_s",
         better: Better::Lower,
         value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[0])),
         count: false,
+        fallback: false,
     },
     Column {
         head: "latency_p99_s",
         better: Better::Lower,
         value: |s| plain(s.latency_s.map_or(f64::NAN, |l| l[2])),
         count: false,
+        fallback: false,
     },
     Column {
         head: "wasted",
         better: Better::Lower,
         value: |s| plain(s.wasted),
         count: true,
+        fallback: false,
+    },
+    // The load a fallback server absorbed: `calls` counts the primary's only.
+    Column {
+        head: "fallback_calls",
+        better: Better::Lower,
+        value: |s| plain(s.fallback_calls),
+        count: true,
+        fallback: true,
+    },
+    Column {
+        head: "fallback_succeeded",
+        better: Better::Higher,
+        value: |s| plain(s.fallback_succeeded),
+        count: true,
+        fallback: true,
     },
 ];
 
@@ -115,6 +142,12 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
     // A sweep may vary both: intervals where some point has them, the bucket as its range.
     let ci = file.points.iter().any(|p| p.scenario.replications > 1);
     let bucket = crate::report::console::bucket(file);
+    let fallback = result
+        .points
+        .iter()
+        .flat_map(|p| &p.strategies)
+        .any(|s| s.summary.fallback_calls > 0.0);
+    let columns: Vec<&Column> = COLUMNS.iter().filter(|c| fallback || !c.fallback).collect();
     // The caption says what is highlighted only when something is: it is known once the
     // table is written.
     let caption_at = h.len();
@@ -125,7 +158,7 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
         let _ = write!(h, "<th class=\"name\">{}</th>", heading(&a.path));
     }
     h.push_str("<th class=\"name\">strategy</th><th>rank</th>");
-    for c in COLUMNS {
+    for c in &columns {
         if c.is_peak() {
             let _ = write!(
                 h,
@@ -141,7 +174,7 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
         let v = verdict(point, &file.points[p].scenario);
         let leading = v.leading();
         h.push_str("<tbody>\n");
-        let best: Vec<Option<f64>> = COLUMNS
+        let best: Vec<Option<f64>> = columns
             .iter()
             .map(|c| {
                 if leading.len() < 2 {
@@ -177,7 +210,7 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
                 v.rank_of(i).map(|r| r.to_string()).unwrap_or_default()
             );
             let eligible = leading.contains(&i);
-            for (c, b) in COLUMNS.iter().zip(&best) {
+            for (c, b) in columns.iter().zip(&best) {
                 let v = (c.value)(&s.summary);
                 let class = if eligible && *b == Some(v.mean) {
                     highlighted = true;

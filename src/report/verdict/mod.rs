@@ -45,6 +45,9 @@ pub struct Line {
     /// Calls per logical request: 1 is one call each, not a minimum (attempts that never
     /// reached the entry service are no calls).
     pub work: f64,
+    /// Calls to the fallback server per logical request (0 without one): load the work
+    /// above leaves out.
+    pub fallback_work: f64,
     /// Completion time, seconds.
     pub completion_s: f64,
     /// Recovery peak, requests per second (per bucket); the whole run's peak when
@@ -145,7 +148,15 @@ pub fn cells(line: &Line) -> [String; 4] {
             "succeeded {}",
             line.success_share.map_or("n/a".into(), percent)
         ),
-        format!("work {}", times(line.work)),
+        if line.fallback_work > 0.0 {
+            format!(
+                "work {} + {} fallback",
+                times(line.work),
+                times(line.fallback_work)
+            )
+        } else {
+            format!("work {}", times(line.work))
+        },
         format!("completion {} s", fmt_value(line.completion_s)),
         format!(
             "{} {}",
@@ -600,6 +611,11 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                     s.calls.mean / s.requests
                 } else {
                     f64::NAN
+                },
+                fallback_work: if s.requests > 0.0 {
+                    s.fallback_calls / s.requests
+                } else {
+                    0.0
                 },
                 completion_s: s.completion_s.mean,
                 recovery_peak_rps: peak(s),

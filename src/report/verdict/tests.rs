@@ -349,6 +349,13 @@ cap = "1ms"
         ..first.clone()
     };
     assert_eq!(cells(&tiny)[3], "peak 2954 req/s (0.000030x capacity)");
+    // Calls to a fallback server are load the primary's work leaves out: shown beside it.
+    let fallback = Line {
+        fallback_work: 0.68,
+        ..first.clone()
+    };
+    assert_eq!(cells(&fallback)[1], "work 3.00x + 0.68x fallback");
+    assert_eq!(first.fallback_work, 0.0);
     // 1x is one call per request, not a minimum: the rule must not say otherwise.
     assert!(
         v.rule().contains(
