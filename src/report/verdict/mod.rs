@@ -415,7 +415,7 @@ fn beats(
 
 /// What strategy `i` traded its lost requests for, against the winner `w`: the measures on
 /// which it does better than the winner (by the paired difference in `paired` when the two
-/// have one, else beyond the intervals), as superlatives when no strategy does better
+/// have one, else beyond the intervals), as superlatives when no other strategy does as well
 /// still; `outage` says whether the scenario has one (see [`measures`]). `breaker: fastest and lightest because it gave up on 100%`
 /// when it gained time or work (what giving up saves), `full: lowest recovery peak, but it
 /// gave up on 0.26%` when it gained only on peaks or latency (which may have other causes).
@@ -436,10 +436,12 @@ pub fn trade(
             continue;
         }
         bought |= m.bought;
+        // A superlative only when no other strategy ties it: five strategies that all
+        // gave up on everything are not each "the lowest".
         if summaries
             .iter()
             .enumerate()
-            .all(|(j, o)| j == i || (m.value)(o).mean >= mine.mean)
+            .all(|(j, o)| j == i || (m.value)(o).mean > mine.mean)
         {
             best.push(m.best.to_string());
         } else {

@@ -457,3 +457,23 @@ fn a_multiple_far_below_one_keeps_two_significant_digits() {
     assert_eq!(times(0.000_99), "0.00099x");
     assert_eq!(times(0.0042), "0.004x");
 }
+
+#[test]
+fn a_value_two_strategies_share_is_no_superlative() {
+    // Two strategies gave up on everything, alike: neither is "the fastest".
+    let s = [
+        summary("a", 90_000.0, 10.0, (0.0, 0.0)),
+        summary("b", 1_000.0, 1.0, (10_000.0, 0.0)),
+        summary("c", 1_000.0, 1.0, (10_000.0, 0.0)),
+    ];
+    let refs: Vec<&StrategySummary> = s.iter().collect();
+    assert_eq!(
+        trade(&refs, 1, 0, false, &[]),
+        "b: faster, lighter, lower peak and lower p99 latency than a because it gave up on 100%"
+    );
+    // Alone, it is.
+    assert_eq!(
+        trade(&refs[..2], 1, 0, false, &[]),
+        "b: fastest, lightest, lowest peak and lowest p99 latency because it gave up on 100%"
+    );
+}
