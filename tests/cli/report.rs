@@ -802,48 +802,6 @@ fn fails_with_exit_1_naming_the_chart_that_cannot_be_written() {
     );
 }
 
-/// Stacked areas on a log axis would make the retries' band look thin: the attempts chart
-/// stays linear where the load chart (the same herd, values spanning more than 100x) turns
-/// logarithmic, and goes log only with --log-y.
-#[test]
-fn the_stacked_attempts_chart_is_logarithmic_only_when_asked() {
-    let text = r#"
-name = "span"
-seed = 3
-replications = 1
-[clients]
-count = 2000
-[network]
-latency = { dist = "constant", value = "10ms" }
-[server]
-concurrency = 20
-queue = 20
-service = { dist = "constant", value = "10ms" }
-[[server.outages]]
-start = "0s"
-end = "1s"
-[retry]
-max_attempts = 10
-timeout = "1s"
-base = "100ms"
-cap = "5s"
-jitter = "full"
-[[strategy]]
-name = "full"
-"#;
-    let ws = Workspace::new();
-    let dir = run(&ws, text, &["--format", "svg"]);
-    let load = check_svg(&dir.join("load.svg"));
-    assert!(shows(&load, "(log)"), "the values span more than 100x");
-    let attempts = check_svg(&dir.join("attempts.svg"));
-    assert!(shows(&attempts, "attempts sent/s"));
-    assert!(!shows(&attempts, "(log)"));
-    let ws = Workspace::new();
-    let dir = run(&ws, text, &["--format", "svg", "--log-y"]);
-    let attempts = check_svg(&dir.join("attempts.svg"));
-    assert!(shows(&attempts, "attempts sent/s (log)"));
-}
-
 /// An OCC server without outages fails only lost writes: the raster's legend says 409, not
 /// the codes of a server that refuses.
 #[test]

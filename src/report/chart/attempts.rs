@@ -238,10 +238,7 @@ pub fn series(
         })
         .chain(rate_limit)
         .collect();
-    // Stacked areas on a log axis lie: the retries' band on top of the first attempts looks
-    // thin however many retries there are. So this chart is logarithmic only when asked
-    // (--log-y), never because its values span 100x.
-    let log = log_y && use_log(values.iter().copied(), true);
+    let log = use_log(values.iter().copied(), log_y);
     let bands = all_bands(scenario);
     let mut legend = vec![
         (Swatch::Fill(FIRST, 0.45), "first attempts".to_string()),
