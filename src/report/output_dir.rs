@@ -108,7 +108,24 @@ fn unregister(dir: &Path) {
 pub fn check_out(out: &Path) -> Result<()> {
     let shown = out.display();
     let meta = match fs::symlink_metadata(out) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return check_can_create(out),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // A folder on the way may be a dangling link (`gone/run1`, `gone` pointing
+            // nowhere): creating the path would fail only after the simulation.
+            let dangling = out.ancestors().skip(1).find(|p| {
+                fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+                    && fs::metadata(p).is_err()
+            });
+            if let Some(link) = dangling {
+                let target = fs::read_link(link)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "an unreadable target".into());
+                return Err(Error::Usage(format!(
+                    "--out: {shown} cannot be a folder: {} is a symbolic link to {target}, which does not exist (a dangling link): remove it or create {target}",
+                    link.display()
+                )));
+            }
+            return check_can_create(out);
+        }
         Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
             // A file where the path needs a folder: `--out results.csv/run1`.
             let file = out

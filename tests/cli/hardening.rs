@@ -746,6 +746,20 @@ fn a_dangling_out_link_says_what_it_is() {
         "{stderr}"
     );
     assert!(!ws.path().join("nowhere").exists());
+    // A dangling link on the way to --out is refused at once too (it failed after the run).
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "tiny.toml", "--out", "link/run1", "--no-charts"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--out: link/run1 cannot be a folder: link is a symbolic link to ")
+            && stderr.contains("nowhere, which does not exist (a dangling link)"),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("nowhere").exists());
 }
 
 /// report.html names the scenario by its file name: the same scenario run by two different
