@@ -45,6 +45,15 @@ impl Setting {
         format!("--set {}={}", self.path, self.text)
     }
 
+    /// Whether the text is an integer literal too large for TOML's 64 bits.
+    fn is_oversized_integer(&self) -> bool {
+        let digits = self.text.strip_prefix(['+', '-']).unwrap_or(&self.text);
+        !digits.is_empty()
+            && digits.starts_with(|c: char| c.is_ascii_digit())
+            && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+            && self.text.parse::<Value>().is_err()
+    }
+
     /// The TOML value: what the text means as a TOML value (a number, `true`, a quoted
     /// string, an array, an inline table), else the text as a string, so `5s` and `full`
     /// need no quotes.
@@ -239,6 +248,14 @@ pub fn load_with_settings(
                     Some(s) => {
                         e.line = None;
                         e.col = None;
+                        // An integer beyond 64 bits is no TOML value, so it reached the
+                        // scenario as a string: say what it is, as for the same in a file.
+                        if s.is_oversized_integer() {
+                            e.msg = e.msg.replace(
+                                &format!("found a string \"{}\"", s.text),
+                                &format!("found the integer {} (too large)", s.text),
+                            );
+                        }
                         e.msg = format!("{} (from {})", e.msg, s.flag());
                     }
                     None => {

@@ -178,6 +178,12 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
             "retry.timeout=0.5ns",
             "retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"0.5ns\" (the number is too large, or has digits finer than 1ns, the smallest unit of time) (from --set retry.timeout=0.5ns)",
         ),
+        // Beyond 64 bits: an integer, too large, as the same in the file says (not "a
+        // string").
+        (
+            "clients.count=99999999999999999999",
+            "clients.count: expected an integer, found the integer 99999999999999999999 (too large) (from --set clients.count=99999999999999999999)",
+        ),
     ];
     for (set, expected) in cases {
         let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", set]);
