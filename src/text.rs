@@ -97,11 +97,21 @@ const LONG_QUOTE: usize = 80;
 /// last 20 around an ellipsis, with its length: `"xxxx…xxxx" (10000 characters)`. A message
 /// echoing a pasted blob stays a line or two. An escaped quote (`\"`) does not end a value.
 pub fn shorten_quotes(text: &str) -> Cow<'_, str> {
+    // A value's quotes stand apart from the words around it: `found "x", ...`. A quote
+    // inside a word (`name='b"'` echoed from a flag) neither opens nor closes one.
+    let opens = |before: Option<char>| {
+        before.is_none_or(|c| c.is_whitespace() || matches!(c, '(' | '[' | '=' | ':' | ','))
+    };
+    let closes = |after: Option<char>| {
+        after.is_none_or(|c| c.is_whitespace() || matches!(c, ')' | ']' | ',' | ';' | ':' | '.'))
+    };
     let mut out = String::new();
     let mut copied = 0;
     let mut rest = text.char_indices().peekable();
+    let mut before = None;
     while let Some((open, c)) = rest.next() {
-        if c != '"' {
+        let previous = before.replace(c);
+        if c != '"' || !opens(previous) {
             continue;
         }
         let mut close = None;
@@ -117,6 +127,10 @@ pub fn shorten_quotes(text: &str) -> Cow<'_, str> {
             }
         }
         let Some(close) = close else { break };
+        before = Some('"');
+        if !closes(text[close + 1..].chars().next()) {
+            continue;
+        }
         let inner = &text[open + 1..close];
         let count = inner.chars().count();
         if count > LONG_QUOTE {
@@ -205,6 +219,20 @@ mod tests {
         assert!(shorten_quotes(&inner).ends_with("\" (102 characters) end"));
         let unclosed = format!("found \"{}", "z".repeat(200));
         assert_eq!(shorten_quotes(&unclosed), unclosed);
+        // A quote inside a word is no value's: the flag echoed after the value keeps it.
+        let flag = format!(
+            "found \"{0}\\\"\" (from --set name='{0}\"')",
+            "b".repeat(85)
+        );
+        assert_eq!(
+            shorten_quotes(&flag),
+            format!(
+                "found \"{}…{}\" (87 characters) (from --set name='{}\"')",
+                "b".repeat(40),
+                "b".repeat(18) + "\\\"",
+                "b".repeat(85)
+            )
+        );
         // Multi-byte characters are counted and cut as characters.
         let wide = format!("\"{}\"", "é".repeat(90));
         assert_eq!(

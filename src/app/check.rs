@@ -207,6 +207,20 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                 ));
             }
         }
+        // Ends before time_limit but inside the last bucket: no bucket starts after it.
+        if let Some(end) = s.recovery_from().filter(|&t| !past(t) && s.unseen_after(t)) {
+            let recovered = if s.trigger().is_some_and(|t| s.unseen_after(t)) {
+                "recovered_s stays empty and "
+            } else {
+                ""
+            };
+            found.push(format!(
+                "the last outage ends at {}, inside the last {} bucket before time_limit ({}): no bucket starts after it, so {recovered}recovery_peak_rps is 0",
+                show(end),
+                s.bucket,
+                s.time_limit
+            ));
+        }
         if let Some(t) = s.trigger_end.filter(|&t| past(t)) {
             found.push(format!(
                 "metrics.trigger_end ({}) lies {end_of_run}: recovered_s stays empty",

@@ -105,12 +105,21 @@ impl Scenario {
             .max()
     }
 
-    /// Whether the last outage ends at or after `time_limit`: the run never sees it end, so
-    /// `recovery_peak_rps` (over no bucket) is 0 and says nothing. The verdict and the
-    /// charts then speak of the whole run's peak, as without an outage.
+    /// Whether no time-series bucket of the run starts at or after `t`: the first one that
+    /// does (where the recovery peak and `recovered_s` start looking) would begin at or
+    /// after `time_limit`.
+    pub fn unseen_after(&self, t: SimTime) -> bool {
+        let bucket = self.bucket.as_nanos().max(1);
+        t.0.div_ceil(bucket).saturating_mul(bucket) >= self.time_limit.as_nanos()
+    }
+
+    /// Whether the last outage ends too late for the run to measure anything after it: at or
+    /// after `time_limit`, or inside the last bucket before it. `recovery_peak_rps` (over no
+    /// bucket) is then 0 and says nothing; the verdict and the charts speak of the whole
+    /// run's peak, as without an outage.
     pub fn outage_outlasts_run(&self) -> bool {
         self.recovery_from()
-            .is_some_and(|end| end.0 >= self.time_limit.as_nanos())
+            .is_some_and(|end| self.unseen_after(end))
     }
 
     /// [`Scenario::recovery_from`] when the run sees that outage end: what the verdict calls

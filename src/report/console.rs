@@ -51,11 +51,12 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     }
     rows.push(head);
     for (point, at) in result.points.iter().zip(&file.points) {
-        // Trouble that ends at or after time_limit: the run cannot see a recovery.
+        // Trouble that ends at or after time_limit, or in the last bucket before it: the run
+        // cannot see a recovery.
         let unseen = at
             .scenario
             .trigger()
-            .is_some_and(|end| end.0 >= at.scenario.time_limit.as_nanos());
+            .is_some_and(|end| at.scenario.unseen_after(end));
         for s in &point.strategies {
             let m = &s.summary;
             let mut row = point.labels.clone();

@@ -1301,4 +1301,20 @@ fn an_outage_that_outlasts_the_run_is_reported_by_the_whole_runs_peak() {
         assert_ne!(row[column(&header, "peak_rps")], "0");
         assert_eq!(row[column(&header, "recovered_s")], "");
     }
+    // Ending inside the last bucket before time_limit is the same: no bucket starts after
+    // it (the recovery peak skips a bucket the outage covers in part).
+    let ws = workspace_with(&tiny_with("end = \"1s\"", "end = \"950ms\"").replacen(
+        "seed = 7",
+        "seed = 7\ntime_limit = \"1s\"",
+        1,
+    ));
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
+    let text = stdout(&out);
+    assert!(!text.contains("recovery peak"), "{text}");
+    assert!(text.contains("n/a (trouble outlasts the run)"), "{text}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("the last outage ends at 950ms, inside the last 100ms bucket before time_limit (1s): no bucket starts after it, so recovered_s stays empty and recovery_peak_rps is 0"),
+        "{err}"
+    );
 }

@@ -337,7 +337,10 @@ pub fn draw<DB: DrawingBackend>(
                 .collect();
             swept.sort_by(f64::total_cmp);
             swept.dedup();
-            let ticks = if swept.len() <= 12 {
+            // Only when they are far enough apart for their labels (neighbours at least 1.5x
+            // apart): 10, 11, .. 20 and 2000 would print as one run of digits.
+            let apart = swept.windows(2).all(|w| w[1] >= w[0] * 1.5);
+            let ticks = if swept.len() <= 12 && apart {
                 swept
             } else {
                 log_ticks(&d.x, 12)

@@ -104,9 +104,11 @@ footer { margin-top: 32px; color: #888; font-size: 12px; }
 /// The one-line reading guide under each chart.
 fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
     let axis = file.axes.first().map(|a| a.path.as_str()).unwrap_or("");
-    let first = file.first();
-    let bucket = crate::report::verdict::bucket_label(first.bucket);
-    let whiskers = if first.replications > 1 {
+    // The charts show the last sweep point (the sweep charts all of them): so do their
+    // captions.
+    let shown = file.last();
+    let bucket = crate::report::verdict::bucket_label(shown.bucket);
+    let whiskers = if shown.replications > 1 {
         " Whiskers are 95% confidence intervals over replications."
     } else {
         ""
@@ -114,8 +116,8 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
     let log = " A value axis marked (log) is logarithmic: its data span more than 100x.";
     // The sweep charts plot the entry service's calls and peaks: a graph's by name, since
     // another of its services may be called `server`.
-    let entry = if first.services.len() > 1 {
-        escape(&first.entry().name)
+    let entry = if shown.services.len() > 1 {
+        escape(&shown.entry().name)
     } else {
         "the server".to_string()
     };
@@ -125,7 +127,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
              the dashed line is one call per request (fewer when requests ended without a \
              call, as after a breaker's fast-fail); the label gives the multiple. {peaks} \
              Right: the share of requests that succeeded and gave up.{whiskers}{log}",
-            peaks = if first.recovery_seen().is_some() {
+            peaks = if shown.recovery_seen().is_some() {
                 format!(
                     "Peaks: the busiest {bucket} bucket of the whole run (pale) beside the \
                      busiest one after the last outage (the recovery peak, solid), with the \
@@ -135,7 +137,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
                 format!(
                     "Peak: the busiest {bucket} bucket of the run, with the capacity dashed \
                      ({}: no recovery peak).",
-                    if first.outage_outlasts_run() {
+                    if shown.outage_outlasts_run() {
                         "the last outage lasts to the end of the run"
                     } else {
                         "no outage"
@@ -187,7 +189,7 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
              replication faces the same workload), as a percentage of {}'s mean, with the 95% \
              interval of the differences: filled when it excludes 0 (significant), hollow \
              when not.",
-            first.strategies[0].name, first.strategies[0].name
+            shown.strategies[0].name, shown.strategies[0].name
         ),
         ChartKind::SweepCalls => format!(
             "Each line is a strategy as {axis} grows; the dashed line is one call per request \

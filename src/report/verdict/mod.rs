@@ -58,6 +58,10 @@ pub struct Line {
     /// Whether the scenario has an outage the run sees end (where `recovery_peak_rps`
     /// starts): without one the recovery peak is the whole run's peak, and is called so.
     pub outage: bool,
+    /// Whether the peak is given in req/s beside its multiple: when some line's multiple
+    /// is below 0.01 (a server sized never to be the bottleneck), every line's, so that
+    /// the column reads one way.
+    pub peak_as_rate: bool,
     /// Whether it loses more requests than some other strategy (outside the leading group).
     pub loses_more: bool,
     /// For a strategy outside the leading group: what it traded its lost requests for.
@@ -109,13 +113,13 @@ impl Verdict {
     /// The rule, in one line, for the head of the verdict.
     pub fn rule(&self) -> String {
         format!(
-            "ranked by give-ups (a strategy that loses more requests, beyond the 95% CI{}, \
-             never ranks ahead), then by work (calls per request: 1x = one call each, less \
-             when requests ended without one), then by completion",
+            "ranked by give-ups (a strategy that loses more requests, {}, never ranks \
+             ahead), then by work (calls per request: 1x = one call each, less when requests \
+             ended without one), then by completion",
             if self.replications < 2 {
-                "; one run: any difference counts"
+                "by any number with one run"
             } else {
-                ""
+                "beyond the 95% CI"
             }
         )
     }
@@ -164,7 +168,7 @@ pub fn cells(line: &Line) -> [String; 4] {
             match line.recovery_peak_x {
                 // A server sized never to be the bottleneck: the rate says more than
                 // "0.000030x".
-                Some(x) if x > 0.0 && x < 0.01 => format!(
+                Some(x) if line.peak_as_rate => format!(
                     "{} req/s ({} capacity)",
                     fmt_value(line.recovery_peak_rps),
                     times(x)
@@ -253,9 +257,11 @@ pub fn times(x: f64) -> String {
         "n/a".into()
     } else if x == 0.0 {
         "0x".into()
-    } else if x < 0.001 {
+    } else if x < 1e-6 {
+        format!("{x:.1e}x")
+    } else if x < 0.01 {
         // Two significant digits: a peak far below a huge capacity is not "0.000x".
-        let decimals = (1.0 - x.log10().floor()).min(12.0) as usize;
+        let decimals = (1.0 - x.log10().floor()) as usize;
         format!("{x:.decimals$}x")
     } else if x < 0.1 {
         format!("{}x", fmt_value(x))
@@ -431,17 +437,18 @@ pub fn trade(
     let (mut best, mut better) = (Vec::new(), Vec::new());
     let mut bought = false;
     for m in &measures(outage) {
-        let mine = (m.value)(s);
         if !beats(m, s, winner, paired) {
             continue;
         }
         bought |= m.bought;
-        // A superlative only when no other strategy ties it: five strategies that all
-        // gave up on everything are not each "the lowest".
+        // A superlative only when it beats every other strategy by the same test as the
+        // winner (paired where there is a row, else beyond the intervals): not on a tie
+        // (five strategies that all gave up on everything are not each "the lowest"), nor
+        // on a difference within the noise.
         if summaries
             .iter()
             .enumerate()
-            .all(|(j, o)| j == i || (m.value)(o).mean > mine.mean)
+            .all(|(j, o)| j == i || beats(m, s, o, paired))
         {
             best.push(m.best.to_string());
         } else {
@@ -597,7 +604,7 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
         &[]
     };
     let winner = order.first().copied();
-    let lines = order
+    let mut lines: Vec<Line> = order
         .iter()
         .enumerate()
         .map(|(r, &i)| {
@@ -623,6 +630,7 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                 recovery_peak_rps: peak(s),
                 recovery_peak_x: capacity_rps.map(|c| peak(s) / c),
                 outage,
+                peak_as_rate: false,
                 loses_more: loses_more[i],
                 trade: match winner {
                     Some(w) if loses_more[i] && w != i => {
@@ -633,6 +641,12 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
             }
         })
         .collect();
+    let tiny = lines
+        .iter()
+        .any(|l| matches!(l.recovery_peak_x, Some(x) if x > 0.0 && x < 0.01));
+    for line in &mut lines {
+        line.peak_as_rate = tiny;
+    }
     Verdict {
         bucket: bucket_label(scenario.bucket),
         capacity_rps,

@@ -141,7 +141,7 @@ fn shares_and_multiples_read_without_false_rounding() {
     assert_eq!(times(12.34), "12.3x");
     assert_eq!(times(9.9998), "10.0x", "never 10.00x");
     assert_eq!(times(0.3401), "0.34x");
-    assert_eq!(times(0.0042), "0.004x");
+    assert_eq!(times(0.0042), "0.0042x");
     assert_eq!(times(12_345.0), "12\u{2009}345x");
     assert_eq!(bucket_label(SimDuration::from_millis(100)), "100 ms");
     assert_eq!(bucket_label(SimDuration::from_secs(1)), "1 s");
@@ -346,6 +346,7 @@ cap = "1ms"
     let tiny = Line {
         recovery_peak_rps: 2954.0,
         recovery_peak_x: Some(2954.0 / 1e8),
+        peak_as_rate: true,
         ..first.clone()
     };
     assert_eq!(cells(&tiny)[3], "peak 2954 req/s (0.000030x capacity)");
@@ -441,6 +442,7 @@ name = "b"
     };
     let v = verdict(&point, &scenario);
     assert!(!v.outage && v.outage_outlasts_run);
+    assert!(!v.lines[0].peak_as_rate, "100x: a multiple reads well");
     assert_eq!(v.lines[0].strategy, "a");
     assert_eq!(
         v.lines[0].recovery_peak_x,
@@ -449,13 +451,29 @@ name = "b"
     );
     assert_eq!(cells(&v.lines[0])[3], "peak 100x capacity");
     assert_eq!(v.paired, ["b vs a: more calls (+0%)"]);
+    // One peak far below the capacity: every line gives its rate, so the column reads one
+    // way.
+    let mut point = point;
+    point.strategies[0].summary.peak_rps = stat(1.0, 0.0);
+    let v = verdict(&point, &scenario);
+    assert!(v.lines.iter().all(|l| l.peak_as_rate));
+    let peaks: Vec<String> = v.lines.iter().map(|l| cells(l)[3].clone()).collect();
+    assert_eq!(
+        peaks,
+        [
+            "peak 1 req/s (0.0050x capacity)",
+            "peak 30\u{2009}000 req/s (150x capacity)"
+        ]
+    );
 }
 
 #[test]
 fn a_multiple_far_below_one_keeps_two_significant_digits() {
     assert_eq!(times(0.000_010_86), "0.000011x");
     assert_eq!(times(0.000_99), "0.00099x");
-    assert_eq!(times(0.0042), "0.004x");
+    assert_eq!(times(0.034), "0.034x");
+    // Below a millionth, an exponent rather than a row of zeros.
+    assert_eq!(times(3e-12), "3.0e-12x");
 }
 
 #[test]
@@ -475,5 +493,17 @@ fn a_value_two_strategies_share_is_no_superlative() {
     assert_eq!(
         trade(&refs[..2], 1, 0, false, &[]),
         "b: fastest, lightest, lowest peak and lowest p99 latency because it gave up on 100%"
+    );
+    // Nor is a difference within the intervals: 1000 ± 1 calls against 1001 ± 1, 1 s ±
+    // 0.05 against 1.01 s (the peaks and p99s have no interval here: those still count).
+    let s = [
+        summary("a", 90_000.0, 10.0, (0.0, 0.0)),
+        summary("b", 1_000.0, 1.0, (10_000.0, 0.0)),
+        summary("c", 1_001.0, 1.01, (10_000.0, 0.0)),
+    ];
+    let refs: Vec<&StrategySummary> = s.iter().collect();
+    assert_eq!(
+        trade(&refs, 1, 0, false, &[]),
+        "b: lowest peak and lowest p99 latency, and faster and lighter than a because it gave up on 100%"
     );
 }

@@ -139,6 +139,12 @@ impl ScenarioFile {
         &self.points[0].scenario
     }
 
+    /// The scenario of the last sweep point (the only one without a sweep): the point the
+    /// verdict and the per-point charts show.
+    pub fn last(&self) -> &Scenario {
+        &self.points[self.points.len() - 1].scenario
+    }
+
     /// The SHA-256 of each trace file it reads, in the order first read.
     pub fn trace_hashes(&self) -> impl Iterator<Item = &str> {
         self.traces.iter().map(|t| t.sha256.as_str())
