@@ -884,3 +884,38 @@ fallback_on = ["rate_limit_escalation"]
     let html = fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(!html.contains("fallback_"));
 }
+
+/// A log sweep axis over a few values spread over decades ticks each of them (1-2-5 ticks
+/// left 3600 without a label); values too close for their labels get the 1-2-5 ticks.
+#[test]
+fn a_log_sweep_axis_ticks_its_values_when_they_are_apart() {
+    let sweep = |values: &str| {
+        TINY.replace("replications = 2", "replications = 1")
+            + &format!("\n[sweep]\n\"clients.count\" = [{values}]\n")
+    };
+    let ticks = |svg: &str| -> Vec<String> {
+        svg.split("<text ")
+            .skip(1)
+            .filter_map(|t| t.split_once('>').and_then(|(_, r)| r.split_once("</text>")))
+            .map(|(w, _)| w.to_string())
+            .collect()
+    };
+    let ws = Workspace::new();
+    let dir = run(&ws, &sweep("1, 10, 60, 3600"), &["--format", "svg"]);
+    let texts = ticks(&check_svg(&dir.join("sweep_calls.svg")));
+    // 60 and 3600 are no 1-2-5 ticks of either axis.
+    for tick in ["60", "3600"] {
+        assert!(texts.iter().any(|t| t == tick), "{tick}: {texts:?}");
+    }
+    let ws = Workspace::new();
+    let close = (10..=20)
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+        + ", 2000";
+    let dir = run(&ws, &sweep(&close), &["--format", "svg"]);
+    let texts = ticks(&check_svg(&dir.join("sweep_calls.svg")));
+    for tick in ["11", "13", "17"] {
+        assert!(!texts.iter().any(|t| t == tick), "{tick}: {texts:?}");
+    }
+}
