@@ -25,6 +25,28 @@ fn summary(name: &str, calls: f64, completion: f64, gave_up: (f64, f64)) -> Stra
     }
 }
 
+/// The one scenario of `text` (no sweep).
+fn scenario_of(text: &str) -> crate::model::Scenario {
+    crate::scenario::sweep::load_str("v.toml", text)
+        .unwrap()
+        .points
+        .remove(0)
+        .scenario
+}
+
+/// A strategy's result holding only its summary (what the verdict reads).
+fn result_of(summary: StrategySummary) -> StrategyResult {
+    StrategyResult {
+        summary,
+        services: Vec::new(),
+        populations: Vec::new(),
+        timelines: Vec::new(),
+        replicates: Vec::new(),
+        requests: Vec::new(),
+        attempts: Vec::new(),
+    }
+}
+
 fn names(summaries: &[StrategySummary]) -> Vec<String> {
     let refs: Vec<&StrategySummary> = summaries.iter().collect();
     rank(&refs)
@@ -295,25 +317,13 @@ name = "b"
 base = "1ms"
 cap = "1ms"
 "#;
-    let scenario = crate::scenario::sweep::load_str("v.toml", text)
-        .unwrap()
-        .points
-        .remove(0)
-        .scenario;
-    let result = |s: StrategySummary| StrategyResult {
-        summary: s,
-        services: Vec::new(),
-        populations: Vec::new(),
-        timelines: Vec::new(),
-        replicates: Vec::new(),
-        requests: Vec::new(),
-        attempts: Vec::new(),
-    };
+    let scenario = scenario_of(text);
+
     let point = PointResult {
         labels: Vec::new(),
         strategies: vec![
-            result(summary("a", 208.0, 1.0, (10_000.0, 0.0))),
-            result(summary("b", 30_000.0, 9.0, (0.0, 0.0))),
+            result_of(summary("a", 208.0, 1.0, (10_000.0, 0.0))),
+            result_of(summary("b", 30_000.0, 9.0, (0.0, 0.0))),
         ],
         paired: Vec::new(),
     };
@@ -404,24 +414,12 @@ name = "a"
 [[strategy]]
 name = "b"
 "#;
-    let scenario = crate::scenario::sweep::load_str("v.toml", text)
-        .unwrap()
-        .points
-        .remove(0)
-        .scenario;
+    let scenario = scenario_of(text);
     assert!(scenario.outage_outlasts_run());
     assert_eq!(scenario.recovery_seen(), None);
     let result = |mut s: StrategySummary| {
         s.recovery_peak_rps = stat(0.0, 0.0);
-        StrategyResult {
-            summary: s,
-            services: Vec::new(),
-            populations: Vec::new(),
-            timelines: Vec::new(),
-            replicates: Vec::new(),
-            requests: Vec::new(),
-            attempts: Vec::new(),
-        }
+        result_of(s)
     };
     let row = |metric, mean_diff| PairedRow {
         strategy: "b".into(),
