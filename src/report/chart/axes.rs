@@ -113,8 +113,15 @@ pub fn fmt_value(v: f64) -> String {
     };
     // Rounding can carry into the next magnitude (0.9996 -> "1.000", 9.996 -> "10.00"):
     // then the digits of that magnitude, so "1.00 s" stands beside "1.03 s", not "1.000 s".
-    let rounded: f64 = format!("{v:.d$}").parse().unwrap_or(v);
+    // Halves round away from zero, as the console's tables round (Rust's formatting would
+    // give 1026 for 1026.5 where the table says 1027).
+    let half_up = |v: f64, d: usize| {
+        let f = 10f64.powi(d as i32);
+        (v * f).round() / f
+    };
+    let rounded = half_up(v, d);
     d = d.min(decimals(rounded.abs()));
+    let v = half_up(v, d);
     let s = format!("{v:.d$}");
     let (int, frac) = match s.split_once('.') {
         Some((i, f)) => (i.to_string(), Some(f.to_string())),
@@ -262,6 +269,10 @@ mod tests {
         assert_eq!(fmt_value(9.996), "10.0");
         assert_eq!(fmt_value(99.96), "100");
         assert_eq!(fmt_value(-0.99996), "-1.00");
+        // Halves away from zero, as the console's tables (not to even).
+        assert_eq!(fmt_value(1026.5), "1027");
+        assert_eq!(fmt_value(2.5), "2.50");
+        assert_eq!(fmt_value(-1026.5), "-1027");
         assert_eq!(
             fmt_value(50.0),
             "50",
