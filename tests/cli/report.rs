@@ -11,7 +11,12 @@ use crate::common::{TINY, Workspace, column, herdsim, read_csv};
 /// The charts of a scenario with one population, one service, two strategies and two
 /// replications (so paired comparisons).
 const PLAIN: &[&str] = &["summary", "attempts", "load", "raster", "latency", "paired"];
-const SWEEP: &[&str] = &["sweep_calls", "sweep_completion", "sweep_peak"];
+const SWEEP: &[&str] = &[
+    "sweep_calls",
+    "sweep_completion",
+    "sweep_peak",
+    "sweep_succeeded",
+];
 
 /// Runs `text` (saved as `s.toml`) with `args`, asserts success, returns the output folder.
 fn run(ws: &Workspace, text: &str, args: &[&str]) -> PathBuf {
@@ -421,6 +426,15 @@ fn a_sweep_adds_the_sweep_charts_to_files_and_report() {
         &calls,
         "tiny-sweep: calls the server absorbed vs clients.count"
     ));
+    // The success share, on a linear axis in percent, means without whiskers.
+    let succeeded = check_svg(&dir.join("sweep_succeeded.svg"));
+    assert!(shows(
+        &succeeded,
+        "tiny-sweep: share of requests that succeeded vs clients.count (mean of 2 runs)"
+    ));
+    assert!(shows(&succeeded, "succeeded (% of logical requests)"));
+    assert!(!shows(&succeeded, "(log)"));
+    assert!(!shows(&succeeded, "whiskers"));
 }
 
 /// A graph whose entry tier is `api` and whose second service is called `server`: the sweep

@@ -159,6 +159,8 @@ pub enum ChartKind {
     SweepCompletion,
     /// Peak load against the first swept key.
     SweepPeak,
+    /// The share of requests that succeeded against the first swept key.
+    SweepSucceeded,
 }
 
 impl ChartKind {
@@ -176,6 +178,7 @@ impl ChartKind {
             ChartKind::SweepCalls => "sweep_calls",
             ChartKind::SweepCompletion => "sweep_completion",
             ChartKind::SweepPeak => "sweep_peak",
+            ChartKind::SweepSucceeded => "sweep_succeeded",
         }
     }
 }
@@ -289,6 +292,7 @@ pub fn charts(file: &ScenarioFile, result: &ScenarioResult, options: &ChartOptio
             sweep::Metric::Calls,
             sweep::Metric::Completion,
             sweep::Metric::Peak,
+            sweep::Metric::Succeeded,
         ] {
             out.push(Chart::Sweep(sweep::series(file, result, metric, log)));
         }

@@ -34,6 +34,9 @@ pub enum Metric {
     Completion,
     /// `peak_rps`.
     Peak,
+    /// `succeeded` as a share of the logical requests, in percent: what Brooker's 2022
+    /// charts plot against the failure rate.
+    Succeeded,
 }
 
 impl Metric {
@@ -42,6 +45,7 @@ impl Metric {
             Metric::Calls => ChartKind::SweepCalls,
             Metric::Completion => ChartKind::SweepCompletion,
             Metric::Peak => ChartKind::SweepPeak,
+            Metric::Succeeded => ChartKind::SweepSucceeded,
         }
     }
 
@@ -50,6 +54,16 @@ impl Metric {
             Metric::Calls => s.calls,
             Metric::Completion => s.completion_s,
             Metric::Peak => s.peak_rps,
+            // A mean share: the per-replication shares a sweep point's interval would need
+            // are not kept, so no whisker.
+            Metric::Succeeded => Stat {
+                mean: if s.requests > 0.0 {
+                    100.0 * s.succeeded / s.requests
+                } else {
+                    f64::NAN
+                },
+                ci95: 0.0,
+            },
         }
     }
 
@@ -69,6 +83,10 @@ impl Metric {
             Metric::Peak => (
                 format!("peak load at {entry}"),
                 format!("peak arrivals at {entry} (req/s)"),
+            ),
+            Metric::Succeeded => (
+                "share of requests that succeeded".into(),
+                "succeeded (% of logical requests)".into(),
             ),
         }
     }
@@ -272,7 +290,8 @@ pub fn series(
     let name = &file.first().name;
     // A sweep may vary the replications: their range, whiskers where some point has them.
     let replications = crate::report::console::replications(file);
-    let whiskers = file.points.iter().any(|p| p.scenario.replications > 1);
+    let runs = file.points.iter().any(|p| p.scenario.replications > 1);
+    let whiskers = runs && metric != Metric::Succeeded;
     SweepData {
         kind: metric.kind(),
         title: format!(
@@ -280,6 +299,8 @@ pub fn series(
             axis0.path,
             if whiskers {
                 format!(" (mean of {replications} runs, whiskers: 95% CI)")
+            } else if runs {
+                format!(" (mean of {replications} runs)")
             } else {
                 String::new()
             }
@@ -301,10 +322,22 @@ pub fn series(
         whiskers,
         log_y: false,
     }
+    // A share reads on a linear axis from 0 to 100%, whatever its span.
     .with_log(log_y)
+    .with_share_axis(metric == Metric::Succeeded && !log_y)
 }
 
 impl SweepData {
+    /// Keeps a share's value axis linear (a success share from 0.2% to 100% would otherwise
+    /// turn it logarithmic).
+    fn with_share_axis(mut self, share: bool) -> Self {
+        if share && self.log_y {
+            self.log_y = false;
+            self.y_desc = self.y_desc.trim_end_matches(" (log)").to_string();
+        }
+        self
+    }
+
     /// Turns the value axis logarithmic when asked or when the values span more than 100x.
     fn with_log(mut self, forced: bool) -> Self {
         let values = self
@@ -531,6 +564,24 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_success_share_is_a_percentage_of_the_logical_requests() {
+        let s = StrategySummary {
+            requests: 200.0,
+            succeeded: 150.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            Metric::Succeeded.stat(&s),
+            Stat {
+                mean: 75.0,
+                ci95: 0.0
+            }
+        );
+        let none = StrategySummary::default();
+        assert!(Metric::Succeeded.stat(&none).mean.is_nan());
+    }
 
     #[test]
     fn a_linear_axis_starts_at_zero_unless_the_values_sit_far_from_it() {

@@ -203,6 +203,11 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
             "The busiest {bucket} bucket's arrival rate, per strategy, as {axis} grows: the \
              load {entry} must survive.{whiskers}"
         ),
+        ChartKind::SweepSucceeded => format!(
+            "The share of logical requests that succeeded, per strategy, as {axis} grows: \
+             what the retries bought (mean over replications, without an interval; the \
+             per-strategy charts above show the last point's successes and give-ups)."
+        ),
     }
 }
 
