@@ -209,7 +209,7 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
         }
         // Ends before time_limit but inside the last bucket: no bucket starts after it.
         if let Some(end) = s.recovery_from().filter(|&t| !past(t) && s.unseen_after(t)) {
-            let recovered = if s.trigger().is_some_and(|t| s.unseen_after(t)) {
+            let recovered = if s.trigger_outlasts_run() {
                 "recovered_s stays empty and "
             } else {
                 ""

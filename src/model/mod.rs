@@ -122,6 +122,12 @@ impl Scenario {
             .is_some_and(|end| self.unseen_after(end))
     }
 
+    /// Whether the trigger of `recovered_s` ends too late for the run to see a recovery (at
+    /// or after `time_limit`, or inside the last bucket before it).
+    pub fn trigger_outlasts_run(&self) -> bool {
+        self.trigger().is_some_and(|end| self.unseen_after(end))
+    }
+
     /// [`Scenario::recovery_from`] when the run sees that outage end: what the verdict calls
     /// the recovery peak is measured from there.
     pub fn recovery_seen(&self) -> Option<SimTime> {

@@ -53,10 +53,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     for (point, at) in result.points.iter().zip(&file.points) {
         // Trouble that ends at or after time_limit, or in the last bucket before it: the run
         // cannot see a recovery.
-        let unseen = at
-            .scenario
-            .trigger()
-            .is_some_and(|end| at.scenario.unseen_after(end));
+        let unseen = at.scenario.trigger_outlasts_run();
         for s in &point.strategies {
             let m = &s.summary;
             let mut row = point.labels.clone();
