@@ -28,8 +28,9 @@ const TITLE: u32 = 40;
 const ROW: u32 = 200;
 /// Width of the value-axis label area.
 const Y_AREA: i32 = 84;
-/// Fill of first attempts.
-pub const FIRST: RGBColor = RGBColor(110, 110, 110);
+/// Fill of first attempts: blue, apart from the grey of a `down` window, which a grey
+/// first wave at t = 0 was lost in.
+pub const FIRST: RGBColor = RGBColor(0, 114, 178);
 /// Fill of retries.
 pub const RETRY: RGBColor = RGBColor(213, 94, 0);
 /// Dash of the capacity line.
@@ -348,7 +349,7 @@ pub fn draw<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use super::slow_share;
+    use super::{FIRST, slow_share};
     use crate::model::service::{Hint, Outage, OutageKind};
     use crate::time::{SimDuration, SimTime};
 
@@ -374,6 +375,26 @@ mod tests {
         assert!((slow_share(&outages, 1.5, 2.5) - 0.6).abs() < 1e-12);
         // Other kinds leave the service rate as it is.
         assert_eq!(slow_share(&outages, 3.0, 4.0), 1.0);
+    }
+
+    #[test]
+    fn first_attempts_stand_apart_from_every_outage_shade() {
+        // A grey first wave was lost in the grey of a `down` window it stands in.
+        let kinds = [
+            OutageKind::Down,
+            OutageKind::Unreachable,
+            OutageKind::Crash,
+            OutageKind::Errors(0.5),
+            OutageKind::Slow(5.0),
+        ];
+        for kind in kinds {
+            let (shade, _) = super::super::outage_style(&kind);
+            let distance: i32 = [(FIRST.0, shade.0), (FIRST.1, shade.1), (FIRST.2, shade.2)]
+                .iter()
+                .map(|&(a, b)| (i32::from(a) - i32::from(b)).abs())
+                .sum();
+            assert!(distance > 100, "{kind:?}: {distance}");
+        }
     }
 
     #[test]

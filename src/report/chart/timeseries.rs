@@ -263,21 +263,26 @@ where
             }
         }
     }
-    // Band labels along the top, moved a line down when they would overlap the previous.
+    // Band labels along the top, at the right end of their window: the trouble's first
+    // wave stands at its start (a herd at t = 0), where a label's box would cover it. A
+    // label moves a line down when it would overlap one already placed.
     let style = text(TICK).pos(Pos::new(HPos::Left, VPos::Top));
-    let mut ends: Vec<i32> = Vec::new();
+    let mut placed: Vec<Vec<(i32, i32)>> = Vec::new();
     for b in s.bands.iter().filter(|b| b.start < s.t_end) {
         let Some(label) = &b.label else { continue };
-        let (x, _) = plot.map_coordinate(&(b.start, top));
-        let x = x - ox + 3;
+        let (start, _) = plot.map_coordinate(&(b.start, top));
+        let (end, _) = plot.map_coordinate(&(b.end.min(s.t_end), top));
         let w = text_width(label, TICK).ceil() as i32;
-        let line = (0..3).find(|l| ends.get(*l).is_none_or(|e| *e < x));
-        let Some(line) = line else { continue };
-        if ends.len() <= line {
-            ends.push(x + w + 8);
-        } else {
-            ends[line] = x + w + 8;
+        let x = (end - ox - 3 - w).max(start - ox + 3);
+        let span = (x - 4, x + w + 4);
+        let free = |line: &Vec<(i32, i32)>| line.iter().all(|&(a, z)| z < span.0 || a > span.1);
+        let Some(line) = (0..3).find(|&l| placed.get(l).is_none_or(free)) else {
+            continue;
+        };
+        if placed.len() <= line {
+            placed.push(Vec::new());
         }
+        placed[line].push(span);
         let y = 3 + 17 * line as i32;
         // On a light box, so a capacity line near the top does not cross the words.
         shift
