@@ -54,7 +54,7 @@ use breaker::Breakers;
 use budget::Budgets;
 pub use queue::{Event, EventKind, EventQueue};
 use request::{Jobs, Requests};
-use service::{Service, hint_from_us};
+use service::{Service, decode_hint};
 use source::{SourceState, start_offsets};
 pub use streams::{Purpose, RunSeed, SimRng};
 
@@ -256,7 +256,7 @@ impl<'a> Simulation<'a> {
             EventKind::Commit => self.commit(e.id, e.serial, e.service, e.aux),
             EventKind::Done => self.done(e.id, e.serial, e.status, e.service, e.aux),
             EventKind::DoneJob => self.done_job(e.id, e.aux),
-            EventKind::Response => self.result(e.id, e.serial, e.status, hint_from_us(e.aux)),
+            EventKind::Response => self.result(e.id, e.serial, e.status, decode_hint(e.aux)),
             EventKind::Timeout => {
                 // A response arriving at this very instant counts as arrived.
                 if !self.requests[e.id].response_at_timeout() {

@@ -8,7 +8,7 @@ use rand::RngExt;
 use super::breaker::Transition;
 use super::budget::Decision;
 use super::request::NONE;
-use super::service::{hint_from_us, hint_to_us};
+use super::service::{decode_hint, encode_hint};
 use super::source::SourceState;
 use super::{ATTEMPT_SAMPLE_MAX, Event, EventKind, EventQueue, Purpose, Simulation};
 use crate::metrics::{
@@ -37,7 +37,7 @@ impl Simulation<'_> {
         let (sampled, on_fallback, policy, probe) =
             (r.sampled(), r.on_fallback(), r.policy, r.probe);
         if hint.is_some() {
-            self.requests.info_mut(key).last_hint_us = hint_to_us(hint);
+            self.requests.info_mut(key).last_hint = encode_hint(hint);
         }
         let target = self.policies[policy as usize].target;
         if sampled {
@@ -318,7 +318,7 @@ impl Simulation<'_> {
                 last_status: r.last_status,
                 attempts: r.sent,
                 total_wait: info.waited,
-                retry_after: hint_from_us(info.last_hint_us),
+                retry_after: decode_hint(info.last_hint),
                 latency: Some(latency),
             });
         }

@@ -134,8 +134,8 @@ pub struct RequestInfo {
     pub rate_limited: u32,
     /// Quota units taken by the last retry (refunded on success).
     pub quota_cost: u32,
-    /// Last Retry-After hint received, in microseconds as events carry it (0: none).
-    pub last_hint_us: u32,
+    /// Last Retry-After hint received, encoded as events carry it (`encode_hint`; 0: none).
+    pub last_hint: u32,
     /// The request has ended (its key is free once `in_flight` is 0).
     pub ended: bool,
     /// The current attempt was dropped from a queue (its 503 is a shed, not a refusal).
@@ -164,7 +164,7 @@ impl RequestInfo {
             number: 0,
             rate_limited: 0,
             quota_cost: 0,
-            last_hint_us: 0,
+            last_hint: 0,
             ended: true,
             shed: false,
             fallback_reason: GiveUpReason::Attempts,

@@ -6,7 +6,7 @@
 use rand::RngExt;
 
 use super::request::Job;
-use super::service::{Admission, Queued, Scaling, hint_to_us};
+use super::service::{Admission, Queued, Scaling, encode_hint};
 use super::{Event, EventKind, Simulation};
 use crate::model::outcome::Status;
 use crate::time::{SimDuration, SimTime};
@@ -106,7 +106,7 @@ impl Simulation<'_> {
             self.push(
                 Event::new(EventKind::Response, at, key, serial)
                     .with_status(status)
-                    .with_aux(hint_to_us(hint))
+                    .with_aux(encode_hint(hint))
                     .at_service(svc),
             );
             let r = &mut self.requests[key];

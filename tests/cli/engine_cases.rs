@@ -225,6 +225,29 @@ fn clamp_to_deadline_sends_one_last_attempt_at_the_deadline() {
 /// A request still open at `time_limit` ends there as `time_limit`; later requests of the
 /// same client never start but are still counted, so every request ends exactly once.
 #[test]
+fn a_retry_after_of_hours_is_waited_exactly() {
+    // urllib3 honours Retry-After up to 6 hours. A 2-hour hint, clamped at 6 hours, is
+    // waited in full: the retry is sent at 7 200 s (it was cut at 4 294.967 s when hints
+    // travelled in 32 bits of microseconds).
+    let text = exact(
+        1,
+        "concurrency = 1\nservice = { dist = \"constant\", value = \"0s\" }\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"10h\"\nretry_after = \"2h\"",
+        "max_attempts = 2\nretry_after = { honor = true, max = \"6h\", beyond = \"clamp\" }",
+        "base = \"1s\"\ncap = \"1s\"",
+    )
+    .replace("name = \"exact\"", "name = \"exact\"\ntime_limit = \"1d\"");
+    let m = run(&scenario(&text), 0);
+    let r = &m.requests[0];
+    assert_eq!(r.retry_after, Some(SimDuration::from_secs(7_200)));
+    assert_eq!(
+        (r.attempts, r.total_wait),
+        (2, SimDuration::from_secs(7_200))
+    );
+    assert_eq!(r.outcome, Outcome::GaveUp(GiveUpReason::Attempts));
+}
+
+#[test]
 fn time_limit_ends_open_and_unstarted_requests() {
     let text = exact(
         2,

@@ -440,17 +440,33 @@ pub fn outage_at(outages: &[Outage], t: SimTime) -> Option<&Outage> {
     outages.iter().find(|o| o.start <= t && t < o.end)
 }
 
-/// Converts a hint to the microseconds an event carries (0 = none), saturating at ~71 min.
-pub fn hint_to_us(hint: Option<SimDuration>) -> u32 {
-    match hint {
-        None => 0,
-        Some(d) => (d.as_nanos().div_ceil(1000)).clamp(1, u32::MAX as u64) as u32,
+/// Hints below this many microseconds (about 35.8 minutes) travel in microseconds; longer
+/// ones in milliseconds, flagged by the top bit.
+const HINT_IN_MS: u32 = 1 << 31;
+
+/// Encodes a hint into the 32 bits an event (and a request's record) carries; 0 = none.
+///
+/// Under 35.8 minutes, in microseconds (rounded up); beyond, in milliseconds (rounded up),
+/// up to 2^31 - 1 ms (about 24.8 days), where it saturates. A Retry-After header counts
+/// whole seconds, so a fixed hint of up to 24.8 days travels exactly (urllib3 accepts up
+/// to 6 hours). Before, one scale of microseconds cut every hint at 71.6 minutes.
+pub fn encode_hint(hint: Option<SimDuration>) -> u32 {
+    let Some(d) = hint else { return 0 };
+    let us = d.as_nanos().div_ceil(1_000).max(1);
+    if us < u64::from(HINT_IN_MS) {
+        us as u32
+    } else {
+        HINT_IN_MS | us.div_ceil(1_000).min(u64::from(HINT_IN_MS - 1)) as u32
     }
 }
 
-/// The inverse of [`hint_to_us`].
-pub fn hint_from_us(us: u32) -> Option<SimDuration> {
-    (us > 0).then(|| SimDuration(us as u64 * 1000))
+/// The inverse of [`encode_hint`].
+pub fn decode_hint(code: u32) -> Option<SimDuration> {
+    match code {
+        0 => None,
+        c if c & HINT_IN_MS != 0 => Some(SimDuration(u64::from(c & !HINT_IN_MS) * 1_000_000)),
+        us => Some(SimDuration(u64::from(us) * 1_000)),
+    }
 }
 
 /// A rate limiter's token bucket, with arithmetic exact where a hand-worked case expects it

@@ -356,7 +356,20 @@ fn rate_limiter_earns_exactly_one_token_per_interval() {
 
 #[test]
 fn hints_round_trip_through_events() {
-    assert_eq!(hint_from_us(hint_to_us(None)), None);
-    let h = Some(SimDuration::from_secs(3));
-    assert_eq!(hint_from_us(hint_to_us(h)), h);
+    assert_eq!(decode_hint(encode_hint(None)), None);
+    // Whole seconds (what a Retry-After header carries) travel exactly, up to 24.8 days:
+    // 2 hours and urllib3's 6-hour maximum were cut at 71.6 minutes by a single scale.
+    for secs in [3, 2_147, 2_148, 4_295, 7_200, 21_600, 2_000_000] {
+        let h = Some(SimDuration::from_secs(secs));
+        assert_eq!(decode_hint(encode_hint(h)), h, "{secs} s");
+    }
+    // Microsecond precision below 35.8 minutes, rounded up; a nanosecond hint is not none.
+    let h = |ns: u64| decode_hint(encode_hint(Some(SimDuration(ns))));
+    assert_eq!(h(1_500), Some(SimDuration(2_000)));
+    assert_eq!(h(1), Some(SimDuration(1_000)));
+    // Beyond, milliseconds rounded up, saturating at 2^31 - 1 ms.
+    let long = 3_000_000_000_000 + 1;
+    assert_eq!(h(long), Some(SimDuration(3_000_001_000_000)));
+    let max = Some(SimDuration((u64::from(u32::MAX >> 1)) * 1_000_000));
+    assert_eq!(h(u64::MAX), max);
 }
