@@ -150,8 +150,9 @@ pub struct Timeline {
     queued: u32,
     breakers_open: u32,
     concurrency: u32,
-    /// The start of the last bucket: changes at that very instant replace its carried
-    /// occupancy gauges instead of raising them (`u64::MAX` before the first bucket).
+    /// The start of the last bucket while its occupancy gauges still hold the values
+    /// carried in from before it: the first change at that very instant replaces them
+    /// instead of raising them (`u64::MAX` once replaced, or before the first bucket).
     carried_start: u64,
 }
 
@@ -199,24 +200,26 @@ impl Timeline {
 
     /// Records the service's occupancy after a change at `t`.
     ///
-    /// A bucket's `in_service` and `queued` are the largest values held during it, time
+    /// A bucket's `in_service` and `queued` are the largest values reached during it, time
     /// being half-open like every interval here: a value carried in from before the bucket
-    /// counts only if it was still held after the bucket's first instant. Changes at
-    /// exactly that instant replace it (a service busy over [50 ms, 100 ms) is not busy in
-    /// the bucket [100 ms, 200 ms)).
+    /// counts only if it was still held after the bucket's first instant, and the first
+    /// change at exactly that instant replaces it (a service busy over [50 ms, 100 ms) is
+    /// not busy in the bucket [100 ms, 200 ms)). Every value reached from that instant on
+    /// counts, even one held for no time (a request queued at 100 ms that a slot freed at
+    /// 100 ms takes at once), at the first instant as anywhere else in the bucket.
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
         // Extend first: the empty buckets before `t` held the old values throughout.
         if t.0 >= self.current_end || self.buckets.is_empty() {
             self.extend_to(t);
         }
-        // Every change at the bucket's first instant replaces what was there: the value
-        // held from that instant on is the last of them (two slots freed at once leave 0,
-        // not the 1 between). Later times never equal the start again.
+        // The first change at the bucket's first instant replaces the values carried in;
+        // later ones, at that instant or after, raise the maxima as they would anywhere.
         let b = self.buckets.last_mut().expect("extend_to leaves a bucket");
         if t.0 == self.carried_start {
             b.in_service = in_service;
             b.queued = queued;
+            self.carried_start = u64::MAX;
         } else {
             b.in_service = b.in_service.max(in_service);
             b.queued = b.queued.max(queued);
@@ -575,7 +578,8 @@ mod tests {
         t.at(ms(100)).arrivals += 1;
         t.occupancy(ms(100), 1, 0);
         t.occupancy(ms(150), 2, 0);
-        // Two slots free at 200 ms, one change each: the 1 between them is not held.
+        // Two slots free at 200 ms, one change each: the 2 carried in is replaced, and the 1
+        // between them was reached at 200 ms, in the bucket.
         t.occupancy(ms(200), 1, 0);
         t.occupancy(ms(200), 0, 0);
         t.occupancy(ms(250), 0, 1);
@@ -583,6 +587,23 @@ mod tests {
         t.occupancy(ms(301), 0, 0);
         let b = t.finish(ms(350));
         let gauges: Vec<(u32, u32)> = b.iter().map(|b| (b.in_service, b.queued)).collect();
-        assert_eq!(gauges, [(1, 1), (2, 0), (0, 1), (0, 1)]);
+        assert_eq!(gauges, [(1, 1), (2, 0), (1, 1), (0, 1)]);
+    }
+
+    /// A value held for no time counts at a bucket's first instant as it does later in the
+    /// bucket: a request that joins the queue at 100 ms and takes a slot freed at 100 ms.
+    #[test]
+    fn a_momentary_value_counts_at_a_buckets_first_instant_as_anywhere() {
+        let ms = |n: u64| SimTime(SimDuration::from_millis(n).0);
+        let mut t = Timeline::new(SimDuration::from_millis(100), 1);
+        for start in [50, 100] {
+            t.occupancy(ms(start), 1, 0);
+            t.occupancy(ms(start), 1, 1);
+            t.occupancy(ms(start), 0, 1);
+            t.occupancy(ms(start), 1, 0);
+        }
+        let b = t.finish(ms(150));
+        let gauges: Vec<(u32, u32)> = b.iter().map(|b| (b.in_service, b.queued)).collect();
+        assert_eq!(gauges, [(1, 1), (1, 1)]);
     }
 }

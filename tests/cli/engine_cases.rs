@@ -248,6 +248,39 @@ fn a_retry_after_of_hours_is_waited_exactly() {
 }
 
 #[test]
+fn a_queue_held_for_no_time_at_a_buckets_start_counts_in_it() {
+    // Client a's attempt holds the one slot over [80, 100) ms; client b's arrives at
+    // 100 ms, before a's service ends at that instant (its event was pushed first), so it
+    // waits in the queue for no time: `queued` is 1 in the bucket starting at 100 ms, as it
+    // is when the same happens mid-bucket.
+    let run_from = |a_start: u64| {
+        let text = exact_scenario(
+            "30ms",
+            &format!("name = \"a\"\ncount = 1\nstart = \"{a_start}ms\""),
+            "concurrency = 1\nqueue = 1\nservice = { dist = \"constant\", value = \"20ms\" }",
+            "max_attempts = 1",
+            &format!(
+                "[[clients]]\nname = \"b\"\ncount = 1\nstart = \"{}ms\"\n\
+                 [[strategy]]\nname = \"s\"\nbase = \"1s\"\ncap = \"1s\"",
+                a_start + 20
+            ),
+        )
+        .replacen("[clients]", "[[clients]]", 1);
+        run(&scenario(&text), 0)
+    };
+    let at_start = run_from(50);
+    let gauges: Vec<(u32, u32)> = at_start
+        .entry()
+        .timeline
+        .iter()
+        .map(|b| (b.in_service, b.queued))
+        .collect();
+    assert_eq!(gauges, [(1, 0), (1, 1)]);
+    let mid_bucket = run_from(20);
+    assert_eq!(mid_bucket.entry().timeline[0].queued, 1);
+}
+
+#[test]
 fn time_limit_ends_open_and_unstarted_requests() {
     let text = exact(
         2,
