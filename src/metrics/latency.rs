@@ -4,7 +4,9 @@
 //! A [`Latencies`] keeps every sample (nanoseconds) until it holds more than
 //! [`EXACT_LIMIT`]; past that, it becomes a histogram of the same samples whose buckets are
 //! 1/1024 of an octave wide (values below 2 048 ns are exact), so a percentile read from it is
-//! within 0.05% of the true sample value (the bucket's midpoint is reported). Which form a
+//! within 0.05% of the true sample value (the bucket's midpoint is reported, kept within the
+//! smallest and largest samples, which are kept exactly: the extremes are exact, and so is
+//! every percentile when all samples are equal). Which form a
 //! merged result takes depends only on the multiset of samples merged, never on the order of
 //! the merges, so results are the same whatever thread or shard finished first. Memory is
 //! bounded: at most 8 MB of exact samples, or one 450 KB histogram.
@@ -33,6 +35,11 @@ pub struct Latencies {
     count: u64,
     /// Sum of every sample, exact (for the mean).
     sum: u128,
+    /// The smallest and largest samples (`None` without samples, or in a shard's partial
+    /// results written by an earlier herdsim, which did not keep them: then percentiles
+    /// from the histogram are not clamped).
+    #[serde(default)]
+    range: Option<[u64; 2]>,
 }
 
 impl Latencies {
@@ -74,6 +81,11 @@ impl Latencies {
     /// Adds one sample.
     #[inline]
     pub fn record(&mut self, nanos: u64) {
+        self.range = match self.range {
+            Some([lo, hi]) => Some([lo.min(nanos), hi.max(nanos)]),
+            None if self.count == 0 => Some([nanos, nanos]),
+            None => None,
+        };
         self.count += 1;
         self.sum += nanos as u128;
         match &mut self.histogram {
@@ -89,6 +101,14 @@ impl Latencies {
 
     /// Adds every sample of `other`.
     pub fn merge(&mut self, other: &Latencies) {
+        // An unknown range (an earlier version's partial results) stays unknown, whatever
+        // the order of the merges.
+        self.range = match (self.count, other.count, self.range, other.range) {
+            (_, 0, range, _) => range,
+            (0, _, _, range) => range,
+            (_, _, Some([a, b]), Some([c, d])) => Some([a.min(c), b.max(d)]),
+            _ => None,
+        };
         self.count += other.count;
         self.sum += other.sum;
         match (&mut self.histogram, &other.histogram) {
@@ -140,6 +160,19 @@ impl Latencies {
                         self.count,
                     ));
                 }
+                let shown = |r: Option<[u64; 2]>| match r {
+                    Some([lo, hi]) => format!("[{lo}, {hi}]"),
+                    None => "none".to_string(),
+                };
+                let lo = self.exact.iter().min();
+                let range = lo.map(|&lo| [lo, self.exact.iter().copied().max().unwrap_or(lo)]);
+                if self.range.is_some() && self.range != range {
+                    return Err(At::new(
+                        "range",
+                        format!("{} (its smallest and largest samples)", shown(range)),
+                        shown(self.range),
+                    ));
+                }
                 let sum: u128 = self.exact.iter().map(|&v| v as u128).sum();
                 if sum != self.sum {
                     return Err(At::new(
@@ -173,6 +206,15 @@ impl Latencies {
                             || "counts adding up to more than 2^64 - 1".to_string(),
                             |n| format!("counts adding up to {n}"),
                         ),
+                    ));
+                }
+                if let Some([lo, hi]) = self.range
+                    && (lo > hi || h[bucket_of(lo)] == 0 || h[bucket_of(hi)] == 0)
+                {
+                    return Err(At::new(
+                        "range",
+                        "a smallest and a largest sample in buckets that hold samples",
+                        format!("[{lo}, {hi}]"),
                     ));
                 }
                 if self.count <= EXACT_LIMIT as u64 {
@@ -225,11 +267,20 @@ impl SortedLatencies {
         match &self.0.histogram {
             None => Some(self.0.exact[rank as usize - 1]),
             Some(h) => {
+                // The smallest and the largest sample are known exactly.
+                match (self.0.range, rank) {
+                    (Some([lo, _]), 1) => return Some(lo),
+                    (Some([_, hi]), r) if r == n => return Some(hi),
+                    _ => {}
+                }
                 let mut seen = 0;
                 for (i, c) in h.iter().enumerate() {
                     seen += c;
                     if seen >= rank {
-                        return Some(midpoint(i));
+                        return Some(match self.0.range {
+                            Some([lo, hi]) => midpoint(i).clamp(lo, hi),
+                            None => midpoint(i),
+                        });
                     }
                 }
                 unreachable!("bucket counts sum to the sample count")
@@ -315,6 +366,42 @@ mod tests {
     }
 
     #[test]
+    fn histogram_percentiles_stay_within_the_exact_extremes() {
+        // 1.1 M requests of exactly 40 ms: every percentile is 40 ms, not the bucket's
+        // midpoint (39.993344 ms), a value no request had.
+        let mut equal = Latencies::new();
+        for _ in 0..(EXACT_LIMIT + 50_000) {
+            equal.record(40_000_000);
+        }
+        assert!(!equal.is_exact());
+        let s = equal.clone().sorted();
+        for p in [0.0, 0.5, 0.99, 1.0] {
+            assert_eq!(s.percentile(p), Some(40_000_000), "p{p}");
+        }
+        // The extremes are exact whatever the spread; the middle stays within half a bucket.
+        let mut spread = equal;
+        spread.record(40_000_001);
+        spread.record(39_999_999);
+        let s = spread.sorted();
+        assert_eq!(s.percentile(0.0), Some(39_999_999));
+        assert_eq!(s.percentile(1.0), Some(40_000_001));
+        // Partial results of an earlier version kept no extremes: the midpoint, unclamped,
+        // and a merge with them keeps not knowing, in either order.
+        let mut old = Latencies::new();
+        for _ in 0..(EXACT_LIMIT + 1) {
+            old.record(40_000_000);
+        }
+        old.range = None;
+        let mut new = Latencies::new();
+        new.record(1);
+        let (mut a, mut b) = (old.clone(), new.clone());
+        a.merge(&new);
+        b.merge(&old);
+        assert_eq!((a.range, b.range), (None, None));
+        assert_eq!(old.sorted().percentile(0.5), Some(39_993_344));
+    }
+
+    #[test]
     fn merge_order_does_not_matter() {
         let parts: Vec<Latencies> = (0..4u64)
             .map(|k| {
@@ -380,11 +467,18 @@ mod tests {
             message(&sum),
             "sum: expected 17 (the sum of its samples), found 18"
         );
+        let mut range = exact.clone();
+        range.range = Some([3, 8]);
+        assert_eq!(
+            message(&range),
+            "range: expected [3, 9] (its smallest and largest samples), found [3, 8]"
+        );
         let over = Latencies {
             exact: vec![0; EXACT_LIMIT + 1],
             histogram: None,
             count: EXACT_LIMIT as u64 + 1,
             sum: 0,
+            range: None,
         };
         assert_eq!(
             message(&over),
@@ -405,6 +499,12 @@ mod tests {
         assert_eq!(
             message(&both),
             "exact: expected no samples beside a histogram, found 1 sample"
+        );
+        let mut flipped = large.clone();
+        flipped.range = Some([9, 3]);
+        assert_eq!(
+            message(&flipped),
+            "range: expected a smallest and a largest sample in buckets that hold samples, found [9, 3]"
         );
         let mut cut = large.clone();
         cut.histogram = Some(vec![0; 7].into_boxed_slice());
