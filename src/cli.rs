@@ -203,7 +203,7 @@ pub struct ScheduleArgs {
     /// Largest un-jittered delay, e.g. 10s.
     #[arg(long, value_parser = duration_arg)]
     pub cap: SimDuration,
-    /// none, full, equal, decorrelated, proportional=F or fraction=J.
+    /// none, full, equal, decorrelated, decorrelated-v2 (Polly), proportional=F or fraction=J.
     #[arg(long, default_value = "full", value_parser = jitter_arg)]
     pub jitter: Jitter,
     /// Growth per retry (>= 1).
@@ -310,8 +310,9 @@ fn jitter_arg(s: &str) -> Result<Jitter, String> {
             "full" => Ok(Jitter::Full),
             "equal" => Ok(Jitter::Equal),
             "decorrelated" => Ok(Jitter::Decorrelated),
+            "decorrelated-v2" => Ok(Jitter::DecorrelatedV2),
             _ => Err(format!(
-                "expected none, full, equal, decorrelated, proportional=F or fraction=J, found \"{s}\""
+                "expected none, full, equal, decorrelated, decorrelated-v2, proportional=F or fraction=J, found \"{s}\""
             )),
         },
         Some(("proportional", v)) => {

@@ -9,7 +9,7 @@ use crate::engine::SimRng;
 use crate::error::{Error, Result};
 use crate::limits::{self, MemoryLimit};
 use crate::model::backoff::Backoff;
-use crate::model::policy::{Beyond, RetryAfterPolicy, next_delay, parse_retry_after_header};
+use crate::model::policy::{Beyond, RetryAfterPolicy, parse_retry_after_header};
 use crate::time::SimDuration;
 use crate::{report, runner};
 
@@ -90,7 +90,7 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
             Some(Draws::Minstd(s)) => (u64::from(client) + 1) * s % MINSTD_MODULUS,
             _ => 0,
         };
-        let mut prev = backoff.base;
+        let mut state = backoff.initial_state();
         for (n, column) in (1..=retries).zip(&mut columns) {
             let u = match &args.draws {
                 None => rng.random::<f64>(),
@@ -100,8 +100,15 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
                     minstd as f64 / MINSTD_MODULUS as f64
                 }
             };
-            let d = next_delay(&backoff, &policy, n, prev, hint, u);
-            prev = d;
+            // As the engine: a usable hint replaces the delay and leaves the state as it was.
+            let d = match policy.choose(hint) {
+                Some(h) => h,
+                None => {
+                    let d;
+                    (d, state) = backoff.next_from(n, backoff.expo(n), state, u);
+                    d
+                }
+            };
             column.push(d);
         }
     }

@@ -120,7 +120,7 @@ impl Simulation<'_> {
                         if retry.retry_after.restart {
                             let info = self.requests.info_mut(key);
                             info.ladder_from = attempt;
-                            info.prev_delay = strategy.backoff.base;
+                            info.prev_delay = strategy.backoff.initial_state();
                         }
                         d
                     }
@@ -136,8 +136,9 @@ impl Simulation<'_> {
                         let info = self.requests.info_mut(key);
                         let retry_n = (attempt - info.ladder_from) as usize;
                         let expo = ladder.get(retry_n - 1).copied().unwrap_or(last);
-                        let d = backoff.delay_from(expo, info.prev_delay, u);
-                        info.prev_delay = d;
+                        let (d, state) =
+                            backoff.next_from(retry_n as u32, expo, info.prev_delay, u);
+                        info.prev_delay = state;
                         d
                     }
                 };

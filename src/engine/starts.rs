@@ -89,7 +89,7 @@ impl Simulation<'_> {
             ended: false,
             first_send: now,
             deadline_at: deadline_cap.map_or(deadline, |cap| deadline.min(cap)),
-            prev_delay: policy.strategy.backoff.base,
+            prev_delay: policy.strategy.backoff.initial_state(),
             ..RequestInfo::new()
         };
         let population = self.population(r.policy);

@@ -25,7 +25,23 @@ pub enum Jitter {
     Proportional(f64),
     /// `expo(n) · (1 - j·U[0, 1))` (seed 003): 0 = none, 0.5 = equal-like, 1 = full. `j` in `[0, 1]`.
     Fraction(f64),
+    /// Polly's `DecorrelatedJitterBackoffV2` (what Polly v8's exponential backoff with
+    /// jitter uses): `t = (n - 1) + U[0, 1)`, `g(t) = 2^t · tanh(sqrt(4t))`, and retry `n`
+    /// waits `min(cap, (g(t) - g(t_prev)) · base / 1.4)`, `g(t_prev)` starting at 0. The
+    /// delays telescope: their sum before the cap is `g(t) · base / 1.4`, which is the state
+    /// a request keeps. The median first delay is about `base`, and medians about double per
+    /// retry; `multiplier` is not used.
+    DecorrelatedV2,
 }
+
+/// Polly V2's `2^t · tanh(sqrt(4t))` (`pFactor` 4).
+fn polly_v2(t: f64) -> f64 {
+    2f64.powf(t) * (4.0 * t).sqrt().tanh()
+}
+
+/// Polly V2's running total (ns) beyond which a delay is the cap: 2^62 ns is 146 years, so
+/// any cap is reached long before, and the total stays exact in a `u64`.
+const POLLY_V2_TOTAL_MAX: f64 = (1u64 << 62) as f64;
 
 impl Jitter {
     /// The name used in tables and charts, e.g. `full` or `proportional(0.1)`.
@@ -37,6 +53,7 @@ impl Jitter {
             Jitter::Decorrelated => "decorrelated".into(),
             Jitter::Proportional(f) => format!("proportional({f})"),
             Jitter::Fraction(j) => format!("fraction({j})"),
+            Jitter::DecorrelatedV2 => "decorrelated-v2".into(),
         }
     }
 }
@@ -73,18 +90,36 @@ impl Backoff {
         !matches!(self.jitter, Jitter::None)
     }
 
-    /// The delay before retry `n` (n >= 1). `prev` is the previous delay of this request
-    /// (only decorrelated jitter reads it; start it at `base`). `u` is a draw in `[0, 1)`.
-    pub fn delay(&self, n: u32, prev: SimDuration, u: f64) -> SimDuration {
-        self.delay_from(self.expo(n), prev, u)
+    /// What a request carries from one retry's delay to the next, before its first retry:
+    /// decorrelated jitter's previous delay (`base`), Polly V2's running total (0). The
+    /// other jitters ignore it.
+    pub fn initial_state(&self) -> SimDuration {
+        match self.jitter {
+            Jitter::DecorrelatedV2 => SimDuration::ZERO,
+            _ => self.base,
+        }
     }
 
-    /// [`Backoff::delay`] given `expo = self.expo(n)` (so a caller can keep the ladder in a
-    /// table instead of raising the multiplier to a power at every retry).
+    /// The delay before retry `n` (n >= 1). `state` is the request's backoff state (see
+    /// [`Backoff::initial_state`]; for decorrelated jitter, the previous delay). `u` is a
+    /// draw in `[0, 1)`.
+    pub fn delay(&self, n: u32, state: SimDuration, u: f64) -> SimDuration {
+        self.next_from(n, self.expo(n), state, u).0
+    }
+
+    /// The delay before retry `n` and the request's next backoff state, given
+    /// `expo = self.expo(n)` (so a caller can keep the ladder in a table instead of raising
+    /// the multiplier to a power at every retry).
     #[inline]
-    pub fn delay_from(&self, expo: SimDuration, prev: SimDuration, u: f64) -> SimDuration {
+    pub fn next_from(
+        &self,
+        n: u32,
+        expo: SimDuration,
+        state: SimDuration,
+        u: f64,
+    ) -> (SimDuration, SimDuration) {
         let scaled = |lo: f64, width: f64| SimDuration((lo + u * width).max(0.0) as u64);
-        match self.jitter {
+        let delay = match self.jitter {
             Jitter::None => expo,
             Jitter::Full => scaled(0.0, expo.as_nanos() as f64),
             Jitter::Equal => {
@@ -93,7 +128,7 @@ impl Backoff {
             }
             Jitter::Decorrelated => {
                 let lo = self.base.as_nanos() as f64;
-                let hi = 3.0 * prev.as_nanos() as f64;
+                let hi = 3.0 * state.as_nanos() as f64;
                 scaled(lo, (hi - lo).max(0.0)).min(self.cap)
             }
             Jitter::Proportional(f) => {
@@ -104,7 +139,19 @@ impl Backoff {
                 let e = expo.as_nanos() as f64;
                 SimDuration((e * (1.0 - j * u)).max(0.0) as u64)
             }
-        }
+            Jitter::DecorrelatedV2 => {
+                let total = polly_v2(f64::from(n - 1) + u) * self.base.as_nanos() as f64 / 1.4;
+                if !total.is_finite() || total >= POLLY_V2_TOTAL_MAX {
+                    return (self.cap, SimDuration(POLLY_V2_TOTAL_MAX as u64));
+                }
+                let total = SimDuration(total as u64);
+                return (
+                    SimDuration(total.0.saturating_sub(state.0)).min(self.cap),
+                    total,
+                );
+            }
+        };
+        (delay, delay)
     }
 
     /// `expo(1), expo(2), ...` (at most `max` values) until they stop changing (the cap is
@@ -142,6 +189,18 @@ impl Backoff {
                 SimDuration((e.0 as f64 * (1.0 + f)) as u64),
             ),
             Jitter::Fraction(j) => (SimDuration((e.0 as f64 * (1.0 - j)) as u64), e),
+            Jitter::DecorrelatedV2 => {
+                // `g` rises with t, so the delay lies between the draws u = 0 and u -> 1.
+                let at = |t: f64| {
+                    let total = polly_v2(t) * self.base.as_nanos() as f64 / 1.4;
+                    if total < POLLY_V2_TOTAL_MAX {
+                        SimDuration((total as u64).saturating_sub(prev.0)).min(self.cap)
+                    } else {
+                        self.cap
+                    }
+                };
+                (at(f64::from(n - 1)), at(f64::from(n)))
+            }
         }
     }
 }
@@ -245,24 +304,64 @@ mod tests {
             Jitter::Decorrelated,
             Jitter::Proportional(0.1),
             Jitter::Fraction(0.5),
+            Jitter::DecorrelatedV2,
         ];
         for jitter in kinds {
             let b = Backoff {
                 multiplier: 1.7,
                 ..ladder(37, 5000, jitter)
             };
-            let mut prev = b.base;
+            let mut state = b.initial_state();
             for n in 1..20 {
                 for u in [0.0, 0.25, 0.5, 0.999_999] {
-                    let d = b.delay(n, prev, u);
-                    let (lo, hi) = b.bounds(n, prev);
+                    let d = b.delay(n, state, u);
+                    let (lo, hi) = b.bounds(n, state);
                     assert!(
                         lo <= d && d <= hi,
                         "{jitter:?} n={n} u={u}: {d:?} not in {lo:?}..{hi:?}"
                     );
                 }
-                prev = b.delay(n, prev, 0.6);
+                state = b.next_from(n, b.expo(n), state, 0.6).1;
             }
         }
+    }
+
+    /// Polly's `DecorrelatedJitterBackoffV2` with base 1 s, against the formula computed
+    /// in doubles as Polly does (`(next - prev) / 1.4 x base`, prev the previous `next`):
+    /// herdsim keeps the running total in nanoseconds, so each delay is within 1 ns.
+    #[test]
+    fn polly_v2_follows_pollys_formula() {
+        let b = ladder(1000, 3_600_000, Jitter::DecorrelatedV2);
+        let expected = [
+            (0.5, 897_404_935.579_2),
+            (0.5, 1_093_003_547.381_679),
+            (0.5, 2_035_747_962.621_633),
+            (0.25, 2_759_285_417.172_066),
+            (0.9, 14_534_938_444.648_81),
+        ];
+        let mut state = b.initial_state();
+        assert_eq!(state, SimDuration::ZERO);
+        for (n, (u, want)) in (1..).zip(expected) {
+            let (d, next) = b.next_from(n, b.expo(n), state, u);
+            assert!(
+                (d.as_nanos() as f64 - want).abs() <= 1.0,
+                "retry {n}: {d:?} vs {want}"
+            );
+            state = next;
+        }
+        // The cap limits the delay, not the running total: the next delay still grows from
+        // the uncapped sum, as Polly's `prev` does.
+        let capped = ladder(1000, 10_000, Jitter::DecorrelatedV2);
+        let mut state = capped.initial_state();
+        let mut delays = Vec::new();
+        for (n, (u, _)) in (1..).zip(expected) {
+            let (d, next) = capped.next_from(n, capped.expo(n), state, u);
+            delays.push(d.as_nanos() / 1_000_000);
+            state = next;
+        }
+        assert_eq!(delays, [897, 1093, 2035, 2759, 10_000]);
+        // Far beyond any run (t near 1 024, where Polly's double overflows), the cap.
+        let far = capped.next_from(2_000, capped.expo(2_000), state, 0.5);
+        assert_eq!(far.0, capped.cap);
     }
 }

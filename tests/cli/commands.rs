@@ -741,6 +741,14 @@ fn schedule_draws_replay_a_published_table() {
         schedule_column(&half, "client-0"),
         ["250", "500", "1000", "2000", "4000", "4000", "4000"]
     );
+    // Polly's decorrelated V2 at the draw 0.5: (g(t) - g(t - 1)) x base / 1.4 with
+    // g(t) = 2^t tanh(sqrt(4t)) at t = 0.5, 1.5, 2.5.
+    let polly =
+        args("--base 1s --cap 1h --jitter decorrelated-v2 --attempts 4 --clients 1 --draws 0.5");
+    assert_eq!(
+        schedule_column(&polly, "client-0"),
+        ["897.405", "1093.004", "2035.748"]
+    );
     // A list: retry n takes the n-th draw, the last repeating.
     let list = args("--base 1s --cap 1s --clients 1 --draws 0,0.5");
     assert_eq!(

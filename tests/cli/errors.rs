@@ -475,7 +475,7 @@ fn fails_with_unknown_jitter_word() {
     refused(
         &tiny_with("jitter = \"full\"", "jitter = \"fulll\""),
         &[
-            "bad.toml:35:10: strategy[1].jitter: expected \"none\", \"full\", \"equal\", \"decorrelated\", { proportional = f } or { fraction = j }, found \"fulll\"",
+            "bad.toml:35:10: strategy[1].jitter: expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f } or { fraction = j }, found \"fulll\"",
         ],
     );
 }

@@ -1003,3 +1003,47 @@ fn shipped_fallback_scenario_sends_each_escalation_once_to_the_fallback() {
         }
     }
 }
+
+/// Polly's `DecorrelatedJitterBackoffV2` through the engine: its delays telescope, so a
+/// request's waits over its first k retries add up to g(t_k) x base / 1.4 with t_k in
+/// [k - 1, k) and g(t) = 2^t tanh(sqrt(4t)), whatever its draws; and the clients' waits
+/// differ (jittered), with a median first delay near `base`, as Polly documents.
+#[test]
+fn polly_v2_waits_add_up_to_its_formula_between_integer_points() {
+    let s = scenario(&exact(
+        "count = 400",
+        "concurrency = 1000\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"1h\"",
+        "max_attempts = 5",
+        "[[strategy]]\nname = \"polly\"\nbase = \"100ms\"\ncap = \"1h\"\njitter = \"decorrelated-v2\"",
+    ));
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    let g = |t: f64| 2f64.powf(t) * (4.0 * t).sqrt().tanh() * 100e6 / 1.4;
+    let waits: Vec<u64> = m.requests.iter().map(|r| r.total_wait.as_nanos()).collect();
+    assert!(m.requests.iter().all(|r| r.attempts == 5));
+    for &w in &waits {
+        assert!(g(3.0) - 4.0 <= w as f64 && (w as f64) < g(4.0), "{w}");
+    }
+    let mut distinct = waits.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert!(distinct.len() > 390, "{}", distinct.len());
+    // One retry each: the first delays, whose median is g(0.5) x 100 ms / 1.4 = 89.7 ms.
+    let s = scenario(&exact(
+        "count = 400",
+        "concurrency = 1000\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"1h\"",
+        "max_attempts = 2",
+        "[[strategy]]\nname = \"polly\"\nbase = \"100ms\"\ncap = \"1h\"\njitter = \"decorrelated-v2\"",
+    ));
+    let mut first: Vec<u64> = run(&s, 0)
+        .requests
+        .iter()
+        .map(|r| r.total_wait.as_nanos())
+        .collect();
+    first.sort_unstable();
+    let median = first[first.len() / 2] as f64 / 1e6;
+    assert!((75.0..105.0).contains(&median), "{median} ms");
+    assert!(first.iter().all(|&d| (d as f64) < g(1.0)));
+}

@@ -300,12 +300,13 @@ impl Check<'_> {
                 "full" => Jitter::Full,
                 "equal" => Jitter::Equal,
                 "decorrelated" => Jitter::Decorrelated,
+                "decorrelated-v2" => Jitter::DecorrelatedV2,
                 other => {
                     self.err(
                         span,
                         key,
                         format!(
-                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", {{ proportional = f }} or {{ fraction = j }}, found \"{other}\""
+                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", {{ proportional = f }} or {{ fraction = j }}, found \"{other}\""
                         ),
                     );
                     Jitter::None

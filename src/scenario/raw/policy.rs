@@ -12,7 +12,8 @@ use super::RawDuration;
 /// The jitter key: a word (`"full"`) or a one-key table (`{ proportional = 0.1 }`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RawJitter {
-    /// `"none"`, `"full"`, `"equal"`, `"decorrelated"` (checked during validation).
+    /// `"none"`, `"full"`, `"equal"`, `"decorrelated"`, `"decorrelated-v2"` (checked during
+    /// validation).
     Word(String),
     /// `{ proportional = f }`.
     Proportional(f64),
@@ -29,7 +30,7 @@ impl<'de> Deserialize<'de> for RawJitter {
             type Value = RawJitter;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "\"none\", \"full\", \"equal\", \"decorrelated\", { proportional = f } or { fraction = j }",
+                    "\"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f } or { fraction = j }",
                 )
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawJitter, E> {
