@@ -23,7 +23,13 @@ impl Simulation<'_> {
         {
             let client = self.requests.info(key).client;
             let group = &mut self.breakers[g as usize].breakers;
-            match group.admit(group.index(client)) {
+            // A retry-only breaker lets every first attempt through, as a plain call.
+            let admitted = if r.sent == 0 && group.retries_only() {
+                Some(0)
+            } else {
+                group.admit(group.index(client))
+            };
+            match admitted {
                 Some(probe) => self.requests[key].probe = probe,
                 None => {
                     // The attempt fails fast with class `breaker_open`: it is what the

@@ -6,7 +6,10 @@
 //! (a timed event, so open time is exact) it is half-open: the next `half_open_probes`
 //! attempts go through; if all succeed it closes (window cleared), any failure re-opens it.
 //! Only outcomes of this half-open round's probes count while half-open (a slow probe from an
-//! earlier round does not); outcomes arriving while open are ignored.
+//! earlier round does not); outcomes arriving while open are ignored. A `retries_only`
+//! breaker (Brooker's 2022 "retry-only" breaker) refuses only retries: first attempts go out
+//! in every mode as plain calls, so their outcomes count while it is closed and not while it
+//! is open or half-open, where only the retries it admits probe.
 
 use std::collections::VecDeque;
 
@@ -88,6 +91,11 @@ impl Breakers {
             Scope::Client => client,
             Scope::Global => 0,
         }
+    }
+
+    /// Whether only retries are refused while open (first attempts always go out).
+    pub fn retries_only(&self) -> bool {
+        self.spec.retries_only
     }
 
     /// How long a breaker stays open.
@@ -210,6 +218,7 @@ mod tests {
             open_for: SimDuration::from_secs(5),
             half_open_probes: 3,
             scope,
+            retries_only: false,
         }
     }
 

@@ -288,6 +288,10 @@ pub struct BreakerSpec {
     pub half_open_probes: u32,
     /// Per client or global.
     pub scope: Scope,
+    /// Brooker's 2022 "retry-only" breaker: first attempts always go out (their outcomes
+    /// count while it is closed) and only retries are refused while it is open; a retry
+    /// admitted half-open is a probe. `false`: every attempt is refused while open.
+    pub retries_only: bool,
 }
 
 #[cfg(test)]

@@ -1047,3 +1047,43 @@ fn polly_v2_waits_add_up_to_its_formula_between_integer_points() {
     assert!((75.0..105.0).contains(&median), "{median} ms");
     assert!(first.iter().all(|&d| (d as f64) < g(1.0)));
 }
+
+/// Brooker's 2022 retry-only breaker (`retries_only = true`) lets every first attempt out
+/// and refuses only retries. One client, two requests 1 s apart, down for an hour; min_calls
+/// 2, open_for 1 s, 1 probe, 3 attempts at most, 100 ms apart.
+/// - Request 1 fails at 20 and 140 ms (opens at 140 ms; half-open at 1.14 s); its third
+///   attempt at 240 ms is refused: `breaker_open` at 240 ms, 2 attempts.
+/// - Request 2 starts at 1.24 s, half-open. Retry-only: its first attempt goes out as a plain
+///   call (fails at 1.26 s, not counted half-open); the retry at 1.36 s is the probe, fails
+///   at 1.38 s and re-opens it; the third at 1.48 s is refused. Calls 2 + 2; open 140 ms -
+///   1.14 s and 1.38 - 2.38 s.
+/// - The usual breaker makes request 2's first attempt the probe: it fails at 1.26 s and
+///   re-opens; the retry at 1.36 s is refused. Calls 2 + 1.
+#[test]
+fn a_retry_only_breaker_lets_first_attempts_through_and_probes_with_retries() {
+    let text = |retries_only: bool| {
+        exact(
+            "count = 1\nrequests = 2\nthink = { dist = \"constant\", value = \"1s\" }",
+            &down_until(1, "1h"),
+            &format!(
+                "max_attempts = 3\nbreaker = {{ failure_rate = 1.0, window = \"10s\", min_calls = 2, open_for = \"1s\", half_open_probes = 1, retries_only = {retries_only} }}"
+            ),
+            CONSTANT_100MS,
+        )
+    };
+    let s = scenario(&text(true));
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    assert_eq!(m.entry().calls, 4);
+    assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 2);
+    let r = records(&m, 0);
+    assert_eq!((r[0].attempts, r[0].latency), (2, Some(ms(240))));
+    assert_eq!((r[1].attempts, r[1].latency), (2, Some(ms(240))));
+    assert_eq!(r[1].last_status, Some(Status::BreakerOpen));
+    assert_eq!(m.breaker_open, SimDuration::from_secs(2));
+    let s = scenario(&text(false));
+    let m = run(&s, 0);
+    assert_eq!(m.entry().calls, 3);
+    let r = records(&m, 0);
+    assert_eq!((r[1].attempts, r[1].latency), (1, Some(ms(120))));
+}

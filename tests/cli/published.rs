@@ -227,12 +227,13 @@ fn brooker_2022_open_loop_scenario_reproduces_the_post() {
         };
         let success = |s: &StrategySummary| s.succeeded / s.requests;
         let amp = |s: &StrategySummary| s.amplification.expect("requests were made");
-        let (none, three, adaptive, breaker, fleet) = (
+        let (none, three, adaptive, breaker, fleet, retry_only) = (
             get("none"),
             get("three-retries"),
             get("adaptive"),
             get("breaker"),
             get("breaker-fleet"),
+            get("retry-breaker"),
         );
         let n = none.requests;
         assert!(n > 9_500.0 && n < 10_500.0, "{n} requests");
@@ -289,6 +290,24 @@ fn brooker_2022_open_loop_scenario_reproduces_the_post() {
             // attempts too, so success falls below no retries.
             assert!(breaker.breaker_open_s > 0.3 * 100.0 * 10.0);
             assert!(success(breaker) < success(none));
+        }
+        // The post's retry-only breaker trips as early, but first tries always go out: it
+        // never does worse than no retries, and above the threshold it costs far less than
+        // three retries (it drifts toward no retries).
+        if x < 0.1 {
+            assert_eq!(retry_only.breaker_open_s, 0.0);
+            assert_eq!(amp(retry_only), amp(three));
+        } else {
+            assert!(retry_only.breaker_open_s > 0.0, "x={x}");
+            assert!(success(retry_only) > success(none), "x={x}");
+        }
+        if x >= 0.5 {
+            assert!(success(retry_only) < success(three));
+            assert!(
+                amp(retry_only) < 0.8 * amp(three),
+                "x={x}: {}",
+                amp(retry_only)
+            );
         }
     }
 }

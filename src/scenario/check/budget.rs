@@ -256,6 +256,7 @@ impl Check<'_> {
                 &k("scope"),
                 Scope::Client,
             ),
+            retries_only: b.retries_only.unwrap_or(false),
         }
     }
 }

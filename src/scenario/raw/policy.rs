@@ -153,4 +153,5 @@ pub struct RawBreaker {
     pub open_for: Option<Spanned<RawDuration>>,
     pub half_open_probes: Option<Spanned<i64>>,
     pub scope: Option<Spanned<String>>,
+    pub retries_only: Option<bool>,
 }
