@@ -9,7 +9,7 @@ use crate::engine::SimRng;
 use crate::error::{Error, Result};
 use crate::limits::{self, MemoryLimit};
 use crate::model::backoff::Backoff;
-use crate::model::policy::{Beyond, RetryAfterPolicy, parse_retry_after_header};
+use crate::model::policy::{Beyond, Combine, RetryAfterPolicy, parse_retry_after_header};
 use crate::time::SimDuration;
 use crate::{report, runner};
 
@@ -59,6 +59,7 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
         max: args.retry_after_max,
         beyond: Beyond::Ignore,
         restart: false,
+        combine: Combine::Replace,
     };
     let hint = args
         .retry_after

@@ -161,12 +161,14 @@ impl Budgets {
                 BudgetKind::Quota {
                     retry_cost,
                     timeout_cost,
+                    throttle_cost,
                     ..
                 },
                 State::Quota(available),
             ) => {
                 let cost = match status {
                     Status::Timeout | Status::Unreachable => timeout_cost,
+                    Status::TooManyRequests => throttle_cost,
                     _ => retry_cost,
                 };
                 if *available < cost {
@@ -302,6 +304,7 @@ mod tests {
             capacity: 500,
             retry_cost: 5,
             timeout_cost: 10,
+            throttle_cost: 5,
             success_refund: 1,
         };
         let mut b = Budgets::new(&spec(quota, Scope::Global), 3);
@@ -320,6 +323,30 @@ mod tests {
         assert_eq!(n, 50);
     }
 
+    /// The SDKs' 2026 standard mode: 14 per retry whatever the failure, 5 after throttling
+    /// (a 429): 500 units give 35 retries after 503s or timeouts, 100 after 429s.
+    #[test]
+    fn aws_2026_quota_charges_throttling_less() {
+        let quota = BudgetKind::Quota {
+            capacity: 500,
+            retry_cost: 14,
+            timeout_cost: 14,
+            throttle_cost: 5,
+            success_refund: 1,
+        };
+        for (status, retries) in [
+            (Status::Unavailable, 35),
+            (Status::Timeout, 35),
+            (Status::TooManyRequests, 100),
+        ] {
+            let mut b = Budgets::new(&spec(quota, Scope::Global), 1);
+            let n = (0..200)
+                .take_while(|_| b.try_retry(0, SimTime(0), status) != Decision::Refused)
+                .count();
+            assert_eq!(n, retries, "{status:?}");
+        }
+    }
+
     /// A retried success refunds exactly its last retry's cost, even a cost of 0; only a
     /// success that needed no retry earns `success_refund`.
     #[test]
@@ -328,6 +355,7 @@ mod tests {
             capacity: 10,
             retry_cost: 0,
             timeout_cost: 4,
+            throttle_cost: 0,
             success_refund: 1,
         };
         let mut b = Budgets::new(&spec(quota, Scope::Client), 1);

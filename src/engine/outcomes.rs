@@ -15,7 +15,9 @@ use crate::metrics::{
     AttemptOutcome, AttemptRecord, Outcome, PopulationBucket, RequestRecord, RunMetrics,
 };
 use crate::model::Source;
+use crate::model::backoff::Backoff;
 use crate::model::outcome::{GiveUpReason, Status};
+use crate::model::policy::Combine;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
@@ -115,32 +117,23 @@ impl Simulation<'_> {
                 if attempt as u32 >= retry.max_attempts {
                     return self.give_up(key, GiveUpReason::Attempts);
                 }
-                let delay = match retry.retry_after.choose(hint) {
-                    Some(d) => {
+                let hinted = retry.retry_after.choose(hint);
+                let combine = retry.retry_after.combine;
+                let computed = match hinted {
+                    // The hint replaces the delay: no backoff is drawn.
+                    Some(_) if combine == Combine::Replace => SimDuration::ZERO,
+                    _ => self.backoff(key, attempt, status),
+                };
+                let delay = match hinted {
+                    Some(h) => {
                         if retry.retry_after.restart {
                             let info = self.requests.info_mut(key);
                             info.ladder_from = attempt;
                             info.prev_delay = strategy.backoff.initial_state();
                         }
-                        d
+                        combine.delay(h, computed)
                     }
-                    None => {
-                        let backoff = &strategy.backoff;
-                        let u = if backoff.uses_draw() {
-                            self.backoff_rng.random::<f64>()
-                        } else {
-                            0.0
-                        };
-                        let ladder = &self.ladders[self.requests[key].policy as usize];
-                        let last = *ladder.last().expect("a ladder has a first step");
-                        let info = self.requests.info_mut(key);
-                        let retry_n = (attempt - info.ladder_from) as usize;
-                        let expo = ladder.get(retry_n - 1).copied().unwrap_or(last);
-                        let (d, state) =
-                            backoff.next_from(retry_n as u32, expo, info.prev_delay, u);
-                        info.prev_delay = state;
-                        d
-                    }
+                    None => computed,
                 };
                 (delay, true)
             }
@@ -177,6 +170,39 @@ impl Simulation<'_> {
         }
         self.requests.info_mut(key).waited += delay;
         self.push(Event::new(EventKind::Send, now + delay, key, 0));
+    }
+
+    /// The backoff before `key`'s next transport attempt (it has made `attempt`, the last
+    /// failing with `status`), drawing its jitter and moving the request's backoff state on.
+    /// After a 429, `throttle_base` stands for `base` when set.
+    fn backoff(&mut self, key: u32, attempt: u16, status: Status) -> SimDuration {
+        let policy = self.policies[self.requests[key].policy as usize];
+        let strategy = policy.strategy;
+        let throttled = strategy
+            .retry
+            .throttle_base
+            .filter(|_| status == Status::TooManyRequests)
+            .map(|base| Backoff {
+                base,
+                ..strategy.backoff
+            });
+        let backoff = throttled.as_ref().unwrap_or(&strategy.backoff);
+        let u = if backoff.uses_draw() {
+            self.backoff_rng.random::<f64>()
+        } else {
+            0.0
+        };
+        let ladder = &self.ladders[self.requests[key].policy as usize];
+        let last = *ladder.last().expect("a ladder has a first step");
+        let info = self.requests.info_mut(key);
+        let retry_n = (attempt - info.ladder_from) as u32;
+        let expo = match throttled {
+            Some(b) => b.expo(retry_n),
+            None => ladder.get(retry_n as usize - 1).copied().unwrap_or(last),
+        };
+        let (d, state) = backoff.next_from(retry_n, expo, info.prev_delay, u);
+        info.prev_delay = state;
+        d
     }
 
     /// The request would end for `reason`: try the fallback server once, else end it.

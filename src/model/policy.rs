@@ -39,6 +39,9 @@ pub struct RetryPolicy {
     pub retry_on: StatusSet,
     /// How a server's Retry-After hint is used.
     pub retry_after: RetryAfterPolicy,
+    /// The backoff's `base` for a retry after a 429 (the AWS SDKs' throttling base: 1 s
+    /// where other failures start at 50 ms); `None`: `base`.
+    pub throttle_base: Option<SimDuration>,
     /// The separate 429 ladder, when configured.
     pub rate_limit: Option<RateLimitLadder>,
     /// A retry budget, when configured.
@@ -90,6 +93,33 @@ pub struct RetryAfterPolicy {
     /// After a retry that waited a hint, the backoff ladder starts again at retry 1 (gRPC:
     /// "if that retry also fails, backoff restarts at initialBackoff").
     pub restart: bool,
+    /// How a usable hint meets the computed backoff.
+    pub combine: Combine,
+}
+
+/// How a usable Retry-After hint meets the backoff computed for the same retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// The hint replaces the computed delay (seed 003, urllib3, gRPC pushback).
+    Replace,
+    /// The longer of the two, the hint raising the computed delay `t` by at most `raise`
+    /// when set: `max(t, min(hint, t + raise))` (smithy-typescript: `max(hint, t)`; the AWS
+    /// SDKs' 2026 update: `raise` = 5 s).
+    Max {
+        /// The most a hint adds to the computed delay (`None`: no limit).
+        raise: Option<SimDuration>,
+    },
+}
+
+impl Combine {
+    /// The delay of a retry whose computed backoff is `computed` and whose usable hint is
+    /// `hint`.
+    pub fn delay(self, hint: SimDuration, computed: SimDuration) -> SimDuration {
+        match self {
+            Combine::Replace => hint,
+            Combine::Max { raise } => computed.max(raise.map_or(hint, |r| hint.min(computed + r))),
+        }
+    }
 }
 
 impl Default for RetryAfterPolicy {
@@ -100,6 +130,7 @@ impl Default for RetryAfterPolicy {
             max: SimDuration::from_secs(60),
             beyond: Beyond::Ignore,
             restart: false,
+            combine: Combine::Replace,
         }
     }
 }
@@ -236,6 +267,9 @@ pub enum BudgetKind {
         retry_cost: u64,
         /// Cost of a retry after a timeout or unreachable failure.
         timeout_cost: u64,
+        /// Cost of a retry after a 429 (throttling): the 2026 SDKs charge 5 where other
+        /// failures cost 14.
+        throttle_cost: u64,
         /// Refill after a success that needed no retry.
         success_refund: u64,
     },
@@ -327,6 +361,7 @@ mod tests {
             clamp_to_deadline: false,
             retry_on: StatusSet::all_retryable(),
             retry_after: RetryAfterPolicy::default(),
+            throttle_base: None,
             rate_limit: None,
             budget: None,
             breaker: None,

@@ -1087,3 +1087,126 @@ fn a_retry_only_breaker_lets_first_attempts_through_and_probes_with_retries() {
     let r = records(&m, 0);
     assert_eq!((r[1].attempts, r[1].latency), (1, Some(ms(120))));
 }
+
+/// The AWS SDKs' 2026 standard mode, key by key. `throttle_base`: a retry after a 429 starts
+/// its ladder there instead of at `base` (1 s for throttling, where other failures start at
+/// 50 ms). One token, no refill to speak of: client 0 is served, client 1's 429 comes back
+/// at 20 ms and it retries 1 s later (100 ms without `throttle_base`), to another 429.
+#[test]
+fn a_throttled_retry_backs_off_from_throttle_base() {
+    let text = |throttle: &str| {
+        exact(
+            "count = 2",
+            "concurrency = 2\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+             [server.rate_limit]\nrate = 0.0001\nburst = 1",
+            &format!("max_attempts = 2\n{throttle}"),
+            "[[strategy]]\nname = \"aws\"\nbase = \"100ms\"\ncap = \"20s\"",
+        )
+    };
+    for (throttle, wait) in [("throttle_base = \"1s\"", 1_000), ("", 100)] {
+        let s = scenario(&text(throttle));
+        let m = run(&s, 0);
+        let r = records(&m, 1);
+        assert_eq!(r[0].last_status, Some(Status::TooManyRequests));
+        assert_eq!(
+            (r[0].attempts, r[0].total_wait),
+            (2, ms(wait)),
+            "{throttle}"
+        );
+    }
+    // It may not exceed the cap, as `base` may not.
+    let bad = text("throttle_base = \"30s\"");
+    let err = herdsim::scenario::sweep::load_str("test.toml", &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("retry.throttle_base: expected throttle_base <= cap (20s), found 30s"),
+        "{err}"
+    );
+}
+
+/// `retry_after.combine`: how a usable hint meets the computed backoff (1 s, then 2 s: no
+/// jitter). A server down for an hour answers with a 1.5 s Retry-After.
+/// - `replace` (default): 1.5 + 1.5 = 3 s of waiting.
+/// - `max`: max(1, 1.5) + max(2, 1.5) = 3.5 s (smithy-typescript).
+/// - `max` with `max_raise = "200ms"`: max(t, min(hint, t + 0.2 s)) gives 1.2 + 2 = 3.2 s
+///   (the 2026 SDKs, with a 5 s raise).
+#[test]
+fn a_hint_combines_with_the_computed_backoff_as_asked() {
+    for (combine, waited) in [
+        ("", 3_000),
+        ("combine = \"max\"", 3_500),
+        ("combine = \"max\", max_raise = \"200ms\"", 3_200),
+    ] {
+        let s = scenario(&exact(
+            "count = 1",
+            "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+             [[server.outages]]\nstart = \"0s\"\nend = \"1h\"\nretry_after = \"1500ms\"",
+            &format!("max_attempts = 3\nretry_after = {{ {combine} }}"),
+            "[[strategy]]\nname = \"s\"\nbase = \"1s\"\ncap = \"20s\"",
+        ));
+        let r = records(&run(&s, 0), 0);
+        assert_eq!(
+            (r[0].attempts, r[0].total_wait),
+            (3, ms(waited)),
+            "{combine}"
+        );
+    }
+    let bad = exact(
+        "count = 1",
+        &down_until(1, "1h"),
+        "max_attempts = 3\nretry_after = { max_raise = \"5s\" }",
+        CONSTANT_100MS,
+    );
+    let err = herdsim::scenario::sweep::load_str("test.toml", &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("retry.retry_after.max_raise: expected max_raise only with combine = \"max\""),
+        "{err}"
+    );
+    let bad = bad.replace("max_raise = \"5s\"", "combine = \"min\"");
+    let err = herdsim::scenario::sweep::load_str("test.toml", &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("retry.retry_after.combine: expected \"replace\" or \"max\", found \"min\""),
+        "{err}"
+    );
+}
+
+/// `throttle_cost` defaults to `retry_cost`, and is what a retry after a 429 costs: with the
+/// 2026 costs (14, and 5 after throttling) a client's quota of 500 allows 100 retries of
+/// 429s, against 35 of 503s.
+#[test]
+fn a_quota_charges_throttle_cost_after_a_429() {
+    use herdsim::model::policy::BudgetKind;
+    let quota = |costs: &str| {
+        let s = scenario(&exact(
+            "count = 1",
+            &down_until(1, "1h"),
+            &format!("max_attempts = 1000\nbudget = {{ kind = \"quota\", {costs} }}"),
+            CONSTANT_100MS,
+        ));
+        match s.strategies[0].retry.budget.unwrap().kind {
+            BudgetKind::Quota { throttle_cost, .. } => throttle_cost,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(quota("retry_cost = 14"), 14);
+    assert_eq!(quota("retry_cost = 14, throttle_cost = 5"), 5);
+    let retries = |clients: &str, server: &str| {
+        let s = scenario(&exact(
+            clients,
+            server,
+            "max_attempts = 1000\nbudget = { kind = \"quota\", retry_cost = 14, timeout_cost = 14, throttle_cost = 5 }",
+            CONSTANT_100MS,
+        ));
+        run(&s, 0).entry().budget_allowed
+    };
+    assert_eq!(retries("count = 1", &down_until(1, "1h")), 35);
+    let throttling = "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+                      [server.rate_limit]\nrate = 0.0001\nburst = 1";
+    // Client 0 takes the one token; client 1 meets only 429s.
+    assert_eq!(retries("count = 2", throttling), 100);
+}

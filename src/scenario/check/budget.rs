@@ -129,6 +129,7 @@ impl Check<'_> {
                 capacity,
                 retry_cost,
                 timeout_cost,
+                throttle_cost,
                 success_refund,
                 scope,
             } => {
@@ -145,10 +146,12 @@ impl Check<'_> {
                         x as u64
                     }
                 };
+                let retry = count(self, *retry_cost, "retry_cost", 5, 0);
                 let kind = BudgetKind::Quota {
                     capacity: count(self, *capacity, "capacity", 500, 1),
-                    retry_cost: count(self, *retry_cost, "retry_cost", 5, 0),
+                    retry_cost: retry,
                     timeout_cost: count(self, *timeout_cost, "timeout_cost", 10, 0),
+                    throttle_cost: count(self, *throttle_cost, "throttle_cost", retry as i64, 0),
                     success_refund: count(self, *success_refund, "success_refund", 1, 0),
                 };
                 BudgetSpec {

@@ -8,7 +8,9 @@ use toml::Spanned;
 use super::{At, Check};
 use crate::model::backoff::{Backoff, Jitter};
 use crate::model::outcome::{GiveUpReason, ReasonSet, Status, StatusSet};
-use crate::model::policy::{Beyond, RateLimitLadder, RetryAfterPolicy, RetryPolicy, Strategy};
+use crate::model::policy::{
+    Beyond, Combine, RateLimitLadder, RetryAfterPolicy, RetryPolicy, Strategy,
+};
 use crate::scenario::raw::{RawDuration, RawJitter, RawPolicy};
 use crate::time::SimDuration;
 
@@ -126,6 +128,19 @@ impl Check<'_> {
                 format!("expected cap >= base ({base}{from}), found {cap}"),
             );
         }
+        let throttle_base = pick!(throttle_base).and_then(|(v, key)| {
+            let d = self.duration(v, &key, false)?;
+            if let Some(cap) = cap
+                && d > cap
+            {
+                self.err(
+                    Some(v.span()),
+                    &key,
+                    format!("expected throttle_base <= cap ({cap}), found {d}"),
+                );
+            }
+            Some(d)
+        });
         let (base, cap) = (base.unwrap_or_default(), cap.unwrap_or_default());
         let multiplier = pick!(multiplier)
             .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
@@ -176,7 +191,34 @@ impl Check<'_> {
                         Beyond::Ignore
                     }
                 };
+                let combine = match r.combine.as_ref().map(|c| (c.get_ref().as_str(), c.span())) {
+                    None | Some(("replace", _)) => Combine::Replace,
+                    Some(("max", _)) => Combine::Max { raise: None },
+                    Some((other, span)) => {
+                        self.err(
+                            Some(span),
+                            &format!("{key}.combine"),
+                            format!("expected \"replace\" or \"max\", found \"{other}\""),
+                        );
+                        Combine::Replace
+                    }
+                };
+                let combine = match (&r.max_raise, combine) {
+                    (None, c) => c,
+                    (Some(d), Combine::Max { .. }) => Combine::Max {
+                        raise: self.duration(d, &format!("{key}.max_raise"), false),
+                    },
+                    (Some(d), Combine::Replace) => {
+                        self.err(
+                            Some(d.span()),
+                            &format!("{key}.max_raise"),
+                            "expected max_raise only with combine = \"max\", found it with the hint replacing the delay (combine = \"replace\", the default)",
+                        );
+                        Combine::Replace
+                    }
+                };
                 RetryAfterPolicy {
+                    combine,
                     honor: r.honor.unwrap_or(true),
                     max: r
                         .max
@@ -284,6 +326,7 @@ impl Check<'_> {
                 clamp_to_deadline,
                 retry_on,
                 retry_after,
+                throttle_base,
                 rate_limit,
                 budget,
                 breaker,

@@ -73,6 +73,7 @@ pub struct RawPolicy {
     pub base: Option<Spanned<RawDuration>>,
     pub cap: Option<Spanned<RawDuration>>,
     pub multiplier: Option<Spanned<f64>>,
+    pub throttle_base: Option<Spanned<RawDuration>>,
     pub jitter: Option<Spanned<RawJitter>>,
     pub max_attempts: Option<Spanned<i64>>,
     pub timeout: Option<Spanned<RawDuration>>,
@@ -96,6 +97,8 @@ pub struct RawRetryAfter {
     pub restart: Option<bool>,
     pub max: Option<Spanned<RawDuration>>,
     pub beyond: Option<Spanned<String>>,
+    pub combine: Option<Spanned<String>>,
+    pub max_raise: Option<Spanned<RawDuration>>,
 }
 
 /// `rate_limit = { max_retries = 5, escalate_after = 3, default_wait = "5s", max_wait = "60s" }`
@@ -131,6 +134,7 @@ pub enum RawBudget {
         capacity: Option<i64>,
         retry_cost: Option<i64>,
         timeout_cost: Option<i64>,
+        throttle_cost: Option<i64>,
         success_refund: Option<i64>,
         scope: Option<String>,
     },
