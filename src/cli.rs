@@ -203,7 +203,7 @@ pub struct ScheduleArgs {
     /// Largest un-jittered delay, e.g. 10s.
     #[arg(long, value_parser = duration_arg)]
     pub cap: SimDuration,
-    /// none, full, equal, decorrelated, decorrelated-v2 (Polly), proportional=F or fraction=J.
+    /// none, full, equal, decorrelated, decorrelated-v2 (Polly), proportional=F, fraction=J or additive=D (e.g. additive=1s).
     #[arg(long, default_value = "full", value_parser = jitter_arg)]
     pub jitter: Jitter,
     /// Growth per retry (>= 1).
@@ -312,7 +312,7 @@ fn jitter_arg(s: &str) -> Result<Jitter, String> {
             "decorrelated" => Ok(Jitter::Decorrelated),
             "decorrelated-v2" => Ok(Jitter::DecorrelatedV2),
             _ => Err(format!(
-                "expected none, full, equal, decorrelated, decorrelated-v2, proportional=F or fraction=J, found \"{s}\""
+                "expected none, full, equal, decorrelated, decorrelated-v2, proportional=F, fraction=J or additive=D, found \"{s}\""
             )),
         },
         Some(("proportional", v)) => {
@@ -321,8 +321,11 @@ fn jitter_arg(s: &str) -> Result<Jitter, String> {
         Some(("fraction", v)) => {
             number(v, |x| (0.0..=1.0).contains(&x), "[0, 1]").map(Jitter::Fraction)
         }
+        Some(("additive", v)) => parse_duration(v)
+            .map(Jitter::Additive)
+            .map_err(|_| format!("expected a duration such as 250ms, found \"{v}\"")),
         Some((k, _)) => Err(format!(
-            "expected proportional=F or fraction=J, found \"{k}=\""
+            "expected proportional=F, fraction=J or additive=D, found \"{k}=\""
         )),
     }
 }

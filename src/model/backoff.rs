@@ -32,6 +32,9 @@ pub enum Jitter {
     /// a request keeps. The median first delay is about `base`, and medians about double per
     /// retry; `multiplier` is not used.
     DecorrelatedV2,
+    /// `min(cap, expo(n) + U(0, d))`: a random amount added to the ladder, then capped
+    /// (tenacity's `wait_exponential_jitter`, urllib3's `backoff_jitter`).
+    Additive(SimDuration),
 }
 
 /// Polly V2's `2^t · tanh(sqrt(4t))` (`pFactor` 4).
@@ -54,6 +57,7 @@ impl Jitter {
             Jitter::Proportional(f) => format!("proportional({f})"),
             Jitter::Fraction(j) => format!("fraction({j})"),
             Jitter::DecorrelatedV2 => "decorrelated-v2".into(),
+            Jitter::Additive(d) => format!("additive({d})"),
         }
     }
 }
@@ -139,6 +143,9 @@ impl Backoff {
                 let e = expo.as_nanos() as f64;
                 SimDuration((e * (1.0 - j * u)).max(0.0) as u64)
             }
+            Jitter::Additive(d) => {
+                scaled(expo.as_nanos() as f64, d.as_nanos() as f64).min(self.cap)
+            }
             Jitter::DecorrelatedV2 => {
                 let total = polly_v2(f64::from(n - 1) + u) * self.base.as_nanos() as f64 / 1.4;
                 if !total.is_finite() || total >= POLLY_V2_TOTAL_MAX {
@@ -189,6 +196,10 @@ impl Backoff {
                 SimDuration((e.0 as f64 * (1.0 + f)) as u64),
             ),
             Jitter::Fraction(j) => (SimDuration((e.0 as f64 * (1.0 - j)) as u64), e),
+            Jitter::Additive(d) => (
+                e.min(self.cap),
+                SimDuration(e.0.saturating_add(d.0)).min(self.cap),
+            ),
             Jitter::DecorrelatedV2 => {
                 // `g` rises with t, so the delay lies between the draws u = 0 and u -> 1.
                 let at = |t: f64| {
@@ -305,6 +316,7 @@ mod tests {
             Jitter::Proportional(0.1),
             Jitter::Fraction(0.5),
             Jitter::DecorrelatedV2,
+            Jitter::Additive(SimDuration::from_millis(250)),
         ];
         for jitter in kinds {
             let b = Backoff {
@@ -324,6 +336,20 @@ mod tests {
                 state = b.next_from(n, b.expo(n), state, 0.6).1;
             }
         }
+    }
+
+    /// tenacity's `wait_exponential_jitter(initial=0.1, max=10, jitter=1)` and urllib3's
+    /// `backoff_jitter`: `min(cap, expo(n) + U(0, d))`, capped after the draw is added.
+    #[test]
+    fn additive_jitter_adds_up_to_d_then_caps() {
+        let b = ladder(100, 10_000, Jitter::Additive(SimDuration::from_secs(1)));
+        let ms = |n: u32, u: f64| b.delay(n, b.base, u).as_nanos() / 1_000_000;
+        assert_eq!([ms(1, 0.0), ms(1, 0.5), ms(3, 0.25)], [100, 600, 650]);
+        // 6.4 s + 0.9 s is 7.3 s; 12.8 s (the cap) + anything is the cap.
+        assert_eq!(
+            [ms(7, 0.9), ms(8, 0.0), ms(8, 0.9)],
+            [7_300, 10_000, 10_000]
+        );
     }
 
     /// Polly's `DecorrelatedJitterBackoffV2` with base 1 s, against the formula computed

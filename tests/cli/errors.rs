@@ -475,8 +475,22 @@ fn fails_with_unknown_jitter_word() {
     refused(
         &tiny_with("jitter = \"full\"", "jitter = \"fulll\""),
         &[
-            "bad.toml:35:10: strategy[1].jitter: expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f } or { fraction = j }, found \"fulll\"",
+            "bad.toml:35:10: strategy[1].jitter: expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f }, { fraction = j } or { additive = d }, found \"fulll\"",
         ],
+    );
+}
+
+#[test]
+fn fails_with_additive_jitter_that_is_not_a_duration() {
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = { additive = \"soon\" }"),
+        &[
+            "bad.toml:35:10: strategy[1].jitter: expected { additive = d } with a duration such as \"250ms\", found \"soon\"",
+        ],
+    );
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = { additive = 0.5 }"),
+        &["strategy[1].jitter: expected a duration such as \"250ms\" for `additive`, found float"],
     );
 }
 
@@ -509,7 +523,7 @@ fn fails_with_unknown_jitter_table_key() {
     refused(
         &tiny_with("jitter = \"full\"", "jitter = { fractoin = 0.5 }"),
         &[
-            "bad.toml:35:10: strategy[1].jitter: expected { proportional = f } or { fraction = j }",
+            "bad.toml:35:10: strategy[1].jitter: expected { proportional = f }, { fraction = j } or { additive = d }",
             "found `fractoin`",
         ],
     );

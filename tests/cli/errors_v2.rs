@@ -256,7 +256,7 @@ fn fails_with_a_bad_override_once_though_every_strategy_inherits_it() {
             "count = 20\n",
             "count = 20\nretry = { jitter = \"fuzzy\" }\n",
         ),
-        "bad.toml:7:20: clients[0].retry.jitter: expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f } or { fraction = j }, found \"fuzzy\"",
+        "bad.toml:7:20: clients[0].retry.jitter: expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f }, { fraction = j } or { additive = d }, found \"fuzzy\"",
     );
 }
 

@@ -349,7 +349,7 @@ impl Check<'_> {
                         span,
                         key,
                         format!(
-                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", {{ proportional = f }} or {{ fraction = j }}, found \"{other}\""
+                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", {{ proportional = f }}, {{ fraction = j }} or {{ additive = d }}, found \"{other}\""
                         ),
                     );
                     Jitter::None
@@ -369,11 +369,22 @@ impl Check<'_> {
                 self.err(span, key, format!("expected fraction in [0, 1], found {j}"));
                 Jitter::None
             }
+            RawJitter::Additive(text) => match crate::time::parse_duration(text) {
+                Ok(d) => Jitter::Additive(d),
+                Err(_) => {
+                    self.err(
+                        span,
+                        key,
+                        format!("expected {{ additive = d }} with a duration such as \"250ms\", found \"{text}\""),
+                    );
+                    Jitter::None
+                }
+            },
             RawJitter::Bad(found) => {
                 self.err(
                     span,
                     key,
-                    format!("expected {{ proportional = f }} or {{ fraction = j }}; {found}"),
+                    format!("expected {{ proportional = f }}, {{ fraction = j }} or {{ additive = d }}; {found}"),
                 );
                 Jitter::None
             }

@@ -19,6 +19,8 @@ pub enum RawJitter {
     Proportional(f64),
     /// `{ fraction = j }`.
     Fraction(f64),
+    /// `{ additive = "250ms" }`: the duration as written (checked during validation).
+    Additive(String),
     /// A table with another key or shape, with what was found.
     Bad(String),
 }
@@ -30,7 +32,7 @@ impl<'de> Deserialize<'de> for RawJitter {
             type Value = RawJitter;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "\"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f } or { fraction = j }",
+                    "\"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", { proportional = f }, { fraction = j } or { additive = \"d\" }",
                 )
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawJitter, E> {
@@ -40,19 +42,42 @@ impl<'de> Deserialize<'de> for RawJitter {
                 let mut result = None;
                 let mut extra = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
-                    let value: f64 = map.next_value()?;
+                    if key == super::TOML_DATETIME_KEY {
+                        // A date-time: reported as what was written, like any wrong type.
+                        return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
+                    }
+                    let value: toml::Value = map.next_value()?;
+                    let number = |v: &toml::Value| match v {
+                        toml::Value::Float(f) => Ok(*f),
+                        toml::Value::Integer(i) => Ok(*i as f64),
+                        other => Err(de::Error::custom(format!(
+                            "expected a number for `{key}`, found {}",
+                            other.type_str()
+                        ))),
+                    };
                     match key.as_str() {
                         "proportional" if result.is_none() => {
-                            result = Some(RawJitter::Proportional(value))
+                            result = Some(RawJitter::Proportional(number(&value)?))
                         }
-                        "fraction" if result.is_none() => result = Some(RawJitter::Fraction(value)),
+                        "fraction" if result.is_none() => {
+                            result = Some(RawJitter::Fraction(number(&value)?))
+                        }
+                        "additive" if result.is_none() => match value {
+                            toml::Value::String(s) => result = Some(RawJitter::Additive(s)),
+                            other => {
+                                return Err(de::Error::custom(format!(
+                                    "expected a duration such as \"250ms\" for `additive`, found {}",
+                                    other.type_str()
+                                )));
+                            }
+                        },
                         _ => extra.push(key),
                     }
                 }
                 Ok(match (result, extra.is_empty()) {
                     (Some(j), true) => j,
                     (_, false) => RawJitter::Bad(format!(
-                        "a jitter table takes exactly one of `proportional` or `fraction`, found `{}`",
+                        "a jitter table takes exactly one of `proportional`, `fraction` or `additive`, found `{}`",
                         extra.join("`, `")
                     )),
                     (None, true) => RawJitter::Bad("found an empty table".to_string()),
