@@ -209,6 +209,10 @@ pub struct ScheduleArgs {
     /// Growth per retry (>= 1).
     #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub multiplier: f64,
+    /// Retries sent at once before the ladder starts (urllib3 retries its first failure
+    /// immediately: 1).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=65_535))]
+    pub immediate_retries: u32,
     /// Attempts, counting the first (so attempts - 1 retries are shown).
     #[arg(
         long,

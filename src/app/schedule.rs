@@ -101,12 +101,15 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
                     minstd as f64 / MINSTD_MODULUS as f64
                 }
             };
-            // As the engine: a usable hint replaces the delay and leaves the state as it was.
+            // As the engine: a usable hint replaces the delay and leaves the state as it was;
+            // the first `immediate_retries` retries wait 0 and the ladder starts after them.
             let d = match policy.choose(hint) {
                 Some(h) => h,
+                None if n <= args.immediate_retries => SimDuration::ZERO,
                 None => {
                     let d;
-                    (d, state) = backoff.next_from(n, backoff.expo(n), state, u);
+                    let step = n - args.immediate_retries;
+                    (d, state) = backoff.next_from(step, backoff.expo(step), state, u);
                     d
                 }
             };
@@ -116,11 +119,15 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
     let samples = args.clients.min(3) as usize;
     let mut out = format!(
-        "schedule: base {}, cap {}, multiplier {}, jitter {}, {}, {}, {}{}\ndelays in ms\n",
+        "schedule: base {}, cap {}, multiplier {}, jitter {}{}, {}, {}, {}{}\ndelays in ms\n",
         args.base,
         args.cap,
         args.multiplier,
         args.jitter.describe(),
+        match args.immediate_retries {
+            0 => String::new(),
+            k => format!(", {k} immediate"),
+        },
         crate::text::counted(args.attempts, "attempt", "attempts"),
         crate::text::counted(args.clients, "client", "clients"),
         match &args.draws {
@@ -146,7 +153,12 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
         h
     }];
     for (r, column) in columns.iter_mut().enumerate() {
-        let mut row = vec![(r + 1).to_string(), ms(backoff.expo(r as u32 + 1))];
+        let n = r as u32 + 1;
+        let expo = match n.checked_sub(args.immediate_retries) {
+            Some(step) if step > 0 => backoff.expo(step),
+            _ => SimDuration::ZERO,
+        };
+        let mut row = vec![n.to_string(), ms(expo)];
         row.extend(column.iter().take(samples).map(|d| ms(*d)));
         // Sorted in place, once its samples are taken: no copy of the column.
         column.sort_unstable();

@@ -174,7 +174,8 @@ impl Simulation<'_> {
 
     /// The backoff before `key`'s next transport attempt (it has made `attempt`, the last
     /// failing with `status`), drawing its jitter and moving the request's backoff state on.
-    /// After a 429, `throttle_base` stands for `base` when set.
+    /// The first `immediate_retries` retries of the ladder wait 0; after a 429,
+    /// `throttle_base` stands for `base` when set.
     fn backoff(&mut self, key: u32, attempt: u16, status: Status) -> SimDuration {
         let policy = self.policies[self.requests[key].policy as usize];
         let strategy = policy.strategy;
@@ -187,6 +188,13 @@ impl Simulation<'_> {
                 ..strategy.backoff
             });
         let backoff = throttled.as_ref().unwrap_or(&strategy.backoff);
+        let retry_n = (attempt - self.requests.info(key).ladder_from) as u32;
+        let immediate = strategy.retry.immediate_retries;
+        if retry_n <= immediate {
+            // Sent at once: nothing is drawn, and the backoff state waits for the ladder.
+            return SimDuration::ZERO;
+        }
+        let retry_n = retry_n - immediate;
         let u = if backoff.uses_draw() {
             self.backoff_rng.random::<f64>()
         } else {
@@ -195,7 +203,6 @@ impl Simulation<'_> {
         let ladder = &self.ladders[self.requests[key].policy as usize];
         let last = *ladder.last().expect("a ladder has a first step");
         let info = self.requests.info_mut(key);
-        let retry_n = (attempt - info.ladder_from) as u32;
         let expo = match throttled {
             Some(b) => b.expo(retry_n),
             None => ladder.get(retry_n as usize - 1).copied().unwrap_or(last),

@@ -214,6 +214,7 @@ pub fn no_retry() -> Strategy {
             clamp_to_deadline: false,
             retry_on: StatusSet::all_retryable(),
             retry_after: RetryAfterPolicy::default(),
+            immediate_retries: 0,
             throttle_base: None,
             rate_limit: None,
             budget: None,

@@ -39,6 +39,10 @@ pub struct RetryPolicy {
     pub retry_on: StatusSet,
     /// How a server's Retry-After hint is used.
     pub retry_after: RetryAfterPolicy,
+    /// Retries sent at once, before the backoff ladder starts (urllib3 retries its first
+    /// failure immediately): retry `n <= immediate_retries` waits 0, retry `n` after them
+    /// waits the ladder's step `n - immediate_retries`.
+    pub immediate_retries: u32,
     /// The backoff's `base` for a retry after a 429 (the AWS SDKs' throttling base: 1 s
     /// where other failures start at 50 ms); `None`: `base`.
     pub throttle_base: Option<SimDuration>,
@@ -361,6 +365,7 @@ mod tests {
             clamp_to_deadline: false,
             retry_on: StatusSet::all_retryable(),
             retry_after: RetryAfterPolicy::default(),
+            immediate_retries: 0,
             throttle_base: None,
             rate_limit: None,
             budget: None,

@@ -749,6 +749,18 @@ fn schedule_draws_replay_a_published_table() {
         schedule_column(&polly, "client-0"),
         ["897.405", "1093.004", "2035.748"]
     );
+    // urllib3's immediate first retry, then backoff_factor x 2^(c - 1) (base = 2 x factor).
+    let urllib3 = args(
+        "--base 200ms --cap 120s --jitter none --immediate-retries 1 --attempts 5 --clients 1",
+    );
+    assert_eq!(
+        schedule_column(&urllib3, "client-0"),
+        ["0", "200", "400", "800"]
+    );
+    assert_eq!(
+        schedule_column(&urllib3, "expo"),
+        ["0", "200", "400", "800"]
+    );
     // A list: retry n takes the n-th draw, the last repeating.
     let list = args("--base 1s --cap 1s --clients 1 --draws 0,0.5");
     assert_eq!(

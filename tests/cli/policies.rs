@@ -1210,3 +1210,27 @@ fn a_quota_charges_throttle_cost_after_a_429() {
     // Client 0 takes the one token; client 1 meets only 429s.
     assert_eq!(retries("count = 2", throttling), 100);
 }
+
+/// `immediate_retries`: urllib3 retries its first failure at once ("0 if c <= 1"), then
+/// backs off `backoff_factor x 2^(c - 1)`: with `base` = 2 x factor = 100 ms, the waits are
+/// 0, 100, 200 ms. Attempts leave at 0, 20, 140 and 360 ms; the last failure is known at
+/// 380 ms. No jitter is drawn for the immediate retry.
+#[test]
+fn immediate_retries_are_sent_at_once_then_the_ladder_starts_at_base() {
+    let s = scenario(&exact(
+        "count = 1",
+        &down_until(1, "1h"),
+        "max_attempts = 4\nimmediate_retries = 1",
+        "[[strategy]]\nname = \"urllib3\"\nbase = \"100ms\"\ncap = \"120s\"",
+    ));
+    let m = run(&s, 0);
+    let r = records(&m, 0);
+    assert_eq!((r[0].attempts, r[0].total_wait), (4, ms(300)));
+    assert_eq!(r[0].latency, Some(ms(380)));
+    // The retries are counted where they are sent: 20, 140 and 360 ms.
+    let retries: Vec<(usize, u32)> = (0..m.entry().timeline.len())
+        .filter(|&i| m.entry().timeline[i].retries > 0)
+        .map(|i| (i, m.entry().timeline[i].retries))
+        .collect();
+    assert_eq!(retries, [(0, 1), (1, 1), (3, 1)]);
+}

@@ -163,6 +163,9 @@ impl Check<'_> {
                 1
             }
         };
+        let immediate_retries = pick!(immediate_retries)
+            .and_then(|(v, key)| self.int(v, &key, 0, u16::MAX as i64))
+            .unwrap_or(0) as u32;
         let timeout = pick!(timeout).and_then(|(v, key)| self.limit(Some(v), &key));
         let timeout_multiplier = pick!(timeout_multiplier)
             .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
@@ -326,6 +329,7 @@ impl Check<'_> {
                 clamp_to_deadline,
                 retry_on,
                 retry_after,
+                immediate_retries,
                 throttle_base,
                 rate_limit,
                 budget,

@@ -99,6 +99,7 @@ pub struct RawPolicy {
     pub cap: Option<Spanned<RawDuration>>,
     pub multiplier: Option<Spanned<f64>>,
     pub throttle_base: Option<Spanned<RawDuration>>,
+    pub immediate_retries: Option<Spanned<i64>>,
     pub jitter: Option<Spanned<RawJitter>>,
     pub max_attempts: Option<Spanned<i64>>,
     pub timeout: Option<Spanned<RawDuration>>,
