@@ -311,3 +311,52 @@ fn brooker_2022_open_loop_scenario_reproduces_the_post() {
         }
     }
 }
+
+/// Brooker 2022: "the same load split over 10, 100 or 1 000 clients": per-client adaptive
+/// buckets drift toward N retries (more clients, more tokens to start with and to earn), and
+/// per-client breakers toward no retries (each judges from fewer calls). The post states no
+/// breaker parameters; the drift shows with a breaker that judges from as few as 2 calls
+/// (with the shipped `min_calls = 10`, a client at 1 req/s rarely has 10 calls in its 2 s
+/// window). x = 0.3, 10 s of arrivals, one replication.
+#[test]
+fn brooker_2022_split_over_more_clients_drifts_buckets_up_and_breakers_down() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/brooker-2022.toml"
+    ))
+    .unwrap();
+    let sweep = "\"server.outages.0.error_rate\" = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75]";
+    let breaker = "min_calls = 10, open_for = \"1s\", half_open_probes = 1, scope = \"client\", retries_only = true";
+    assert!(text.contains(sweep) && text.contains(breaker));
+    let amplification = |clients: u32| {
+        let text = text
+            .replace(sweep, "\"server.outages.0.error_rate\" = [0.3]")
+            .replace("end = \"30s\"", "end = \"10s\"")
+            .replace("replications = 2", "replications = 1")
+            .replace("clients = 100 ", &format!("clients = {clients} "))
+            .replace(breaker, &breaker.replace("min_calls = 10", "min_calls = 2"));
+        let file = load_str("brooker-2022.toml", &text).unwrap();
+        let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+        let get = |name: &str| {
+            result.points[0]
+                .strategies
+                .iter()
+                .find(|s| s.summary.strategy == name)
+                .unwrap()
+                .summary
+                .amplification
+                .unwrap()
+        };
+        (get("adaptive"), get("retry-breaker"))
+    };
+    let (adaptive_10, breaker_10) = amplification(10);
+    let (adaptive_1000, breaker_1000) = amplification(1000);
+    assert!(
+        adaptive_1000 > adaptive_10 + 0.05,
+        "{adaptive_10} -> {adaptive_1000}"
+    );
+    assert!(
+        breaker_1000 < breaker_10 - 0.05,
+        "{breaker_10} -> {breaker_1000}"
+    );
+}
