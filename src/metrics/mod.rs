@@ -150,10 +150,11 @@ pub struct Timeline {
     queued: u32,
     breakers_open: u32,
     concurrency: u32,
-    /// The start of the last bucket while its occupancy gauges still hold the values
-    /// carried in from before it: the first change at that very instant replaces them
-    /// instead of raising them (`u64::MAX` once replaced, or before the first bucket).
+    /// The start of the last bucket (`u64::MAX` before the first): changes at that very
+    /// instant do not raise its gauges from the values carried in (see `occupancy`).
     carried_start: u64,
+    /// The largest `in_service` and `queued` reached by an increase at `carried_start`.
+    start_peaks: (u32, u32),
 }
 
 impl Timeline {
@@ -169,6 +170,7 @@ impl Timeline {
             breakers_open: 0,
             concurrency,
             carried_start: u64::MAX,
+            start_peaks: (0, 0),
         }
     }
 
@@ -196,30 +198,39 @@ impl Timeline {
         }
         self.current_end = (index as u64 + 1) * self.width;
         self.carried_start = index as u64 * self.width;
+        self.start_peaks = (0, 0);
     }
 
     /// Records the service's occupancy after a change at `t`.
     ///
     /// A bucket's `in_service` and `queued` are the largest values reached during it, time
     /// being half-open like every interval here: a value carried in from before the bucket
-    /// counts only if it was still held after the bucket's first instant, and the first
-    /// change at exactly that instant replaces it (a service busy over [50 ms, 100 ms) is
-    /// not busy in the bucket [100 ms, 200 ms)). Every value reached from that instant on
-    /// counts, even one held for no time (a request queued at 100 ms that a slot freed at
-    /// 100 ms takes at once), at the first instant as anywhere else in the bucket.
+    /// counts only if it is still held once the bucket's first instant is over (a service
+    /// busy over [50 ms, 100 ms) is not busy in the bucket [100 ms, 200 ms)). At that first
+    /// instant a value counts when an increase reaches it, even for no time (a request
+    /// queued at 100 ms that a slot freed at 100 ms takes at once makes `queued` 1), as it
+    /// would later in the bucket; a value passed on the way down does not (two slots freed
+    /// at 100 ms, one event each, leave 0, not the 1 between, which no request held), so
+    /// the gauges do not depend on the order of events at one instant.
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
         // Extend first: the empty buckets before `t` held the old values throughout.
         if t.0 >= self.current_end || self.buckets.is_empty() {
             self.extend_to(t);
         }
-        // The first change at the bucket's first instant replaces the values carried in;
-        // later ones, at that instant or after, raise the maxima as they would anywhere.
+        // At the bucket's first instant: the value held now, or a larger one an increase
+        // reached at this instant; later in the bucket, the maxima rise as usual.
         let b = self.buckets.last_mut().expect("extend_to leaves a bucket");
         if t.0 == self.carried_start {
-            b.in_service = in_service;
-            b.queued = queued;
-            self.carried_start = u64::MAX;
+            let peaks = &mut self.start_peaks;
+            if in_service > self.in_service {
+                peaks.0 = peaks.0.max(in_service);
+            }
+            if queued > self.queued {
+                peaks.1 = peaks.1.max(queued);
+            }
+            b.in_service = peaks.0.max(in_service);
+            b.queued = peaks.1.max(queued);
         } else {
             b.in_service = b.in_service.max(in_service);
             b.queued = b.queued.max(queued);
@@ -578,8 +589,8 @@ mod tests {
         t.at(ms(100)).arrivals += 1;
         t.occupancy(ms(100), 1, 0);
         t.occupancy(ms(150), 2, 0);
-        // Two slots free at 200 ms, one change each: the 2 carried in is replaced, and the 1
-        // between them was reached at 200 ms, in the bucket.
+        // Two slots free at 200 ms, one change each: the 1 between them is passed on the way
+        // down, not reached.
         t.occupancy(ms(200), 1, 0);
         t.occupancy(ms(200), 0, 0);
         t.occupancy(ms(250), 0, 1);
@@ -587,11 +598,12 @@ mod tests {
         t.occupancy(ms(301), 0, 0);
         let b = t.finish(ms(350));
         let gauges: Vec<(u32, u32)> = b.iter().map(|b| (b.in_service, b.queued)).collect();
-        assert_eq!(gauges, [(1, 1), (2, 0), (1, 1), (0, 1)]);
+        assert_eq!(gauges, [(1, 1), (2, 0), (0, 1), (0, 1)]);
     }
 
-    /// A value held for no time counts at a bucket's first instant as it does later in the
-    /// bucket: a request that joins the queue at 100 ms and takes a slot freed at 100 ms.
+    /// A value an increase reaches for no time counts at a bucket's first instant as it
+    /// does later in the bucket: a request that joins the queue at 100 ms and takes a slot
+    /// freed at 100 ms; the slot it takes is in service again once the instant is over.
     #[test]
     fn a_momentary_value_counts_at_a_buckets_first_instant_as_anywhere() {
         let ms = |n: u64| SimTime(SimDuration::from_millis(n).0);

@@ -222,8 +222,6 @@ fn clamp_to_deadline_sends_one_last_attempt_at_the_deadline() {
     assert_eq!(m.completion.0, ms(5020).0);
 }
 
-/// A request still open at `time_limit` ends there as `time_limit`; later requests of the
-/// same client never start but are still counted, so every request ends exactly once.
 #[test]
 fn a_retry_after_of_hours_is_waited_exactly() {
     // urllib3 honours Retry-After up to 6 hours. A 2-hour hint, clamped at 6 hours, is
@@ -280,6 +278,8 @@ fn a_queue_held_for_no_time_at_a_buckets_start_counts_in_it() {
     assert_eq!(mid_bucket.entry().timeline[0].queued, 1);
 }
 
+/// A request still open at `time_limit` ends there as `time_limit`; later requests of the
+/// same client never start but are still counted, so every request ends exactly once.
 #[test]
 fn time_limit_ends_open_and_unstarted_requests() {
     let text = exact(
