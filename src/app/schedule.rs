@@ -8,7 +8,7 @@ use crate::cli::{Draws, MINSTD_MODULUS, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
 use crate::limits::{self, MemoryLimit};
-use crate::model::backoff::Backoff;
+use crate::model::backoff::{Backoff, Jitter};
 use crate::model::policy::{Beyond, Combine, RetryAfterPolicy, parse_retry_after_header};
 use crate::time::SimDuration;
 use crate::{report, runner};
@@ -101,16 +101,19 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
                     minstd as f64 / MINSTD_MODULUS as f64
                 }
             };
-            // As the engine: a usable hint replaces the delay and leaves the state as it was;
-            // the first `immediate_retries` retries wait 0 and the ladder starts after them.
-            let d = match policy.choose(hint) {
-                Some(h) => h,
-                None if n <= args.immediate_retries => SimDuration::ZERO,
-                None => {
+            // As the engine: the first `immediate_retries` retries wait 0 and the ladder
+            // starts after them; a usable hint replaces the delay and leaves the state as it
+            // was, except Polly V2's, which moves on whatever overrides the delay.
+            let hinted = policy.choose(hint);
+            let d = match n.checked_sub(args.immediate_retries).filter(|&s| s > 0) {
+                None => hinted.unwrap_or(SimDuration::ZERO),
+                Some(_) if hinted.is_some() && args.jitter != Jitter::DecorrelatedV2 => {
+                    hinted.unwrap_or_default()
+                }
+                Some(step) => {
                     let d;
-                    let step = n - args.immediate_retries;
                     (d, state) = backoff.next_from(step, backoff.expo(step), state, u);
-                    d
+                    hinted.unwrap_or(d)
                 }
             };
             column.push(d);

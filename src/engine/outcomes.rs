@@ -15,7 +15,7 @@ use crate::metrics::{
     AttemptOutcome, AttemptRecord, Outcome, PopulationBucket, RequestRecord, RunMetrics,
 };
 use crate::model::Source;
-use crate::model::backoff::Backoff;
+use crate::model::backoff::{Backoff, Jitter};
 use crate::model::outcome::{GiveUpReason, Status};
 use crate::model::policy::Combine;
 use crate::time::{SimDuration, SimTime};
@@ -120,18 +120,30 @@ impl Simulation<'_> {
                 let hinted = retry.retry_after.choose(hint);
                 let combine = retry.retry_after.combine;
                 let computed = match hinted {
-                    // The hint replaces the delay: no backoff is drawn.
-                    Some(_) if combine == Combine::Replace => SimDuration::ZERO,
+                    // The hint replaces the delay: no backoff is drawn, except by Polly's
+                    // V2, whose state moves on whatever overrides the delay (Polly computes
+                    // it before its delay generator does).
+                    Some(_)
+                        if combine == Combine::Replace
+                            && strategy.backoff.jitter != Jitter::DecorrelatedV2 =>
+                    {
+                        SimDuration::ZERO
+                    }
                     _ => self.backoff(key, attempt, status),
                 };
                 let delay = match hinted {
                     Some(h) => {
-                        if retry.retry_after.restart {
+                        let d = combine.delay(h, computed);
+                        // The ladder restarts after a retry the hint decided, not after one
+                        // where the computed backoff was longer anyway.
+                        if retry.retry_after.restart
+                            && (combine == Combine::Replace || d > computed)
+                        {
                             let info = self.requests.info_mut(key);
                             info.ladder_from = attempt;
                             info.prev_delay = strategy.backoff.initial_state();
                         }
-                        combine.delay(h, computed)
+                        d
                     }
                     None => computed,
                 };

@@ -146,6 +146,7 @@ impl Backoff {
             Jitter::Additive(d) => {
                 scaled(expo.as_nanos() as f64, d.as_nanos() as f64).min(self.cap)
             }
+            Jitter::DecorrelatedV2 if self.base.is_zero() => SimDuration::ZERO,
             Jitter::DecorrelatedV2 => {
                 let total = polly_v2(f64::from(n - 1) + u) * self.base.as_nanos() as f64 / 1.4;
                 if !total.is_finite() || total >= POLLY_V2_TOTAL_MAX {
@@ -200,6 +201,7 @@ impl Backoff {
                 e.min(self.cap),
                 SimDuration(e.0.saturating_add(d.0)).min(self.cap),
             ),
+            Jitter::DecorrelatedV2 if self.base.is_zero() => (SimDuration::ZERO, SimDuration::ZERO),
             Jitter::DecorrelatedV2 => {
                 // `g` rises with t, so the delay lies between the draws u = 0 and u -> 1.
                 let at = |t: f64| {
@@ -386,6 +388,10 @@ mod tests {
             state = next;
         }
         assert_eq!(delays, [897, 1093, 2035, 2759, 10_000]);
+        // A zero base waits 0 at every retry, however far (not NaN from 0 x infinity).
+        let zero = ladder(0, 10_000, Jitter::DecorrelatedV2);
+        assert_eq!(zero.delay(2_000, SimDuration::ZERO, 0.5), SimDuration::ZERO);
+        assert_eq!(zero.bounds(2_000, SimDuration::ZERO).1, SimDuration::ZERO);
         // Far beyond any run (t near 1 024, where Polly's double overflows), the cap.
         let far = capped.next_from(2_000, capped.expo(2_000), state, 0.5);
         assert_eq!(far.0, capped.cap);

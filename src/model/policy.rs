@@ -165,7 +165,9 @@ pub fn parse_retry_after_header(value: &str) -> Option<SimDuration> {
 }
 
 /// Seed 003's `next_delay`: a usable hint wins, else the computed backoff for retry `n`
-/// with draw `u`. This is exactly what the engine does for non-429 failures.
+/// with draw `u` (`prev` as in [`Backoff::delay`]). The engine does this for non-429
+/// failures under the default `combine = "replace"`, with the request's backoff state, its
+/// `immediate_retries` and its `throttle_base` on top.
 pub fn next_delay(
     backoff: &Backoff,
     policy: &RetryAfterPolicy,

@@ -482,15 +482,34 @@ fn fails_with_unknown_jitter_word() {
 
 #[test]
 fn fails_with_additive_jitter_that_is_not_a_duration() {
+    // Read as any duration key is: at the value, with the reason.
+    for (value, found) in [
+        (
+            "\"soon\"",
+            "found \"soon\" (a duration is a number and a unit",
+        ),
+        (
+            "0.5",
+            "found the bare number 0.5 (a duration needs a unit and quotes, e.g. \"0.5s\")",
+        ),
+        ("\"-1s\"", "found \"-1s\" (a duration cannot be negative)"),
+    ] {
+        refused(
+            &tiny_with(
+                "jitter = \"full\"",
+                &format!("jitter = {{ additive = {value} }}"),
+            ),
+            &[&format!(
+                "bad.toml:35:23: strategy[1].jitter.additive: expected a duration with a unit, such as \"100ms\", {found}"
+            )],
+        );
+    }
+    // A number key keeps its own message, at the value.
     refused(
-        &tiny_with("jitter = \"full\"", "jitter = { additive = \"soon\" }"),
+        &tiny_with("jitter = \"full\"", "jitter = { proportional = \"x\" }"),
         &[
-            "bad.toml:35:10: strategy[1].jitter: expected { additive = d } with a duration such as \"250ms\", found \"soon\"",
+            "bad.toml:35:27: strategy[1].jitter.proportional: expected a number, found a string \"x\"",
         ],
-    );
-    refused(
-        &tiny_with("jitter = \"full\"", "jitter = { additive = 0.5 }"),
-        &["strategy[1].jitter: expected a duration such as \"250ms\" for `additive`, found float"],
     );
 }
 
@@ -1523,5 +1542,17 @@ fn a_string_for_a_distribution_names_the_table_form() {
         [
             "herdsim: error: bad.toml:10:11: network.latency: expected a distribution table such as { dist = \"constant\", value = \"10ms\" }, found a string \"10ms\""
         ]
+    );
+}
+
+/// A fixed Retry-After longer than an event carries (2^31 - 1 ms, 24.8 days) is refused,
+/// not silently shortened.
+#[test]
+fn fails_with_a_retry_after_hint_beyond_24_days() {
+    refused(
+        &tiny_with("end = \"1s\"", "end = \"1s\"\nretry_after = \"30d\""),
+        &[
+            "retry_after: expected \"none\", \"auto\" or a duration > 0 of at most \"2147483647ms\" (24.8 days, the longest hint an event carries), found 30days",
+        ],
     );
 }

@@ -1234,3 +1234,88 @@ fn immediate_retries_are_sent_at_once_then_the_ladder_starts_at_base() {
         .collect();
     assert_eq!(retries, [(0, 1), (1, 1), (3, 1)]);
 }
+
+/// Polly V2's state moves on at a retry whose delay a hint replaced, as in Polly (its delay
+/// generator overrides a delay already computed): the first attempt meets a 3 s hint, the
+/// retry a 503 without one, so the second retry waits (g(1 + u2) - g(u1)) x base / 1.4,
+/// median 1.14 s for base 1 s, 66% of them under 1.377 s. Had the state stayed at 0, every
+/// one would wait g(1 + u2) x base / 1.4 >= 1.377 s.
+#[test]
+fn polly_v2_moves_on_under_a_replacing_hint() {
+    let s = scenario(&exact(
+        "count = 400",
+        "concurrency = 1000\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"15ms\"\nretry_after = \"3s\"\n\
+         [[server.outages]]\nstart = \"15ms\"\nend = \"1h\"",
+        "max_attempts = 3",
+        "[[strategy]]\nname = \"polly\"\nbase = \"1s\"\ncap = \"1h\"\njitter = \"decorrelated-v2\"",
+    ));
+    let m = run(&s, 0);
+    let second: Vec<f64> = m
+        .requests
+        .iter()
+        .map(|r| (r.total_wait.as_nanos() as f64 - 3e9) / 1e9)
+        .collect();
+    let under = second.iter().filter(|&&d| d < 1.377).count() as f64 / second.len() as f64;
+    assert!((0.55..0.77).contains(&under), "{under}");
+    assert!(second.iter().all(|&d| (0.0..2.8).contains(&d)));
+}
+
+/// `combine = "max"` with `restart`: the ladder starts again only after a retry the hint
+/// lengthened. A 1 ms hint never does (the backoff is longer): 100, 200, 400, 800 ms, as
+/// without a hint; a 5 s one always does: 5 s each time, the ladder back at `base`.
+#[test]
+fn a_restart_follows_only_a_hint_that_set_the_delay() {
+    for (hint, waited) in [("1ms", 1_500), ("5s", 20_000)] {
+        let s = scenario(&exact(
+            "count = 1",
+            &format!(
+                "concurrency = 1\nservice = {{ dist = \"constant\", value = \"10ms\" }}\n\
+                 [[server.outages]]\nstart = \"0s\"\nend = \"1h\"\nretry_after = \"{hint}\""
+            ),
+            "max_attempts = 5\nretry_after = { combine = \"max\", restart = true }",
+            "[[strategy]]\nname = \"s\"\nbase = \"100ms\"\ncap = \"20s\"",
+        ));
+        let r = records(&run(&s, 0), 0);
+        assert_eq!(r[0].total_wait, ms(waited), "{hint}");
+    }
+}
+
+/// `throttle_base` is refused with the jitters that carry each delay into the next, and is
+/// checked against the cap of each strategy, not of `[retry]` alone; with `max_raise`, a
+/// hint beyond `retry_after.max` is clamped, not ignored (the 2026 SDKs bound any hint).
+#[test]
+fn throttle_base_and_max_raise_validate_against_the_whole_policy() {
+    let load = |retry: &str, strategy: &str| {
+        herdsim::scenario::sweep::load_str(
+            "test.toml",
+            &exact("count = 1", &down_until(1, "1h"), retry, strategy),
+        )
+        .map(|f| f.points[0].scenario.clone())
+        .map_err(|e| e.to_string())
+    };
+    let err = load(
+        "max_attempts = 3\nthrottle_base = \"1s\"",
+        "[[strategy]]\nname = \"d\"\nbase = \"50ms\"\ncap = \"20s\"\njitter = \"decorrelated\"",
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("retry.throttle_base: expected no throttle_base with jitter \"decorrelated\""),
+        "{err}"
+    );
+    let ok = load(
+        "max_attempts = 3\ncap = \"1s\"\nthrottle_base = \"2s\"",
+        "[[strategy]]\nname = \"a\"\nbase = \"50ms\"\ncap = \"5s\"",
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+    let s = load(
+        "max_attempts = 3\nretry_after = { combine = \"max\", max_raise = \"5s\" }",
+        CONSTANT_100MS,
+    )
+    .unwrap();
+    let policy = &s.strategies[0].retry.retry_after;
+    assert_eq!(
+        policy.choose(Some(SimDuration::from_secs(90))),
+        Some(SimDuration::from_secs(60))
+    );
+}

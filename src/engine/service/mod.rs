@@ -444,6 +444,10 @@ pub fn outage_at(outages: &[Outage], t: SimTime) -> Option<&Outage> {
 /// ones in milliseconds, flagged by the top bit.
 const HINT_IN_MS: u32 = 1 << 31;
 
+/// The longest hint that travels without saturating: 2^31 - 1 ms, about 24.8 days (a longer
+/// fixed hint is refused when the scenario is read).
+pub const HINT_MAX: SimDuration = SimDuration((HINT_IN_MS as u64 - 1) * 1_000_000);
+
 /// Encodes a hint into the 32 bits an event (and a request's record) carries; 0 = none.
 ///
 /// Under 35.8 minutes, in microseconds (rounded up); beyond, in milliseconds (rounded up),

@@ -349,7 +349,7 @@ pub fn draw<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use super::{FIRST, slow_share};
+    use super::{FIRST, RETRY, slow_share};
     use crate::model::service::{Hint, Outage, OutageKind};
     use crate::time::{SimDuration, SimTime};
 
@@ -378,8 +378,9 @@ mod tests {
     }
 
     #[test]
-    fn first_attempts_stand_apart_from_every_outage_shade() {
-        // A grey first wave was lost in the grey of a `down` window it stands in.
+    fn attempts_stand_apart_from_every_outage_shade() {
+        // A grey first wave was lost in the grey of a `down` window it stands in, and orange
+        // retries in an orange `errors` window.
         let kinds = [
             OutageKind::Down,
             OutageKind::Unreachable,
@@ -389,11 +390,13 @@ mod tests {
         ];
         for kind in kinds {
             let (shade, _) = super::super::outage_style(&kind);
-            let distance: i32 = [(FIRST.0, shade.0), (FIRST.1, shade.1), (FIRST.2, shade.2)]
-                .iter()
-                .map(|&(a, b)| (i32::from(a) - i32::from(b)).abs())
-                .sum();
-            assert!(distance > 100, "{kind:?}: {distance}");
+            for (name, fill) in [("first attempts", FIRST), ("retries", RETRY)] {
+                let distance: i32 = [(fill.0, shade.0), (fill.1, shade.1), (fill.2, shade.2)]
+                    .iter()
+                    .map(|&(a, b)| (i32::from(a) - i32::from(b)).abs())
+                    .sum();
+                assert!(distance > 100, "{name} against {kind:?}: {distance}");
+            }
         }
     }
 

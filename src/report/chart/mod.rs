@@ -120,17 +120,18 @@ pub(crate) const INK: RGBColor = RGBColor(40, 40, 40);
 pub(crate) const OUTAGE: RGBColor = RGBColor(120, 120, 120);
 
 /// The shade and the words for an outage window of each kind: hard failures grey (down),
-/// purple (unreachable) and red (crash), brownouts orange (errors) and yellow (slow).
+/// purple (unreachable) and red (crash), brownouts pink (errors: orange was too close to the
+/// attempts chart's retries) and yellow (slow).
 pub fn outage_style(kind: &OutageKind) -> (RGBColor, String) {
     match kind {
         OutageKind::Down => (OUTAGE, "down".into()),
         OutageKind::Unreachable => (RGBColor(120, 90, 170), "unreachable".into()),
         OutageKind::Crash => (RGBColor(190, 40, 40), "crash".into()),
         OutageKind::Errors(rate) => (
-            RGBColor(230, 120, 0),
+            RGBColor(204, 121, 167),
             format!("errors ({}% served)", fmt_value(rate * 100.0)),
         ),
-        OutageKind::Slow(f) => (RGBColor(200, 170, 0), format!("slow (x{})", fmt_value(*f))),
+        OutageKind::Slow(f) => (RGBColor(240, 228, 66), format!("slow (x{})", fmt_value(*f))),
     }
 }
 

@@ -203,6 +203,17 @@ impl Check<'_> {
         match v.map(|s| (s.get_ref(), s.span())) {
             None | Some((RawDuration::None, _)) => Hint::None,
             Some((RawDuration::Auto, _)) => Hint::Auto,
+            Some((RawDuration::Given(d), span)) if *d > crate::engine::service::HINT_MAX => {
+                self.err(
+                    Some(span),
+                    key,
+                    format!(
+                        "expected \"none\", \"auto\" or a duration > 0 of at most \"{}ms\" (24.8 days, the longest hint an event carries), found {d}",
+                        crate::engine::service::HINT_MAX.as_nanos() / 1_000_000
+                    ),
+                );
+                Hint::None
+            }
             Some((RawDuration::Given(d), _)) if !d.is_zero() => Hint::Fixed(*d),
             Some((other, span)) => {
                 let found = match other {

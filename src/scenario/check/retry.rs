@@ -128,9 +128,23 @@ impl Check<'_> {
                 format!("expected cap >= base ({base}{from}), found {cap}"),
             );
         }
+        let (base, cap_set) = (base.unwrap_or_default(), cap);
+        let cap = cap.unwrap_or_default();
+        let multiplier = pick!(multiplier)
+            .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
+            .unwrap_or(2.0);
+        let jitter = match pick!(jitter) {
+            None => Jitter::None,
+            Some((v, key)) => self.jitter(v, &key),
+        };
+        // Checked where a whole policy is built (as cap >= base): `[retry]` alone may set a
+        // throttle_base above its cap when every strategy sets a larger cap.
         let throttle_base = pick!(throttle_base).and_then(|(v, key)| {
             let d = self.duration(v, &key, false)?;
-            if let Some(cap) = cap
+            if !required {
+                return Some(d);
+            }
+            if let Some(cap) = cap_set
                 && d > cap
             {
                 self.err(
@@ -139,16 +153,18 @@ impl Check<'_> {
                     format!("expected throttle_base <= cap ({cap}), found {d}"),
                 );
             }
+            if matches!(jitter, Jitter::Decorrelated | Jitter::DecorrelatedV2) {
+                self.err(
+                    Some(v.span()),
+                    &key,
+                    format!(
+                        "expected no throttle_base with jitter \"{}\", which carries each delay into the next on one base; found {d}",
+                        jitter.describe()
+                    ),
+                );
+            }
             Some(d)
         });
-        let (base, cap) = (base.unwrap_or_default(), cap.unwrap_or_default());
-        let multiplier = pick!(multiplier)
-            .and_then(|(v, key)| self.float(v, &key, |x| x >= 1.0, "a multiplier >= 1"))
-            .unwrap_or(2.0);
-        let jitter = match pick!(jitter) {
-            None => Jitter::None,
-            Some((v, key)) => self.jitter(v, &key),
-        };
         let max_attempts = match pick!(max_attempts) {
             Some((v, key)) => self.int(v, &key, 1, u16::MAX as i64).unwrap_or(1) as u32,
             None if self.attempts_reported || !required => 1,
@@ -183,6 +199,9 @@ impl Check<'_> {
                 let r = v.get_ref();
                 let default = RetryAfterPolicy::default();
                 let beyond = match r.beyond.as_ref().map(|b| (b.get_ref().as_str(), b.span())) {
+                    // `max_raise` bounds a long hint already: by default it is clamped, not
+                    // ignored (the AWS SDKs take any x-amz-retry-after, then bound it).
+                    None if r.max_raise.is_some() => Beyond::Clamp,
                     None | Some(("ignore", _)) => Beyond::Ignore,
                     Some(("clamp", _)) => Beyond::Clamp,
                     Some((other, span)) => {
@@ -373,17 +392,9 @@ impl Check<'_> {
                 self.err(span, key, format!("expected fraction in [0, 1], found {j}"));
                 Jitter::None
             }
-            RawJitter::Additive(text) => match crate::time::parse_duration(text) {
-                Ok(d) => Jitter::Additive(d),
-                Err(_) => {
-                    self.err(
-                        span,
-                        key,
-                        format!("expected {{ additive = d }} with a duration such as \"250ms\", found \"{text}\""),
-                    );
-                    Jitter::None
-                }
-            },
+            RawJitter::Additive(d) => self
+                .duration(d, &format!("{key}.additive"), false)
+                .map_or(Jitter::None, Jitter::Additive),
             RawJitter::Bad(found) => {
                 self.err(
                     span,

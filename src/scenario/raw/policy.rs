@@ -19,8 +19,8 @@ pub enum RawJitter {
     Proportional(f64),
     /// `{ fraction = j }`.
     Fraction(f64),
-    /// `{ additive = "250ms" }`: the duration as written (checked during validation).
-    Additive(String),
+    /// `{ additive = "250ms" }` (checked during validation).
+    Additive(Spanned<RawDuration>),
     /// A table with another key or shape, with what was found.
     Bad(String),
 }
@@ -46,32 +46,22 @@ impl<'de> Deserialize<'de> for RawJitter {
                         // A date-time: reported as what was written, like any wrong type.
                         return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
                     }
-                    let value: toml::Value = map.next_value()?;
-                    let number = |v: &toml::Value| match v {
-                        toml::Value::Float(f) => Ok(*f),
-                        toml::Value::Integer(i) => Ok(*i as f64),
-                        other => Err(de::Error::custom(format!(
-                            "expected a number for `{key}`, found {}",
-                            other.type_str()
-                        ))),
-                    };
+                    // Each value through its own type, so a wrong one is reported as any
+                    // number or duration key's would be.
                     match key.as_str() {
                         "proportional" if result.is_none() => {
-                            result = Some(RawJitter::Proportional(number(&value)?))
+                            result = Some(RawJitter::Proportional(map.next_value()?))
                         }
                         "fraction" if result.is_none() => {
-                            result = Some(RawJitter::Fraction(number(&value)?))
+                            result = Some(RawJitter::Fraction(map.next_value()?))
                         }
-                        "additive" if result.is_none() => match value {
-                            toml::Value::String(s) => result = Some(RawJitter::Additive(s)),
-                            other => {
-                                return Err(de::Error::custom(format!(
-                                    "expected a duration such as \"250ms\" for `additive`, found {}",
-                                    other.type_str()
-                                )));
-                            }
-                        },
-                        _ => extra.push(key),
+                        "additive" if result.is_none() => {
+                            result = Some(RawJitter::Additive(map.next_value()?))
+                        }
+                        _ => {
+                            map.next_value::<de::IgnoredAny>()?;
+                            extra.push(key)
+                        }
                     }
                 }
                 Ok(match (result, extra.is_empty()) {
