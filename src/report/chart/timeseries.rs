@@ -263,26 +263,22 @@ where
             }
         }
     }
-    // Band labels along the top, at the right end of their window: the trouble's first
-    // wave stands at its start (a herd at t = 0), where a label's box would cover it. A
-    // label moves a line down when it would overlap one already placed.
     let style = text(TICK).pos(Pos::new(HPos::Left, VPos::Top));
-    let mut placed: Vec<Vec<(i32, i32)>> = Vec::new();
-    for b in s.bands.iter().filter(|b| b.start < s.t_end) {
-        let Some(label) = &b.label else { continue };
-        let (start, _) = plot.map_coordinate(&(b.start, top));
-        let (end, _) = plot.map_coordinate(&(b.end.min(s.t_end), top));
-        let w = text_width(label, TICK).ceil() as i32;
-        let x = (end - ox - 3 - w).max(start - ox + 3);
-        let span = (x - 4, x + w + 4);
-        let free = |line: &Vec<(i32, i32)>| line.iter().all(|&(a, z)| z < span.0 || a > span.1);
-        let Some(line) = (0..3).find(|&l| placed.get(l).is_none_or(free)) else {
-            continue;
-        };
-        if placed.len() <= line {
-            placed.push(Vec::new());
-        }
-        placed[line].push(span);
+    let windows: Vec<(i32, i32, i32, &String)> = s
+        .bands
+        .iter()
+        .filter(|b| b.start < s.t_end)
+        .filter_map(|b| {
+            let label = b.label.as_ref()?;
+            let (start, _) = plot.map_coordinate(&(b.start, top));
+            let (end, _) = plot.map_coordinate(&(b.end.min(s.t_end), top));
+            let w = text_width(label, TICK).ceil() as i32;
+            Some((start - ox, end - ox, w, label))
+        })
+        .collect();
+    let spots = label_spots(windows.iter().map(|&(start, end, w, _)| (start, end, w)));
+    for (&(_, _, w, label), spot) in windows.iter().zip(spots) {
+        let Some((x, line)) = spot else { continue };
         let y = 3 + 17 * line as i32;
         // On a light box, so a capacity line near the top does not cross the words.
         shift
@@ -298,9 +294,61 @@ where
     Ok(())
 }
 
+/// Where each band's label goes, from its window's pixel span `(start, end)` and the
+/// label's width: `(x, line)`, or `None` when three lines are taken. A label sits at the
+/// right end of its window, since the trouble's first wave stands at its start (a herd at
+/// t = 0), where a label's box would cover it; it starts at the window's start when the
+/// window is narrower, and moves a line down when it would overlap one already placed.
+fn label_spots(windows: impl Iterator<Item = (i32, i32, i32)>) -> Vec<Option<(i32, usize)>> {
+    let mut placed: Vec<Vec<(i32, i32)>> = Vec::new();
+    windows
+        .map(|(start, end, w)| {
+            let x = (end - 3 - w).max(start + 3);
+            let span = (x - 4, x + w + 4);
+            let free = |line: &Vec<(i32, i32)>| line.iter().all(|&(a, z)| z < span.0 || a > span.1);
+            let line = (0..3).find(|&l| placed.get(l).is_none_or(free))?;
+            if placed.len() <= line {
+                placed.push(Vec::new());
+            }
+            placed[line].push(span);
+            Some((x, line))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_stand_at_the_right_end_of_their_window_clear_of_the_first_wave() {
+        let spots = label_spots(
+            [
+                // A 5 s window from pixel 0 to 200, label 40 wide: at its right end, clear
+                // of the bar at its start.
+                (0, 200, 40),
+                // A window narrower than its label: from its start, on the next line, since
+                // it overlaps the first.
+                (150, 160, 40),
+                // Far to the right: the first line again.
+                (400, 600, 40),
+                // Overlapping everything on three lines: not drawn.
+                (150, 200, 40),
+                (150, 200, 40),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(
+            spots,
+            [
+                Some((157, 0)),
+                Some((153, 1)),
+                Some((557, 0)),
+                Some((157, 2)),
+                None
+            ]
+        );
+    }
 
     #[test]
     fn a_gauge_becomes_one_step_per_change() {
