@@ -70,6 +70,18 @@ fn timeline_sums(m: &RunMetrics) -> (u64, u64, u64, u64) {
         })
 }
 
+/// (bucket index, count) of the entry service's buckets where `count` is not 0.
+fn nonzero_buckets(
+    m: &RunMetrics,
+    count: fn(&herdsim::metrics::Bucket) -> u32,
+) -> Vec<(usize, u32)> {
+    let series = &m.entry().timeline;
+    (0..series.len())
+        .filter(|&i| count(&series[i]) > 0)
+        .map(|i| (i, count(&series[i])))
+        .collect()
+}
+
 /// Every logical request ended exactly once: the counters and the records agree.
 fn assert_each_request_ends_once(s: &Scenario, m: &RunMetrics) {
     let total = s.closed_requests();
@@ -628,11 +640,10 @@ fn a_half_open_breaker_lets_exactly_the_probes_through_and_closes_when_they_succ
     assert_eq!(open[..12], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
     assert!(open[10..].iter().all(|&n| n == 0));
     // Arrivals: 5 in the first bucket, the 2 probes at 2.03 s, 3 at 2.13 s and 2 at 2.16 s.
-    let arrivals: Vec<(usize, u32)> = (0..m.entry().timeline.len())
-        .filter(|&i| m.entry().timeline[i].arrivals > 0)
-        .map(|i| (i, m.entry().timeline[i].arrivals))
-        .collect();
-    assert_eq!(arrivals, [(0, 5), (20, 2), (21, 5)]);
+    assert_eq!(
+        nonzero_buckets(&m, |b| b.arrivals),
+        [(0, 5), (20, 2), (21, 5)]
+    );
 }
 
 /// A failed probe re-opens the breaker, and breaker_open_s sums every open period. One
@@ -1228,11 +1239,7 @@ fn immediate_retries_are_sent_at_once_then_the_ladder_starts_at_base() {
     assert_eq!((r[0].attempts, r[0].total_wait), (4, ms(300)));
     assert_eq!(r[0].latency, Some(ms(380)));
     // The retries are counted where they are sent: 20, 140 and 360 ms.
-    let retries: Vec<(usize, u32)> = (0..m.entry().timeline.len())
-        .filter(|&i| m.entry().timeline[i].retries > 0)
-        .map(|i| (i, m.entry().timeline[i].retries))
-        .collect();
-    assert_eq!(retries, [(0, 1), (1, 1), (3, 1)]);
+    assert_eq!(nonzero_buckets(&m, |b| b.retries), [(0, 1), (1, 1), (3, 1)]);
 }
 
 /// Polly V2's state moves on at a retry whose delay a hint replaced, as in Polly (its delay

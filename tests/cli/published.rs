@@ -197,17 +197,18 @@ fn brooker_2022_closed_forms_for_independent_failures() {
     }
 }
 
+/// `scenarios/brooker-2022.toml`, which the tests below shorten, and its sweep line.
+const BROOKER_2022: &str = include_str!("../../scenarios/brooker-2022.toml");
+const BROOKER_2022_SWEEP: &str =
+    "\"server.outages.0.error_rate\" = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75]";
+
 /// `scenarios/brooker-2022.toml`, shortened to 10 s of arrivals (10 000 requests per run)
 /// and three failure rates: the post's open-loop model against its closed forms and
 /// findings. Tolerances are about 6 sigma of the sampling error.
 #[test]
 fn brooker_2022_open_loop_scenario_reproduces_the_post() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scenarios/brooker-2022.toml"
-    ))
-    .unwrap();
-    let sweep = "\"server.outages.0.error_rate\" = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75]";
+    let text = BROOKER_2022.to_string();
+    let sweep = BROOKER_2022_SWEEP;
     let end = "end = \"30s\"";
     assert!(text.contains(sweep) && text.contains(end));
     let text = text
@@ -320,12 +321,8 @@ fn brooker_2022_open_loop_scenario_reproduces_the_post() {
 /// window). x = 0.3, 10 s of arrivals, one replication.
 #[test]
 fn brooker_2022_split_over_more_clients_drifts_buckets_up_and_breakers_down() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scenarios/brooker-2022.toml"
-    ))
-    .unwrap();
-    let sweep = "\"server.outages.0.error_rate\" = [0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75]";
+    let text = BROOKER_2022.to_string();
+    let sweep = BROOKER_2022_SWEEP;
     let breaker = "min_calls = 10, open_for = \"1s\", half_open_probes = 1, scope = \"client\", retries_only = true";
     assert!(text.contains(sweep) && text.contains(breaker));
     let amplification = |clients: u32| {
