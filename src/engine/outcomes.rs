@@ -188,38 +188,53 @@ impl Simulation<'_> {
     /// failing with `status`), drawing its jitter and moving the request's backoff state on.
     /// The first `immediate_retries` retries of the ladder wait 0; after a 429,
     /// `throttle_base` stands for `base` when set.
+    #[inline(always)]
     fn backoff(&mut self, key: u32, attempt: u16, status: Status) -> SimDuration {
-        let policy = self.policies[self.requests[key].policy as usize];
-        let strategy = policy.strategy;
-        let throttled = strategy
-            .retry
-            .throttle_base
-            .filter(|_| status == Status::TooManyRequests)
-            .map(|base| Backoff {
-                base,
-                ..strategy.backoff
-            });
-        let backoff = throttled.as_ref().unwrap_or(&strategy.backoff);
-        let retry_n = (attempt - self.requests.info(key).ladder_from) as u32;
+        let policy = self.requests[key].policy as usize;
+        let strategy = self.policies[policy].strategy;
+        let retry_n = u32::from(attempt - self.requests.info(key).ladder_from);
         let immediate = strategy.retry.immediate_retries;
         if retry_n <= immediate {
             // Sent at once: nothing is drawn, and the backoff state waits for the ladder.
             return SimDuration::ZERO;
         }
-        let retry_n = retry_n - immediate;
+        let step = retry_n - immediate;
+        if let Some(base) = strategy.retry.throttle_base
+            && status == Status::TooManyRequests
+        {
+            return self.throttled_backoff(key, step, base);
+        }
+        let backoff = &strategy.backoff;
         let u = if backoff.uses_draw() {
             self.backoff_rng.random::<f64>()
         } else {
             0.0
         };
-        let ladder = &self.ladders[self.requests[key].policy as usize];
+        let ladder = &self.ladders[policy];
         let last = *ladder.last().expect("a ladder has a first step");
+        let expo = ladder.get(step as usize - 1).copied().unwrap_or(last);
         let info = self.requests.info_mut(key);
-        let expo = match throttled {
-            Some(b) => b.expo(retry_n),
-            None => ladder.get(retry_n as usize - 1).copied().unwrap_or(last),
+        let (d, state) = backoff.next_from(step, expo, info.prev_delay, u);
+        info.prev_delay = state;
+        d
+    }
+
+    /// [`Simulation::backoff`] after a 429 under `throttle_base`: the same ladder step from
+    /// `base` (out of line: the ladder table is `base`'s).
+    #[inline(never)]
+    fn throttled_backoff(&mut self, key: u32, step: u32, base: SimDuration) -> SimDuration {
+        let strategy = self.policies[self.requests[key].policy as usize].strategy;
+        let backoff = Backoff {
+            base,
+            ..strategy.backoff
         };
-        let (d, state) = backoff.next_from(retry_n, expo, info.prev_delay, u);
+        let u = if backoff.uses_draw() {
+            self.backoff_rng.random::<f64>()
+        } else {
+            0.0
+        };
+        let info = self.requests.info_mut(key);
+        let (d, state) = backoff.next_from(step, backoff.expo(step), info.prev_delay, u);
         info.prev_delay = state;
         d
     }

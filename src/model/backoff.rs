@@ -146,20 +146,27 @@ impl Backoff {
             Jitter::Additive(d) => {
                 scaled(expo.as_nanos() as f64, d.as_nanos() as f64).min(self.cap)
             }
-            Jitter::DecorrelatedV2 if self.base.is_zero() => SimDuration::ZERO,
-            Jitter::DecorrelatedV2 => {
-                let total = polly_v2(f64::from(n - 1) + u) * self.base.as_nanos() as f64 / 1.4;
-                if !total.is_finite() || total >= POLLY_V2_TOTAL_MAX {
-                    return (self.cap, SimDuration(POLLY_V2_TOTAL_MAX as u64));
-                }
-                let total = SimDuration(total as u64);
-                return (
-                    SimDuration(total.0.saturating_sub(state.0)).min(self.cap),
-                    total,
-                );
-            }
+            Jitter::DecorrelatedV2 => return self.polly_v2_next(n, state, u),
         };
         (delay, delay)
+    }
+
+    /// Polly V2's delay before retry `n` and its next running total (out of line: the
+    /// engine inlines `next_from` for the common jitters).
+    #[inline(never)]
+    fn polly_v2_next(&self, n: u32, state: SimDuration, u: f64) -> (SimDuration, SimDuration) {
+        if self.base.is_zero() {
+            return (SimDuration::ZERO, SimDuration::ZERO);
+        }
+        let total = polly_v2(f64::from(n - 1) + u) * self.base.as_nanos() as f64 / 1.4;
+        if !total.is_finite() || total >= POLLY_V2_TOTAL_MAX {
+            return (self.cap, SimDuration(POLLY_V2_TOTAL_MAX as u64));
+        }
+        let total = SimDuration(total as u64);
+        (
+            SimDuration(total.0.saturating_sub(state.0)).min(self.cap),
+            total,
+        )
     }
 
     /// `expo(1), expo(2), ...` (at most `max` values) until they stop changing (the cap is
