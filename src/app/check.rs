@@ -64,8 +64,9 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 
 /// Warnings for settings that depend on another one the scenario lacks: `clamp_to_deadline
 /// = true` in a policy whose requests can have no deadline (no `deadline` of its own, and
-/// none propagated to it by a calling service: a common slip), and a queue timeout or LIFO
-/// discipline on a server with no queue.
+/// none propagated to it by a calling service: a common slip), a `throttle_base` that no
+/// 429 ever reaches (not retried, or taken by the `rate_limit` ladder), and a queue timeout
+/// or LIFO discipline on a server with no queue.
 fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::model::ServiceRetry;
     let name = crate::text::escape(&file.file);
@@ -97,6 +98,17 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                         String::new()
                     };
                     lines.push(format!("strategy `{}`{whose} {unclamped}", strategy.name));
+                }
+                if let Some(why) = throttle_base_unused(&pp.strategy.retry) {
+                    let whose = if s.populations.len() > 1 {
+                        format!(" for population `{}`", population.name)
+                    } else {
+                        String::new()
+                    };
+                    lines.push(format!(
+                        "strategy `{}`{whose} sets throttle_base but {why}: it never acts",
+                        strategy.name
+                    ));
                 }
             }
             // The downstream calls of `retry = "strategy"` services, unless the service
@@ -152,6 +164,23 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
         }
     }
     out
+}
+
+/// Why a policy's `throttle_base` never sets a delay, if it does not: the backoff after a
+/// 429 is computed only when 429s are retried on the transport ladder.
+fn throttle_base_unused(r: &crate::model::policy::RetryPolicy) -> Option<&'static str> {
+    use crate::model::outcome::Status;
+    r.throttle_base?;
+    if !r.retries(Status::TooManyRequests) {
+        Some("its retry_on does not list \"429\"")
+    } else if r
+        .rate_limit
+        .is_some_and(|l| l.on.contains(Status::TooManyRequests))
+    {
+        Some("its rate_limit ladder takes the 429s")
+    } else {
+        None
+    }
 }
 
 /// Warnings for what a scenario schedules at or after its `time_limit`, where the run has

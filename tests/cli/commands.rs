@@ -1214,6 +1214,33 @@ fn a_clamp_without_a_deadline_draws_a_warning() {
     assert_eq!(stderr(&out), "");
 }
 
+/// A `throttle_base` that no 429 reaches draws a warning: 429 not in `retry_on`, or a
+/// `rate_limit` ladder that takes the 429s; none when 429s are retried on the ladder.
+#[test]
+fn a_throttle_base_no_429_reaches_draws_a_warning() {
+    let ws = workspace_with(TINY);
+    let warning = |s: &str, why: &str| {
+        format!("warning: tiny.toml: strategy `{s}` sets throttle_base but {why}: it never acts\n")
+    };
+    let check = |sets: &[&str]| {
+        let mut args = vec!["check", "tiny.toml"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        stderr(&ok(&ws, &args))
+    };
+    let base = "strategy.1.throttle_base=1s";
+    assert_eq!(check(&[base]), "");
+    assert_eq!(
+        check(&[base, "strategy.1.retry_on=[\"503\"]"]),
+        warning("full", "its retry_on does not list \"429\"")
+    );
+    assert_eq!(
+        check(&[base, "strategy.1.rate_limit={ max_retries = 3 }"]),
+        warning("full", "its rate_limit ladder takes the 429s")
+    );
+}
+
 /// Settings that cannot act draw warnings from `check` (valid, so exit 0): a population
 /// starting at or after the time limit, a queue timeout or LIFO order without a queue.
 #[test]
