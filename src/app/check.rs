@@ -91,20 +91,15 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
             // The clients' policies: the strategy merged with each population's overrides.
             let policies = s.population_policies.get(i).into_iter().flatten();
             for (pp, population) in policies.zip(&s.populations) {
+                let whose = if s.populations.len() > 1 {
+                    format!(" for population `{}`", population.name)
+                } else {
+                    String::new()
+                };
                 if inert(&pp.strategy.retry) {
-                    let whose = if s.populations.len() > 1 {
-                        format!(" for population `{}`", population.name)
-                    } else {
-                        String::new()
-                    };
                     lines.push(format!("strategy `{}`{whose} {unclamped}", strategy.name));
                 }
                 if let Some(why) = throttle_base_unused(&pp.strategy.retry) {
-                    let whose = if s.populations.len() > 1 {
-                        format!(" for population `{}`", population.name)
-                    } else {
-                        String::new()
-                    };
                     lines.push(format!(
                         "strategy `{}`{whose} sets throttle_base but {why}: it never acts",
                         strategy.name

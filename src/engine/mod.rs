@@ -30,7 +30,8 @@
 //! dispatch); `build` prepares a run (its state, the first requests, the servers'
 //! scheduled changes, the attempt sample); the handlers follow a request's life, one file each: `starts` (where requests
 //! begin), `attempts` (sending and timers), `servers` (admission, service, answers, jobs,
-//! degrading servers) and `outcomes` (results, the retry decision, ends, the end of a run).
+//! degrading servers), `outcomes` (results, giving up, ends, the end of a run) and `retry`
+//! (the retry decision after a failure: Retry-After, backoff, budget).
 
 mod attempts;
 pub mod breaker;
@@ -39,6 +40,7 @@ mod build;
 mod outcomes;
 pub mod queue;
 pub mod request;
+mod retry;
 mod servers;
 pub mod service;
 pub mod source;

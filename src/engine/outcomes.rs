@@ -1,12 +1,8 @@
-//! Outcomes on the caller's side: an attempt's result (a response or its timer), the retry
-//! decision after a failure (DESIGN.md's "Retry decision": retryable class, attempts,
-//! rate-limit ladder, Retry-After, backoff, deadline, budget), giving up (or the fallback
-//! call), a request's end and what it records, and the end of the run.
-
-use rand::RngExt;
+//! Outcomes on the caller's side: an attempt's result (a response or its timer), which on a
+//! failure goes to the retry decision (`retry`), giving up (or the fallback call), a
+//! request's end and what it records, and the end of the run.
 
 use super::breaker::Transition;
-use super::budget::Decision;
 use super::request::NONE;
 use super::service::{decode_hint, encode_hint};
 use super::source::SourceState;
@@ -15,9 +11,7 @@ use crate::metrics::{
     AttemptOutcome, AttemptRecord, Outcome, PopulationBucket, RequestRecord, RunMetrics,
 };
 use crate::model::Source;
-use crate::model::backoff::{Backoff, Jitter};
 use crate::model::outcome::{GiveUpReason, Status};
-use crate::model::policy::Combine;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
@@ -78,165 +72,6 @@ impl Simulation<'_> {
         } else {
             self.failure(key, status, hint)
         }
-    }
-
-    /// The retry decision after a failed attempt (DESIGN.md, "Retry decision").
-    pub(super) fn failure(&mut self, key: u32, status: Status, hint: Option<SimDuration>) {
-        if self.orphaned(key) {
-            // A call whose service crashed meanwhile is not retried: it ends here.
-            return self.give_up(key, GiveUpReason::NonRetryable);
-        }
-        let now = self.now;
-        let policy = self.policies[self.requests[key].policy as usize];
-        let strategy = policy.strategy;
-        let retry = &strategy.retry;
-        if !retry.retries(status) {
-            return self.give_up(key, GiveUpReason::NonRetryable);
-        }
-        let client = self.requests.info(key).client;
-        if let Some(b) = policy.budget {
-            self.budgets[b as usize].on_failure(client);
-        }
-        if retry.clamp_to_deadline && now >= self.requests.info(key).deadline_at {
-            // Loops that clamp their sleep to the deadline check it first, before the
-            // attempt budget: the last attempt, sent at the deadline, ends as `deadline`.
-            // (No deadline is `SimTime::MAX`, which `now` never reaches.)
-            return self.give_up(key, GiveUpReason::Deadline);
-        }
-        let attempt = self.requests[key].attempt;
-        let (delay, transport) = match retry.rate_limit {
-            Some(ladder) if ladder.on.contains(status) => {
-                let info = self.requests.info_mut(key);
-                info.rate_limited = info.rate_limited.saturating_add(1);
-                if ladder.escalates(info.rate_limited) {
-                    return self.give_up(key, GiveUpReason::RateLimitEscalation);
-                }
-                (ladder.wait(hint.filter(|_| retry.retry_after.honor)), false)
-            }
-            _ => {
-                if attempt as u32 >= retry.max_attempts {
-                    return self.give_up(key, GiveUpReason::Attempts);
-                }
-                let hinted = retry.retry_after.choose(hint);
-                let combine = retry.retry_after.combine;
-                let computed = match hinted {
-                    // The hint replaces the delay: no backoff is drawn, except by Polly's
-                    // V2, whose state moves on whatever overrides the delay (Polly computes
-                    // it before its delay generator does).
-                    Some(_)
-                        if combine == Combine::Replace
-                            && strategy.backoff.jitter != Jitter::DecorrelatedV2 =>
-                    {
-                        SimDuration::ZERO
-                    }
-                    _ => self.backoff(key, attempt, status),
-                };
-                let delay = match hinted {
-                    Some(h) => {
-                        let d = combine.delay(h, computed);
-                        // The ladder restarts after a retry the hint decided, not after one
-                        // where the computed backoff was longer anyway.
-                        if retry.retry_after.restart
-                            && (combine == Combine::Replace || d > computed)
-                        {
-                            let info = self.requests.info_mut(key);
-                            info.ladder_from = attempt;
-                            info.prev_delay = strategy.backoff.initial_state();
-                        }
-                        d
-                    }
-                    None => computed,
-                };
-                (delay, true)
-            }
-        };
-        // `now + delay` saturates at `SimTime::MAX`, which is also "no deadline": a retry
-        // too far ahead for the clock waits for the time limit instead.
-        let deadline_at = self.requests.info(key).deadline_at;
-        let mut delay = delay;
-        if deadline_at != SimTime::MAX && now + delay >= deadline_at {
-            if !retry.clamp_to_deadline {
-                return self.give_up(key, GiveUpReason::Deadline);
-            }
-            // The agent loops' "sleep, clamped to the deadline": one last attempt, at it.
-            delay = deadline_at - now;
-        }
-        if let Some(b) = policy.budget {
-            let target = policy.target as usize;
-            match self.budgets[b as usize].try_retry(client, now, status) {
-                Decision::Refused => {
-                    self.metrics.services[target].budget_refused += 1;
-                    self.timelines[target].at(now).budget_refused += 1;
-                    return self.give_up(key, GiveUpReason::Budget);
-                }
-                Decision::Allowed { cost } => {
-                    self.metrics.services[target].budget_allowed += 1;
-                    // Remembered even when 0: a retried success refunds its last retry's
-                    // cost, which may be 0 (`retry_cost = 0`), never `success_refund`.
-                    self.requests.info_mut(key).quota_cost = cost as u32;
-                }
-            }
-        }
-        if transport {
-            self.requests[key].attempt += 1;
-        }
-        self.requests.info_mut(key).waited += delay;
-        self.push(Event::new(EventKind::Send, now + delay, key, 0));
-    }
-
-    /// The backoff before `key`'s next transport attempt (it has made `attempt`, the last
-    /// failing with `status`), drawing its jitter and moving the request's backoff state on.
-    /// The first `immediate_retries` retries of the ladder wait 0; after a 429,
-    /// `throttle_base` stands for `base` when set.
-    #[inline(always)]
-    fn backoff(&mut self, key: u32, attempt: u16, status: Status) -> SimDuration {
-        let policy = self.requests[key].policy as usize;
-        let strategy = self.policies[policy].strategy;
-        let retry_n = u32::from(attempt - self.requests.info(key).ladder_from);
-        let immediate = strategy.retry.immediate_retries;
-        if retry_n <= immediate {
-            // Sent at once: nothing is drawn, and the backoff state waits for the ladder.
-            return SimDuration::ZERO;
-        }
-        let step = retry_n - immediate;
-        if let Some(base) = strategy.retry.throttle_base
-            && status == Status::TooManyRequests
-        {
-            return self.throttled_backoff(key, step, base);
-        }
-        let backoff = &strategy.backoff;
-        let u = if backoff.uses_draw() {
-            self.backoff_rng.random::<f64>()
-        } else {
-            0.0
-        };
-        let ladder = &self.ladders[policy];
-        let last = *ladder.last().expect("a ladder has a first step");
-        let expo = ladder.get(step as usize - 1).copied().unwrap_or(last);
-        let info = self.requests.info_mut(key);
-        let (d, state) = backoff.next_from(step, expo, info.prev_delay, u);
-        info.prev_delay = state;
-        d
-    }
-
-    /// [`Simulation::backoff`] after a 429 under `throttle_base`: the same ladder step from
-    /// `base` (out of line: the ladder table is `base`'s).
-    #[inline(never)]
-    fn throttled_backoff(&mut self, key: u32, step: u32, base: SimDuration) -> SimDuration {
-        let strategy = self.policies[self.requests[key].policy as usize].strategy;
-        let backoff = Backoff {
-            base,
-            ..strategy.backoff
-        };
-        let u = if backoff.uses_draw() {
-            self.backoff_rng.random::<f64>()
-        } else {
-            0.0
-        };
-        let info = self.requests.info_mut(key);
-        let (d, state) = backoff.next_from(step, backoff.expo(step), info.prev_delay, u);
-        info.prev_delay = state;
-        d
     }
 
     /// The request would end for `reason`: try the fallback server once, else end it.
