@@ -1,10 +1,13 @@
 //! Circuit breakers during a run: closed, open, half-open; per client or fleet-wide.
 //!
-//! Closed: every attempt outcome is recorded in a rolling window; once the window holds at
-//! least `min_calls` outcomes and the failure share reaches `failure_rate`, the breaker opens.
-//! Open: attempts fail fast (`breaker_open`) without reaching the server. After `open_for`
-//! (a timed event, so open time is exact) it is half-open: the next `half_open_probes`
-//! attempts go through; if all succeed it closes (window cleared), any failure re-opens it.
+//! Closed: every attempt outcome is recorded in a rolling window (of time, or of the last N
+//! calls); once the window holds at least `min_calls` outcomes and the failure share reaches
+//! `failure_rate`, the breaker opens. Open: attempts fail fast (`breaker_open`) without
+//! reaching the server. After `open_for` (a timed event, so open time is exact) it is
+//! half-open: the next `half_open_probes` attempts go through. Under the `all` rule it closes
+//! (window cleared) when all succeed and re-opens on the first failure; under Resilience4j's
+//! `rate` rule it waits for every probe and re-opens if their failure share reaches
+//! `failure_rate`, else closes.
 //! Only outcomes of this half-open round's probes count while half-open (a slow probe from an
 //! earlier round does not); outcomes arriving while open are ignored. A `retries_only`
 //! breaker (Brooker's 2022 "retry-only" breaker) refuses only retries: first attempts go out
@@ -13,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::model::policy::{BreakerSpec, Scope};
+use crate::model::policy::{BreakerSpec, BreakerWindow, HalfOpenRule, Scope};
 use crate::time::{SimDuration, SimTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +34,7 @@ struct State {
     failures: u32,
     probes_sent: u32,
     probes_ok: u32,
+    probes_failed: u32,
     opened_at: SimTime,
     /// Which half-open round this is (1..=255, cycling), so probes know their round.
     round: u8,
@@ -73,6 +77,7 @@ impl Breakers {
             failures: 0,
             probes_sent: 0,
             probes_ok: 0,
+            probes_failed: 0,
             opened_at: SimTime::ZERO,
             round: 0,
         };
@@ -126,39 +131,52 @@ impl Breakers {
         match s.mode {
             Mode::Open => Transition::None,
             Mode::HalfOpen if probe != s.round => Transition::None,
-            Mode::HalfOpen if failed => {
+            Mode::HalfOpen if failed && spec.half_open == HalfOpenRule::All => {
                 self.open(index, now);
                 Transition::Opened
             }
             Mode::HalfOpen => {
-                s.probes_ok += 1;
-                if s.probes_ok >= spec.half_open_probes {
+                if failed {
+                    s.probes_failed += 1;
+                } else {
+                    s.probes_ok += 1;
+                }
+                if s.probes_ok + s.probes_failed < spec.half_open_probes {
+                    Transition::None
+                } else if reaches(s.probes_failed, spec.half_open_probes, spec.failure_rate) {
+                    // Only under the `rate` rule can a failed probe get here.
+                    self.open(index, now);
+                    Transition::Opened
+                } else {
                     s.mode = Mode::Closed;
                     s.window.clear();
                     s.failures = 0;
                     Transition::Closed
-                } else {
-                    Transition::None
                 }
             }
             Mode::Closed => {
                 s.window.push_back((now, failed));
                 s.failures += failed as u32;
-                while let Some(&(t, f)) = s.window.front() {
-                    if now.0.saturating_sub(t.0) >= spec.window.0 {
-                        s.window.pop_front();
-                        s.failures -= f as u32;
-                    } else {
-                        break;
+                match spec.window {
+                    BreakerWindow::Time(width) => {
+                        while let Some(&(t, f)) = s.window.front() {
+                            if now.0.saturating_sub(t.0) >= width.0 {
+                                s.window.pop_front();
+                                s.failures -= f as u32;
+                            } else {
+                                break;
+                            }
+                        }
+                    }
+                    BreakerWindow::Calls(n) => {
+                        if s.window.len() > n as usize {
+                            let (_, f) = s.window.pop_front().expect("more than n >= 1");
+                            s.failures -= f as u32;
+                        }
                     }
                 }
                 let calls = s.window.len() as u32;
-                // The share as a quotient: it and the threshold are both the nearest double
-                // to their exact values, so a share equal to the threshold (7 of 25 at 0.28)
-                // compares equal, where `failure_rate * calls` (7.000000000000001) did not.
-                if calls >= spec.min_calls
-                    && f64::from(s.failures) / f64::from(calls) >= spec.failure_rate
-                {
+                if calls >= spec.min_calls && reaches(s.failures, calls, spec.failure_rate) {
                     self.open(index, now);
                     Transition::Opened
                 } else {
@@ -169,6 +187,7 @@ impl Breakers {
     }
 
     fn open(&mut self, index: u32, now: SimTime) {
+        debug_assert!(self.states[index as usize].mode != Mode::Open);
         let s = &mut self.states[index as usize];
         s.mode = Mode::Open;
         s.window.clear();
@@ -184,6 +203,7 @@ impl Breakers {
             s.mode = Mode::HalfOpen;
             s.probes_sent = 0;
             s.probes_ok = 0;
+            s.probes_failed = 0;
             s.round = s.round.checked_add(1).unwrap_or(1);
             self.open_total += now - s.opened_at;
             self.open_now -= 1;
@@ -206,6 +226,13 @@ impl Breakers {
     }
 }
 
+/// Whether `failures` of `calls` reach `rate`. The share as a quotient: it and the threshold
+/// are both the nearest double to their exact values, so a share equal to the threshold (7 of
+/// 25 at 0.28) compares equal, where `rate * calls` (7.000000000000001) did not.
+fn reaches(failures: u32, calls: u32, rate: f64) -> bool {
+    f64::from(failures) / f64::from(calls) >= rate
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,10 +240,11 @@ mod tests {
     fn spec(scope: Scope) -> BreakerSpec {
         BreakerSpec {
             failure_rate: 1.0,
-            window: SimDuration::from_secs(10),
+            window: BreakerWindow::Time(SimDuration::from_secs(10)),
             min_calls: 5,
             open_for: SimDuration::from_secs(5),
             half_open_probes: 3,
+            half_open: HalfOpenRule::All,
             scope,
             retries_only: false,
         }
@@ -327,5 +355,87 @@ mod tests {
         // Ten seconds later the four failures have expired: one more does not open it.
         let later = SimTime(SimDuration::from_secs(10).0 + 3);
         assert_eq!(b.record(0, later, true, 0), Transition::None);
+    }
+
+    #[test]
+    fn a_window_of_calls_keeps_the_last_n_outcomes_however_old() {
+        // Resilience4j's COUNT_BASED window: 10 calls, at most 50% failures.
+        let spec = BreakerSpec {
+            failure_rate: 0.5,
+            window: BreakerWindow::Calls(10),
+            min_calls: 10,
+            ..spec(Scope::Client)
+        };
+        let mut b = Breakers::new(&spec, 1);
+        let hour = SimDuration::from_secs(3600).0;
+        // Four failures an hour apart stay in the window (a time window would have lost
+        // them); five successes make nine calls: no decision yet.
+        for i in 0..4 {
+            assert_eq!(b.record(0, SimTime(i * hour), true, 0), Transition::None);
+        }
+        for i in 4..9 {
+            assert_eq!(b.record(0, SimTime(i * hour), false, 0), Transition::None);
+        }
+        // The tenth call, a failure: 5 of 10 reach 0.5.
+        assert_eq!(b.record(0, SimTime(9 * hour), true, 0), Transition::Opened);
+
+        // Sliding: F F F F then six S (4 of 10). Each new outcome pushes out the oldest:
+        // S pushes out an F (3 of 10), then three Fs push out the other three Fs (still 3),
+        // the next F pushes out an S (4 of 10), and the one after (5 of 10) opens it.
+        let mut b = Breakers::new(&spec, 1);
+        let first = [true, true, true, true, false, false, false, false, false, false];
+        for (i, failed) in first.into_iter().enumerate() {
+            assert_eq!(b.record(0, SimTime(i as u64), failed, 0), Transition::None);
+        }
+        let then = [false, true, true, true, true];
+        for (i, failed) in then.into_iter().enumerate() {
+            let t = SimTime(10 + i as u64);
+            assert_eq!(b.record(0, t, failed, 0), Transition::None, "outcome {i}");
+        }
+        assert_eq!(b.record(0, SimTime(15), true, 0), Transition::Opened);
+    }
+
+    #[test]
+    fn the_rate_rule_waits_for_every_probe_and_compares_their_failure_share() {
+        let spec = BreakerSpec {
+            failure_rate: 0.5,
+            half_open_probes: 4,
+            half_open: HalfOpenRule::Rate,
+            ..spec(Scope::Global)
+        };
+        let trip = |b: &mut Breakers| {
+            for i in 0..5 {
+                b.record(0, SimTime(i), true, 0);
+            }
+            b.half_open(0, SimTime(100));
+            (0..4).map(|_| b.admit(0).unwrap()).collect::<Vec<_>>()
+        };
+        // One failed probe of four (25%): it stays half-open until the last, then closes.
+        let mut b = Breakers::new(&spec, 1);
+        let p = trip(&mut b);
+        assert_eq!(b.admit(0), None);
+        assert_eq!(b.record(0, SimTime(101), true, p[0]), Transition::None);
+        assert_eq!(b.record(0, SimTime(102), false, p[1]), Transition::None);
+        assert_eq!(b.record(0, SimTime(103), false, p[2]), Transition::None);
+        assert_eq!(b.record(0, SimTime(104), false, p[3]), Transition::Closed);
+        assert_eq!(b.admit(0), Some(0));
+        // Two of four (50%) reach the rate: it re-opens at the last probe.
+        let mut b = Breakers::new(&spec, 1);
+        let p = trip(&mut b);
+        assert_eq!(b.record(0, SimTime(101), false, p[0]), Transition::None);
+        assert_eq!(b.record(0, SimTime(102), true, p[1]), Transition::None);
+        assert_eq!(b.record(0, SimTime(103), true, p[2]), Transition::None);
+        assert_eq!(b.record(0, SimTime(104), false, p[3]), Transition::Opened);
+        assert_eq!(b.admit(0), None);
+        // The `all` rule re-opens at the first failed probe.
+        let mut b = Breakers::new(
+            &BreakerSpec {
+                half_open: HalfOpenRule::All,
+                ..spec
+            },
+            1,
+        );
+        let p = trip(&mut b);
+        assert_eq!(b.record(0, SimTime(101), true, p[0]), Transition::Opened);
     }
 }

@@ -313,25 +313,50 @@ impl BudgetKind {
     }
 }
 
-/// `breaker = { failure_rate, window, min_calls, open_for, half_open_probes, scope }`.
+/// `breaker = { failure_rate, window | window_calls, min_calls, open_for, half_open_probes,
+/// half_open, scope, retries_only }`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BreakerSpec {
     /// Opens when failures / calls in the window reach this, in (0, 1].
     pub failure_rate: f64,
-    /// The rolling window of recorded attempt outcomes.
-    pub window: SimDuration,
-    /// No decision before this many outcomes are in the window (>= 1).
+    /// The window of recorded attempt outcomes.
+    pub window: BreakerWindow,
+    /// No decision before this many outcomes are in the window (>= 1; with a window of N
+    /// calls, at most N, as Resilience4j reads a larger minimum).
     pub min_calls: u32,
     /// How long it stays open before admitting probes.
     pub open_for: SimDuration,
-    /// Attempts admitted while half-open; all must succeed to close it.
+    /// Attempts admitted while half-open.
     pub half_open_probes: u32,
+    /// How the half-open probes decide.
+    pub half_open: HalfOpenRule,
     /// Per client or global.
     pub scope: Scope,
     /// Brooker's 2022 "retry-only" breaker: first attempts always go out (their outcomes
     /// count while it is closed) and only retries are refused while it is open; a retry
     /// admitted half-open is a probe. `false`: every attempt is refused while open.
     pub retries_only: bool,
+}
+
+/// A breaker's window of outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BreakerWindow {
+    /// The outcomes of the last stretch of time, `(now - d, now]` (`window = "10s"`).
+    Time(SimDuration),
+    /// The last N outcomes, however old (`window_calls = N`: Resilience4j's COUNT_BASED
+    /// sliding window).
+    Calls(u32),
+}
+
+/// How a half-open breaker decides (`half_open = "all" | "rate"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HalfOpenRule {
+    /// Closes when all probes succeed, re-opens on the first failed probe (Polly, and most
+    /// hand-written breakers).
+    All,
+    /// Once every probe has finished, re-opens if their failure share reaches
+    /// `failure_rate`, else closes (Resilience4j's `permittedNumberOfCallsInHalfOpenState`).
+    Rate,
 }
 
 #[cfg(test)]

@@ -872,6 +872,33 @@ fn fails_with_breaker_zero_half_open_probes() {
     );
 }
 
+#[test]
+fn fails_with_breaker_time_and_count_windows_both() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { window = \"10s\", window_calls = 100 }",
+        ),
+        &[
+            "bad.toml:24:44: retry.breaker.window_calls: expected either `window` (a time window) or `window_calls` (the last N calls), found both",
+        ],
+    );
+}
+
+#[test]
+fn fails_with_breaker_zero_window_calls_or_unknown_half_open_rule() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { window_calls = 0, half_open = \"most\" }",
+        ),
+        &[
+            "bad.toml:24:28: retry.breaker.window_calls: expected an integer >= 1, found 0",
+            "bad.toml:24:43: retry.breaker.half_open: expected \"all\" or \"rate\", found \"most\"",
+        ],
+    );
+}
+
 // ---- distributions ----------------------------------------------------------------------
 
 #[test]

@@ -995,6 +995,29 @@ fn shipped_budgets_scenario_matches_the_derived_figures() {
     assert!(m.entry().calls < 1_000 && gave_up(&m, GiveUpReason::BreakerOpen) > 9_000);
 }
 
+/// scenarios/budgets-steady.toml's Resilience4j breaker: its window of the last 100 calls
+/// trips it in the outage's first instants (its 5 000 req/s fill the window in 20 ms), it
+/// stays open exactly its 60 s, and its ten probes, sent to a server long back, close it
+/// (it never re-opens: open time is exactly 60 s). Meanwhile every request fails fast.
+#[test]
+fn shipped_resilience4j_breaker_opens_once_for_a_minute() {
+    let s = scenario(include_str!("../../scenarios/budgets-steady.toml"));
+    let i = s
+        .strategies
+        .iter()
+        .position(|x| x.name == "resilience4j")
+        .expect("the strategy is shipped");
+    let m = run(&s, i);
+    assert_each_request_ends_once(&s, &m);
+    assert_eq!(m.breaker_open, SimDuration::from_secs(60));
+    let refused = gave_up(&m, GiveUpReason::BreakerOpen);
+    assert!(refused > 90_000, "{refused}");
+    // No request waits out its deadline against the open breaker: each succeeds, is
+    // refused at once, or used up its attempts.
+    let succeeded = m.entry().succeeded;
+    assert_eq!(succeeded + refused + gave_up(&m, GiveUpReason::Attempts), 150_000);
+}
+
 /// scenarios/fallback.toml: each request ends once, the fallback is used only where
 /// configured, and every escalated request makes exactly one fallback call (those that
 /// fail there are exactly the `rate_limit_escalation` give-ups).

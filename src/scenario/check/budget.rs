@@ -5,7 +5,9 @@
 use toml::Spanned;
 
 use super::{At, Check};
-use crate::model::policy::{BreakerSpec, BudgetKind, BudgetSpec, Fill, Scope};
+use crate::model::policy::{
+    BreakerSpec, BreakerWindow, BudgetKind, BudgetSpec, Fill, HalfOpenRule, Scope,
+};
 use crate::scenario::raw::{RawBreaker, RawBudget};
 use crate::time::SimDuration;
 
@@ -220,6 +222,41 @@ impl Check<'_> {
     pub(super) fn breaker(&mut self, v: &Spanned<RawBreaker>, key: &str) -> BreakerSpec {
         let b = v.get_ref();
         let k = |f: &str| format!("{key}.{f}");
+        let window = match (&b.window, &b.window_calls) {
+            (Some(_), Some(calls)) => {
+                self.err(
+                    Some(calls.span()),
+                    &k("window_calls"),
+                    "expected either `window` (a time window) or `window_calls` (the last N \
+                     calls), found both"
+                        .to_string(),
+                );
+                None
+            }
+            (None, Some(calls)) => self
+                .int(calls, &k("window_calls"), 1, u32::MAX as i64)
+                .map(|n| BreakerWindow::Calls(n as u32)),
+            (Some(d), None) => self
+                .duration(d, &k("window"), true)
+                .map(BreakerWindow::Time),
+            (None, None) => None,
+        }
+        .unwrap_or(BreakerWindow::Time(SimDuration::from_secs(10)));
+        let half_open = match &b.half_open {
+            None => HalfOpenRule::All,
+            Some(s) => match s.get_ref().as_str() {
+                "all" => HalfOpenRule::All,
+                "rate" => HalfOpenRule::Rate,
+                other => {
+                    self.err(
+                        Some(s.span()),
+                        &k("half_open"),
+                        format!("expected \"all\" or \"rate\", found \"{other}\""),
+                    );
+                    HalfOpenRule::All
+                }
+            },
+        };
         BreakerSpec {
             failure_rate: b
                 .failure_rate
@@ -233,16 +270,20 @@ impl Check<'_> {
                     )
                 })
                 .unwrap_or(0.5),
-            window: b
-                .window
-                .as_ref()
-                .and_then(|d| self.duration(d, &k("window"), true))
-                .unwrap_or(SimDuration::from_secs(10)),
-            min_calls: b
-                .min_calls
-                .as_ref()
-                .and_then(|x| self.int(x, &k("min_calls"), 1, u32::MAX as i64))
-                .unwrap_or(20) as u32,
+            window,
+            min_calls: {
+                let min_calls = b
+                    .min_calls
+                    .as_ref()
+                    .and_then(|x| self.int(x, &k("min_calls"), 1, u32::MAX as i64))
+                    .unwrap_or(20) as u32;
+                // A window of N calls never holds more than N: Resilience4j reads a larger
+                // minimum as N (its CircuitBreakerMetrics takes the smaller of the two).
+                match window {
+                    BreakerWindow::Calls(n) => min_calls.min(n),
+                    BreakerWindow::Time(_) => min_calls,
+                }
+            },
             open_for: b
                 .open_for
                 .as_ref()
@@ -253,6 +294,7 @@ impl Check<'_> {
                 .as_ref()
                 .and_then(|x| self.int(x, &k("half_open_probes"), 1, u32::MAX as i64))
                 .unwrap_or(3) as u32,
+            half_open,
             scope: self.scope(
                 b.scope.as_ref().map(|s| s.get_ref().as_str()),
                 b.scope.as_ref().map(|s| s.span()),

@@ -169,9 +169,11 @@ pub enum RawBudget {
 pub struct RawBreaker {
     pub failure_rate: Option<Spanned<f64>>,
     pub window: Option<Spanned<RawDuration>>,
+    pub window_calls: Option<Spanned<i64>>,
     pub min_calls: Option<Spanned<i64>>,
     pub open_for: Option<Spanned<RawDuration>>,
     pub half_open_probes: Option<Spanned<i64>>,
+    pub half_open: Option<Spanned<String>>,
     pub scope: Option<Spanned<String>>,
     pub retries_only: Option<bool>,
 }
