@@ -209,6 +209,10 @@ pub struct ScheduleArgs {
     /// Growth per retry (>= 1).
     #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub multiplier: f64,
+    /// Added to the ladder per retry after the first, e.g. 100ms (Polly's linear backoff:
+    /// --multiplier 1 --increment equal to --base).
+    #[arg(long, value_parser = duration_arg, default_value = "0s")]
+    pub increment: SimDuration,
     /// Retries sent at once before the ladder starts (urllib3 retries its first failure
     /// immediately: 1).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=65_535))]

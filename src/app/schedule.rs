@@ -52,6 +52,7 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
         base: args.base,
         cap: args.cap,
         multiplier: args.multiplier,
+        increment: args.increment,
         jitter: args.jitter,
     };
     let policy = RetryAfterPolicy {
@@ -122,10 +123,14 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
     let samples = args.clients.min(3) as usize;
     let mut out = format!(
-        "schedule: base {}, cap {}, multiplier {}, jitter {}{}, {}, {}, {}{}\ndelays in ms\n",
+        "schedule: base {}, cap {}, multiplier {}{}, jitter {}{}, {}, {}, {}{}\ndelays in ms\n",
         args.base,
         args.cap,
         args.multiplier,
+        match args.increment {
+            d if d.is_zero() => String::new(),
+            d => format!(", increment {d}"),
+        },
         args.jitter.describe(),
         match args.immediate_retries {
             0 => String::new(),

@@ -383,7 +383,9 @@ mod tests {
         // S pushes out an F (3 of 10), then three Fs push out the other three Fs (still 3),
         // the next F pushes out an S (4 of 10), and the one after (5 of 10) opens it.
         let mut b = Breakers::new(&spec, 1);
-        let first = [true, true, true, true, false, false, false, false, false, false];
+        let first = [
+            true, true, true, true, false, false, false, false, false, false,
+        ];
         for (i, failed) in first.into_iter().enumerate() {
             assert_eq!(b.record(0, SimTime(i as u64), failed, 0), Transition::None);
         }

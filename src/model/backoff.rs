@@ -62,7 +62,10 @@ impl Jitter {
     }
 }
 
-/// A backoff ladder: `expo(n) = min(cap, base · multiplier^(n-1))`, then jitter.
+/// A backoff ladder: `expo(n) = min(cap, base · multiplier^(n-1) + increment · (n-1))`,
+/// then jitter. With `multiplier = 1` it is linear: Polly's linear backoff (`base · n`) is
+/// `increment = base`, tenacity's `wait_incrementing(start, increment, max)` is `base =
+/// start`, `cap = max`.
 ///
 /// Invariant (checked when the scenario is validated): `cap >= base`, `multiplier >= 1`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,15 +76,19 @@ pub struct Backoff {
     pub cap: SimDuration,
     /// Growth per retry; 1 gives a constant delay.
     pub multiplier: f64,
+    /// Added per retry after the first (0 for a geometric ladder).
+    pub increment: SimDuration,
     /// How the delay is randomised.
     pub jitter: Jitter,
 }
 
 impl Backoff {
-    /// The capped exponential `min(cap, base · multiplier^(n-1))` for retry `n >= 1`.
+    /// The capped ladder `min(cap, base · multiplier^(n-1) + increment · (n-1))` for retry
+    /// `n >= 1`.
     pub fn expo(&self, n: u32) -> SimDuration {
         let exponent = n.saturating_sub(1).min(i32::MAX as u32) as i32;
-        let raw = self.base.as_nanos() as f64 * self.multiplier.powi(exponent);
+        let raw = self.base.as_nanos() as f64 * self.multiplier.powi(exponent)
+            + self.increment.as_nanos() as f64 * f64::from(exponent);
         if raw >= self.cap.as_nanos() as f64 {
             self.cap
         } else {
@@ -170,7 +177,7 @@ impl Backoff {
     }
 
     /// `expo(1), expo(2), ...` (at most `max` values) until they stop changing (the cap is
-    /// reached, or the multiplier is 1): every later retry has the last value's `expo`.
+    /// reached, or a constant ladder): every later retry has the last value's `expo`.
     pub fn ladder(&self, max: u32) -> Vec<SimDuration> {
         let mut out: Vec<SimDuration> = Vec::new();
         for n in 1..=max.max(1) {
@@ -234,6 +241,7 @@ mod tests {
             base: SimDuration::from_millis(base_ms),
             cap: SimDuration::from_millis(cap_ms),
             multiplier: 2.0,
+            increment: SimDuration::ZERO,
             jitter,
         }
     }
@@ -249,6 +257,11 @@ mod tests {
             Backoff {
                 multiplier: 1.5,
                 ..ladder(7, 10_000, Jitter::Equal)
+            },
+            Backoff {
+                multiplier: 1.0,
+                increment: SimDuration::from_millis(100),
+                ..ladder(100, 1050, Jitter::Full)
             },
         ] {
             let table = b.ladder(65_535);
@@ -402,5 +415,41 @@ mod tests {
         // Far beyond any run (t near 1 024, where Polly's double overflows), the cap.
         let far = capped.next_from(2_000, capped.expo(2_000), state, 0.5);
         assert_eq!(far.0, capped.cap);
+    }
+
+    #[test]
+    fn an_increment_makes_a_linear_ladder() {
+        // Polly's linear backoff with a 200 ms delay and a 1 s MaxDelay: 200, 400 ... 1000.
+        let polly = Backoff {
+            multiplier: 1.0,
+            increment: SimDuration::from_millis(200),
+            ..ladder(200, 1000, Jitter::None)
+        };
+        let ms = |n| polly.expo(n).as_nanos() / 1_000_000;
+        assert_eq!(
+            (1..=7).map(ms).collect::<Vec<_>>(),
+            [200, 400, 600, 800, 1000, 1000, 1000]
+        );
+        assert_eq!(polly.ladder(100).len(), 5);
+        // tenacity's wait_incrementing(start=1s, increment=2s, max=6s): 1, 3, 5, 6 s.
+        let tenacity = Backoff {
+            multiplier: 1.0,
+            increment: SimDuration::from_secs(2),
+            ..ladder(1000, 6000, Jitter::None)
+        };
+        let s = |n| tenacity.expo(n).as_nanos() as f64 / 1e9;
+        assert_eq!(
+            (1..=5).map(s).collect::<Vec<_>>(),
+            [1.0, 3.0, 5.0, 6.0, 6.0]
+        );
+        // Polly's jitter on a linear ladder, U(0.75 d, 1.25 d), is proportional(0.25).
+        let jittered = Backoff {
+            jitter: Jitter::Proportional(0.25),
+            ..polly
+        };
+        assert_eq!(
+            jittered.bounds(2, SimDuration::ZERO),
+            (SimDuration::from_millis(300), SimDuration::from_millis(500))
+        );
     }
 }

@@ -203,6 +203,7 @@ pub fn no_retry() -> Strategy {
             base: SimDuration::ZERO,
             cap: SimDuration::ZERO,
             multiplier: 1.0,
+            increment: SimDuration::ZERO,
             jitter: Jitter::None,
         },
         retry: RetryPolicy {

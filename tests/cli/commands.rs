@@ -761,6 +761,20 @@ fn schedule_draws_replay_a_published_table() {
         schedule_column(&urllib3, "expo"),
         ["0", "200", "400", "800"]
     );
+    // Polly's linear backoff (base x n, MaxDelay 700 ms) with its jitter U(0.75, 1.25) x d
+    // at the draws 0 and 0.5: 150, 400, 600, 700 ms.
+    let linear = args(
+        "--base 200ms --cap 700ms --multiplier 1 --increment 200ms --jitter proportional=0.25 \
+         --attempts 5 --clients 1 --draws 0,0.5",
+    );
+    assert_eq!(
+        schedule_column(&linear, "expo"),
+        ["200", "400", "600", "700"]
+    );
+    assert_eq!(
+        schedule_column(&linear, "client-0"),
+        ["150", "400", "600", "700"]
+    );
     // A list: retry n takes the n-th draw, the last repeating.
     let list = args("--base 1s --cap 1s --clients 1 --draws 0,0.5");
     assert_eq!(

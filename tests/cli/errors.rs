@@ -873,6 +873,19 @@ fn fails_with_breaker_zero_half_open_probes() {
 }
 
 #[test]
+fn fails_with_an_increment_under_decorrelated_jitter() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\njitter = \"decorrelated\"\nincrement = \"1s\"",
+        ),
+        &[
+            "bad.toml:25:13: retry.increment: expected no increment with jitter \"decorrelated\", which does not use the ladder; found 1s",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_breaker_time_and_count_windows_both() {
     refused(
         &tiny_with(

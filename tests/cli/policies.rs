@@ -1015,7 +1015,10 @@ fn shipped_resilience4j_breaker_opens_once_for_a_minute() {
     // No request waits out its deadline against the open breaker: each succeeds, is
     // refused at once, or used up its attempts.
     let succeeded = m.entry().succeeded;
-    assert_eq!(succeeded + refused + gave_up(&m, GiveUpReason::Attempts), 150_000);
+    assert_eq!(
+        succeeded + refused + gave_up(&m, GiveUpReason::Attempts),
+        150_000
+    );
 }
 
 /// scenarios/fallback.toml: each request ends once, the fallback is used only where
@@ -1263,6 +1266,29 @@ fn immediate_retries_are_sent_at_once_then_the_ladder_starts_at_base() {
     assert_eq!(r[0].latency, Some(ms(380)));
     // The retries are counted where they are sent: 20, 140 and 360 ms.
     assert_eq!(nonzero_buckets(&m, |b| b.retries), [(0, 1), (1, 1), (3, 1)]);
+}
+
+/// `increment` with `multiplier = 1`: Polly's linear backoff, base x n, capped (MaxDelay
+/// 700 ms): waits of 200, 400, 600, 700 ms. With 10 ms each way, attempts leave at 0, 220,
+/// 640, 1 260 and 1 980 ms.
+#[test]
+fn an_increment_gives_a_linear_ladder() {
+    let s = scenario(&exact(
+        "count = 1",
+        &down_until(1, "1h"),
+        "max_attempts = 5",
+        "[[strategy]]\nname = \"polly-linear\"\nbase = \"200ms\"\nincrement = \"200ms\"\n\
+         multiplier = 1\ncap = \"700ms\"",
+    ));
+    let m = run(&s, 0);
+    let r = records(&m, 0);
+    assert_eq!((r[0].attempts, r[0].total_wait), (5, ms(1_900)));
+    assert_eq!(r[0].latency, Some(ms(2_000)));
+    // Retries sent at 220, 640, 1 260 and 1 980 ms, in 100 ms buckets.
+    assert_eq!(
+        nonzero_buckets(&m, |b| b.retries),
+        [(2, 1), (6, 1), (12, 1), (19, 1)]
+    );
 }
 
 /// Polly V2's state moves on at a retry whose delay a hint replaced, as in Polly (its delay

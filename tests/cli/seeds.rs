@@ -28,6 +28,7 @@ fn ladder(base: SimDuration, cap: SimDuration, jitter: Jitter) -> Backoff {
         base,
         cap,
         multiplier: 2.0,
+        increment: SimDuration::ZERO,
         jitter,
     }
 }

@@ -137,6 +137,23 @@ impl Check<'_> {
             None => Jitter::None,
             Some((v, key)) => self.jitter(v, &key),
         };
+        let increment = pick!(increment)
+            .and_then(|(v, key)| {
+                let d = self.duration(v, &key, false)?;
+                if !d.is_zero() && matches!(jitter, Jitter::Decorrelated | Jitter::DecorrelatedV2)
+                {
+                    self.err(
+                        Some(v.span()),
+                        &key,
+                        format!(
+                            "expected no increment with jitter \"{}\", which does not use the ladder; found {d}",
+                            jitter.describe()
+                        ),
+                    );
+                }
+                Some(d)
+            })
+            .unwrap_or(SimDuration::ZERO);
         // Checked where a whole policy is built (as cap >= base): `[retry]` alone may set a
         // throttle_base above its cap when every strategy sets a larger cap.
         let throttle_base = pick!(throttle_base).and_then(|(v, key)| {
@@ -337,6 +354,7 @@ impl Check<'_> {
                 base,
                 cap: cap.max(base),
                 multiplier,
+                increment,
                 jitter,
             },
             retry: RetryPolicy {

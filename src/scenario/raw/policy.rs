@@ -88,6 +88,7 @@ pub struct RawPolicy {
     pub base: Option<Spanned<RawDuration>>,
     pub cap: Option<Spanned<RawDuration>>,
     pub multiplier: Option<Spanned<f64>>,
+    pub increment: Option<Spanned<RawDuration>>,
     pub throttle_base: Option<Spanned<RawDuration>>,
     pub immediate_retries: Option<Spanned<i64>>,
     pub jitter: Option<Spanned<RawJitter>>,
