@@ -235,7 +235,9 @@ fn follows_from(e: &ScenarioError, blanked: &[String]) -> bool {
                 && e.key.rsplit('.').next() == b.rsplit('.').next())
             // "expected one of `count`, ..., found none of them" for a table with a blanked
             // pair: the blanked key may have been the one.
-            || (e.msg.ends_with("found none of them") && b.starts_with(&format!("{}.", e.key)))
+            // So is "found an empty table" for a jitter table whose one pair was blanked.
+            || ((e.msg.ends_with("found none of them") || e.msg.ends_with("found an empty table"))
+                && b.starts_with(&format!("{}.", e.key)))
             // A blanked `service = ...` may have been the graph that replaces [server].
             || (e.key == "server" && e.msg.starts_with("missing required table") && b == "service")
     })

@@ -504,12 +504,25 @@ fn fails_with_additive_jitter_that_is_not_a_duration() {
             )],
         );
     }
-    // A number key keeps its own message, at the value.
-    refused(
+    // A number key keeps its own message, at the value, and only that one: the table
+    // left empty once the value is set aside is not a second problem.
+    let stderr = refused(
         &tiny_with("jitter = \"full\"", "jitter = { proportional = \"x\" }"),
-        &[
-            "bad.toml:35:27: strategy[1].jitter.proportional: expected a number, found a string \"x\"",
-        ],
+        &[],
+    );
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: bad.toml:35:27: strategy[1].jitter.proportional: expected a number, found a string \"x\""
+        ]
+    );
+    // A table written empty is one.
+    let stderr = refused(&tiny_with("jitter = \"full\"", "jitter = {}"), &[]);
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: bad.toml:35:10: strategy[1].jitter: expected { proportional = f }, { fraction = j } or { additive = d }; found an empty table"
+        ]
     );
 }
 
