@@ -8,7 +8,7 @@ use crate::cli::{Draws, MINSTD_MODULUS, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
 use crate::limits::{self, MemoryLimit};
-use crate::model::backoff::{Backoff, Jitter};
+use crate::model::backoff::{Backoff, ladder_step};
 use crate::model::policy::{Beyond, Combine, RetryAfterPolicy, parse_retry_after_header};
 use crate::time::SimDuration;
 use crate::{report, runner};
@@ -106,9 +106,9 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
             // starts after them; a usable hint replaces the delay and leaves the state as it
             // was, except Polly V2's, which moves on whatever overrides the delay.
             let hinted = policy.choose(hint);
-            let d = match n.checked_sub(args.immediate_retries).filter(|&s| s > 0) {
+            let d = match ladder_step(n, args.immediate_retries) {
                 None => hinted.unwrap_or(SimDuration::ZERO),
-                Some(_) if hinted.is_some() && args.jitter != Jitter::DecorrelatedV2 => {
+                Some(_) if hinted.is_some() && policy.hint_skips_backoff(args.jitter) => {
                     hinted.unwrap_or_default()
                 }
                 Some(step) => {

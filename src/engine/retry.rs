@@ -8,7 +8,7 @@ use rand::RngExt;
 
 use super::budget::Decision;
 use super::{Event, EventKind, Simulation};
-use crate::model::backoff::{Backoff, Jitter};
+use crate::model::backoff::{Backoff, ladder_step};
 use crate::model::outcome::{GiveUpReason, Status};
 use crate::model::policy::Combine;
 use crate::time::{SimDuration, SimTime};
@@ -54,12 +54,12 @@ impl Simulation<'_> {
                 let hinted = retry.retry_after.choose(hint);
                 let combine = retry.retry_after.combine;
                 let computed = match hinted {
-                    // The hint replaces the delay: no backoff is drawn, except by Polly's
-                    // V2, whose state moves on whatever overrides the delay (Polly computes
-                    // it before its delay generator does).
+                    // The hint replaces the delay: no backoff is drawn (but Polly's V2 moves
+                    // its state on).
                     Some(_)
-                        if combine == Combine::Replace
-                            && strategy.backoff.jitter != Jitter::DecorrelatedV2 =>
+                        if retry
+                            .retry_after
+                            .hint_skips_backoff(strategy.backoff.jitter) =>
                     {
                         SimDuration::ZERO
                     }
@@ -127,12 +127,10 @@ impl Simulation<'_> {
         let policy = self.requests[key].policy as usize;
         let strategy = self.policies[policy].strategy;
         let retry_n = u32::from(attempt - self.requests.info(key).ladder_from);
-        let immediate = strategy.retry.immediate_retries;
-        if retry_n <= immediate {
+        let Some(step) = ladder_step(retry_n, strategy.retry.immediate_retries) else {
             // Sent at once: nothing is drawn, and the backoff state waits for the ladder.
             return SimDuration::ZERO;
-        }
-        let step = retry_n - immediate;
+        };
         if let Some(base) = strategy.retry.throttle_base
             && status == Status::TooManyRequests
         {

@@ -62,6 +62,14 @@ impl Jitter {
     }
 }
 
+/// The ladder step of retry `retry_n` (counted from where the ladder last started) when the
+/// first `immediate` retries are sent at once: `None` for one of those, else `retry_n -
+/// immediate` (>= 1), so the first retry after them waits the ladder's first step.
+#[inline]
+pub fn ladder_step(retry_n: u32, immediate: u32) -> Option<u32> {
+    retry_n.checked_sub(immediate).filter(|&step| step > 0)
+}
+
 /// A backoff ladder: `expo(n) = min(cap, base · multiplier^(n-1) + increment · (n-1))`,
 /// then jitter. With `multiplier = 1` it is linear: Polly's linear backoff (`base · n`) is
 /// `increment = base`, tenacity's `wait_incrementing(start, increment, max)` is `base =

@@ -4,7 +4,7 @@
 //! hint is chosen, how the rate-limit ladder waits, how the attempt timeout grows). The state
 //! machines that carry budgets and breakers through a run live in [`crate::engine`].
 
-use super::backoff::Backoff;
+use super::backoff::{Backoff, Jitter};
 use super::outcome::{ReasonSet, Status, StatusSet};
 use crate::time::SimDuration;
 
@@ -140,6 +140,14 @@ impl Default for RetryAfterPolicy {
 }
 
 impl RetryAfterPolicy {
+    /// Whether a hint this policy chose leaves no backoff to compute: it replaces the delay,
+    /// and the jitter keeps no state that moves on whatever overrides the delay (Polly's V2
+    /// does: Polly computes its delay before the delay generator overrides it).
+    #[inline]
+    pub fn hint_skips_backoff(&self, jitter: Jitter) -> bool {
+        self.combine == Combine::Replace && jitter != Jitter::DecorrelatedV2
+    }
+
     /// The delay a hint imposes, or `None` to use the computed backoff. A usable hint
     /// replaces the computed delay exactly, with no jitter.
     pub fn choose(&self, hint: Option<SimDuration>) -> Option<SimDuration> {
