@@ -1,4 +1,5 @@
-//! Attempts on the caller's side: sending one (breaker admission, budget and time-series
+//! Attempts on the caller's side: sending one (a client-side rate limiter's token, breaker
+//! admission, budget and time-series
 //! counts, the network leg and the attempt's timers), the OCC read round trip, and the lazy
 //! arming of an attempt's timer once its next step is known to come at or after its timeout.
 
@@ -18,6 +19,19 @@ impl Simulation<'_> {
         let now = self.now;
         let r = &self.requests[key];
         let policy = self.policies[r.policy as usize];
+        if !r.on_fallback()
+            && let Some(l) = policy.limiter
+        {
+            let client = self.requests.info(key).client;
+            if let Some(wait) = self.limiters[l as usize].acquire(client, now) {
+                // The SDK sleeps in `acquire` until its bucket holds a token: the attempt
+                // asks again then (a shared bucket's token may have gone to another).
+                self.requests.info_mut(key).waited += wait;
+                self.push(Event::new(EventKind::Send, now + wait, key, 0));
+                return;
+            }
+        }
+        let r = &self.requests[key];
         if !r.on_fallback()
             && let Some(g) = policy.breaker
         {

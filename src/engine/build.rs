@@ -20,6 +20,11 @@ impl<'a> Simulation<'a> {
             .sum();
         let mut budgets: Vec<Budgets> = Vec::new();
         let mut breakers: Vec<BreakerGroup> = Vec::new();
+        let mut limiters: Vec<Limiters> = Vec::new();
+        let mut add_limiter = |spec: &LimiterSpec, clients: u32| {
+            limiters.push(Limiters::new(spec, clients));
+            (limiters.len() - 1) as u16
+        };
         let mut add_budget = |spec: &BudgetSpec, clients: u32| {
             budgets.push(Budgets::new(spec, clients));
             (budgets.len() - 1) as u16
@@ -38,6 +43,7 @@ impl<'a> Simulation<'a> {
         let compared = &scenario.strategies[strategy];
         let mut shared_budget = None;
         let mut shared_breaker = None;
+        let mut shared_limiter = None;
         let mut policies: Vec<RunPolicy> = Vec::new();
         for pp in &scenario.population_policies[strategy] {
             let retry = &pp.strategy.retry;
@@ -60,11 +66,22 @@ impl<'a> Simulation<'a> {
                     })
                 }
             });
+            let limiter = retry.client_rate_limiter.as_ref().map(|l| {
+                if pp.own_limiter {
+                    add_limiter(l, total_clients)
+                } else {
+                    *shared_limiter.get_or_insert_with(|| {
+                        let spec = compared.retry.client_rate_limiter.as_ref().unwrap_or(l);
+                        add_limiter(spec, total_clients)
+                    })
+                }
+            });
             policies.push(RunPolicy {
                 strategy: &pp.strategy,
                 target: 0,
                 budget,
                 breaker,
+                limiter,
                 client: true,
             });
         }
@@ -86,6 +103,10 @@ impl<'a> Simulation<'a> {
                         .breaker
                         .as_ref()
                         .map(|b| add_breaker(b, 1, callee, false)),
+                    limiter: retry
+                        .client_rate_limiter
+                        .as_ref()
+                        .map(|l| add_limiter(l, 1)),
                     client: false,
                 });
                 edge_policies[s].push((callee, (policies.len() - 1) as u16));
@@ -158,6 +179,7 @@ impl<'a> Simulation<'a> {
             backoff_rng: seed.run_stream(Purpose::Backoff, 0),
             budgets,
             breakers,
+            limiters,
             population_timelines: vec![Vec::new(); populations.len()],
             metrics: RunMetrics {
                 services: vec![ServiceMetrics::default(); scenario.services.len()],

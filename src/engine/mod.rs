@@ -37,6 +37,7 @@ mod attempts;
 pub mod breaker;
 pub mod budget;
 mod build;
+pub mod limiter;
 mod outcomes;
 pub mod queue;
 pub mod request;
@@ -49,11 +50,12 @@ pub mod streams;
 
 use crate::metrics::{PopulationBucket, PopulationMetrics, RunMetrics, ServiceMetrics, Timeline};
 use crate::model::dist::Sampler;
-use crate::model::policy::{BreakerSpec, BudgetSpec, Strategy};
+use crate::model::policy::{BreakerSpec, BudgetSpec, LimiterSpec, Strategy};
 use crate::model::{OutageKind, Scenario, Source};
 use crate::time::{SimDuration, SimTime};
 use breaker::Breakers;
 use budget::Budgets;
+use limiter::Limiters;
 pub use queue::{Event, EventKind, EventQueue};
 use request::{Jobs, Requests};
 use service::{Service, decode_hint};
@@ -70,6 +72,8 @@ struct RunPolicy<'a> {
     budget: Option<u16>,
     /// Index into `Simulation::breakers`.
     breaker: Option<u16>,
+    /// Index into `Simulation::limiters`.
+    limiter: Option<u16>,
     /// Client requests (may use the fallback server); downstream calls are not.
     client: bool,
 }
@@ -131,6 +135,8 @@ pub struct Simulation<'a> {
     backoff_rng: SimRng,
     budgets: Vec<Budgets>,
     breakers: Vec<BreakerGroup>,
+    /// Client-side rate limiters (`client_rate_limiter`), one set per policy that has one.
+    limiters: Vec<Limiters>,
     timelines: Vec<Timeline>,
     population_timelines: Vec<Vec<PopulationBucket>>,
     metrics: RunMetrics,

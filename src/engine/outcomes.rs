@@ -53,6 +53,13 @@ impl Simulation<'_> {
             };
         }
         let policy = self.policies[policy as usize];
+        if let Some(l) = policy.limiter {
+            // Every response and timeout moves the limiter's measured rate and its CUBIC
+            // curve; a 429 is the throttle that enables and cuts it.
+            let client = self.requests.info(key).client;
+            let throttled = status == Status::TooManyRequests;
+            self.limiters[l as usize].on_response(client, now, throttled);
+        }
         if status != Status::BadRequest
             && let Some(g) = policy.breaker
         {

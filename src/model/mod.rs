@@ -220,6 +220,7 @@ pub fn no_retry() -> Strategy {
             rate_limit: None,
             budget: None,
             breaker: None,
+            client_rate_limiter: None,
             fallback_on: ReasonSet::default(),
         },
     }

@@ -52,6 +52,8 @@ pub struct RetryPolicy {
     pub budget: Option<BudgetSpec>,
     /// A circuit breaker, when configured.
     pub breaker: Option<BreakerSpec>,
+    /// A client-side rate limiter in front of every attempt (the AWS SDKs' adaptive mode).
+    pub client_rate_limiter: Option<LimiterSpec>,
     /// Give-up reasons that send the request to the fallback server instead.
     pub fallback_on: ReasonSet,
 }
@@ -346,6 +348,20 @@ pub struct BreakerSpec {
     pub retries_only: bool,
 }
 
+/// `client_rate_limiter = { scope, beta, scale, min_fill_rate }`: the AWS SDKs' adaptive
+/// retry mode, a token bucket in front of every attempt whose rate follows TCP CUBIC.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimiterSpec {
+    /// The cut after a throttle: the new rate is `beta` times the rate in use (0.7).
+    pub beta: f64,
+    /// CUBIC's scale constant `C` (0.4).
+    pub scale: f64,
+    /// The least fill rate, tokens per second (0.5).
+    pub min_fill_rate: f64,
+    /// Per client or global.
+    pub scope: Scope,
+}
+
 /// A breaker's window of outcomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BreakerWindow {
@@ -405,6 +421,7 @@ mod tests {
             rate_limit: None,
             budget: None,
             breaker: None,
+            client_rate_limiter: None,
             fallback_on: ReasonSet::default(),
         };
         let got: Vec<f64> = (1..=4)

@@ -339,6 +339,8 @@ pub struct PopulationPolicy {
     pub own_budget: bool,
     /// The population sets its own `breaker`: it gets its own breaker instances.
     pub own_breaker: bool,
+    /// The population sets its own `client_rate_limiter`: it gets its own limiters.
+    pub own_limiter: bool,
 }
 
 #[cfg(test)]

@@ -899,6 +899,21 @@ fn fails_with_an_increment_under_decorrelated_jitter() {
 }
 
 #[test]
+fn fails_with_client_rate_limiter_values_out_of_range() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nclient_rate_limiter = { beta = 1.0, min_fill_rate = 0, scope = \"fleet\" }",
+        ),
+        &[
+            "retry.client_rate_limiter.beta: expected a number in (0, 1), found 1",
+            "retry.client_rate_limiter.min_fill_rate: expected a rate > 0 (tokens per second), found 0",
+            "retry.client_rate_limiter.scope: expected \"client\" or \"global\", found \"fleet\"",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_breaker_time_and_count_windows_both() {
     refused(
         &tiny_with(

@@ -1021,6 +1021,36 @@ fn shipped_resilience4j_breaker_opens_once_for_a_minute() {
     );
 }
 
+/// scenarios/aws-sdk-2026.toml's adaptive mode against the standard mode it adds its limiter
+/// to (one replication of each): every request ends once, calls wait for tokens, and the
+/// limiter holds the fleet's throttled retries and its calls down.
+#[test]
+fn shipped_adaptive_mode_sends_fewer_calls_than_standard_mode() {
+    let s = scenario(include_str!("../../scenarios/aws-sdk-2026.toml"));
+    let names: Vec<&str> = s.strategies.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["standard-2025", "standard-2026", "adaptive-2025"]);
+    let standard = run(&s, 0);
+    let adaptive = run(&s, 2);
+    assert_each_request_ends_once(&s, &adaptive);
+    let retries_429 = |m: &RunMetrics| m.entry().retries[2];
+    assert!(
+        (retries_429(&adaptive) as f64) < 0.8 * retries_429(&standard) as f64,
+        "{} {}",
+        retries_429(&adaptive),
+        retries_429(&standard)
+    );
+    assert!(adaptive.entry().calls < standard.entry().calls);
+    // Only the limiter makes a first attempt wait: standard mode's first attempts never do.
+    let held_first = |m: &RunMetrics| {
+        m.requests
+            .iter()
+            .filter(|r| r.attempts == 1 && !r.total_wait.is_zero())
+            .count()
+    };
+    assert_eq!(held_first(&standard), 0);
+    assert!(held_first(&adaptive) > 1_000, "{}", held_first(&adaptive));
+}
+
 /// scenarios/fallback.toml: each request ends once, the fallback is used only where
 /// configured, and every escalated request makes exactly one fallback call (those that
 /// fail there are exactly the `rate_limit_escalation` give-ups).
@@ -1266,6 +1296,49 @@ fn immediate_retries_are_sent_at_once_then_the_ladder_starts_at_base() {
     assert_eq!(r[0].latency, Some(ms(380)));
     // The retries are counted where they are sent: 20, 140 and 360 ms.
     assert_eq!(nonzero_buckets(&m, |b| b.retries), [(0, 1), (1, 1), (3, 1)]);
+}
+
+/// `client_rate_limiter`, worked by hand (one client, three one-attempt requests, 10 ms each
+/// way and 10 ms of service, a rate limiter with one token). The limiter's bucket is made
+/// empty at t = 0, filling at 1 token/s.
+/// - request 1 succeeds at 30 ms: the bucket holds 0.03 token. The limiter is not enabled;
+///   the CUBIC rate, 0.4 x 0.03^3 + 0 (the curve starts at 0), is capped at twice the
+///   measured rate (none yet: 0), so the bucket fills at its floor, 0.5 token/s, from now.
+/// - request 2 leaves at 30 ms and meets a 429 (back at 50 ms): the throttle enables the
+///   limiter; the bucket holds 0.03 + (0.05 - 0.03) x 0.5 = 0.04 token.
+/// - request 3 begins at 50 ms and waits for the other 0.96 token: 0.96 / 0.5 = 1.92 s. It
+///   leaves at 1.97 s and its 429 is back at 1.99 s: a latency of 1.94 s, 1.92 s waited.
+#[test]
+fn a_client_rate_limiter_holds_attempts_after_a_throttle() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 3",
+        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [server.rate_limit]\nrate = 0.0001\nburst = 1",
+        "max_attempts = 1",
+        "[[strategy]]\nname = \"adaptive\"\nbase = \"100ms\"\ncap = \"1s\"\n\
+         client_rate_limiter = { scope = \"client\" }",
+    ));
+    let m = run(&s, 0);
+    let r = records(&m, 0);
+    let waits: Vec<_> = r.iter().map(|r| (r.total_wait, r.latency)).collect();
+    assert_eq!(
+        waits,
+        [
+            (ms(0), Some(ms(30))),
+            (ms(0), Some(ms(20))),
+            (ms(1_920), Some(ms(1_940)))
+        ]
+    );
+    // Without the limiter, request 3 leaves at once.
+    let s = scenario(&exact(
+        "count = 1\nrequests = 3",
+        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [server.rate_limit]\nrate = 0.0001\nburst = 1",
+        "max_attempts = 1",
+        "[[strategy]]\nname = \"standard\"\nbase = \"100ms\"\ncap = \"1s\"",
+    ));
+    let r = records(&run(&s, 0), 0);
+    assert_eq!(r[2].latency, Some(ms(20)));
 }
 
 /// `increment` with `multiplier = 1`: Polly's linear backoff, base x n, capped (MaxDelay

@@ -6,9 +6,9 @@ use toml::Spanned;
 
 use super::{At, Check};
 use crate::model::policy::{
-    BreakerSpec, BreakerWindow, BudgetKind, BudgetSpec, Fill, HalfOpenRule, Scope,
+    BreakerSpec, BreakerWindow, BudgetKind, BudgetSpec, Fill, HalfOpenRule, LimiterSpec, Scope,
 };
-use crate::scenario::raw::{RawBreaker, RawBudget};
+use crate::scenario::raw::{RawBreaker, RawBudget, RawLimiter};
 use crate::time::SimDuration;
 
 impl Check<'_> {
@@ -302,6 +302,46 @@ impl Check<'_> {
                 Scope::Client,
             ),
             retries_only: b.retries_only.unwrap_or(false),
+        }
+    }
+
+    pub(super) fn limiter(&mut self, v: &Spanned<RawLimiter>, key: &str) -> LimiterSpec {
+        let l = v.get_ref();
+        let k = |f: &str| format!("{key}.{f}");
+        let num = |c: &mut Self,
+                   x: &Option<Spanned<f64>>,
+                   field: &str,
+                   default: f64,
+                   ok: fn(f64) -> bool,
+                   expected: &str| {
+            x.as_ref()
+                .and_then(|x| c.float(x, &k(field), ok, expected))
+                .unwrap_or(default)
+        };
+        LimiterSpec {
+            beta: num(
+                self,
+                &l.beta,
+                "beta",
+                0.7,
+                |x| x > 0.0 && x < 1.0,
+                "a number in (0, 1)",
+            ),
+            scale: num(self, &l.scale, "scale", 0.4, |x| x > 0.0, "a number > 0"),
+            min_fill_rate: num(
+                self,
+                &l.min_fill_rate,
+                "min_fill_rate",
+                0.5,
+                |x| x > 0.0,
+                "a rate > 0 (tokens per second)",
+            ),
+            scope: self.scope(
+                l.scope.as_ref().map(|s| s.get_ref().as_str()),
+                l.scope.as_ref().map(|s| s.span()),
+                &k("scope"),
+                Scope::Client,
+            ),
         }
     }
 }

@@ -531,6 +531,7 @@ impl Check<'_> {
                         strategy: strategy.clone(),
                         own_budget: false,
                         own_breaker: false,
+                        own_limiter: false,
                     });
                     continue;
                 };
@@ -563,6 +564,7 @@ impl Check<'_> {
                     },
                     own_budget: over.get_ref().budget.is_some(),
                     own_breaker: over.get_ref().breaker.is_some(),
+                    own_limiter: over.get_ref().client_rate_limiter.is_some(),
                 });
             }
             all.push(row);

@@ -321,6 +321,7 @@ impl Check<'_> {
         });
         let budget = pick!(budget).map(|(v, key)| self.budget(v, &key));
         let breaker = pick!(breaker).map(|(v, key)| self.breaker(v, &key));
+        let client_rate_limiter = pick!(client_rate_limiter).map(|(v, key)| self.limiter(v, &key));
         let fallback_on = match pick!(fallback_on) {
             None => ReasonSet::default(),
             Some((v, key)) => {
@@ -371,6 +372,7 @@ impl Check<'_> {
                 rate_limit,
                 budget,
                 breaker,
+                client_rate_limiter,
                 fallback_on,
             },
         }

@@ -21,7 +21,9 @@ use crate::time::{SimDuration, parse_duration};
 
 mod policy;
 
-pub use policy::{RawBreaker, RawBudget, RawJitter, RawPolicy, RawRateLimitLadder, RawRetryAfter};
+pub use policy::{
+    RawBreaker, RawBudget, RawJitter, RawLimiter, RawPolicy, RawRateLimitLadder, RawRetryAfter,
+};
 
 /// The key under which the `toml` crate hands a date-time to a deserializer.
 const TOML_DATETIME_KEY: &str = "$__toml_private_datetime";

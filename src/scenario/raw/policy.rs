@@ -103,6 +103,7 @@ pub struct RawPolicy {
     pub rate_limit: Option<Spanned<RawRateLimitLadder>>,
     pub budget: Option<Spanned<RawBudget>>,
     pub breaker: Option<Spanned<RawBreaker>>,
+    pub client_rate_limiter: Option<Spanned<RawLimiter>>,
     pub fallback_on: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
@@ -162,6 +163,16 @@ pub enum RawBudget {
         size: Option<f64>,
         scope: Option<String>,
     },
+}
+
+/// `client_rate_limiter = { scope = "client", beta = 0.7, scale = 0.4, min_fill_rate = 0.5 }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimiter {
+    pub beta: Option<Spanned<f64>>,
+    pub scale: Option<Spanned<f64>>,
+    pub min_fill_rate: Option<Spanned<f64>>,
+    pub scope: Option<Spanned<String>>,
 }
 
 /// `breaker = { failure_rate = 0.5, window = "10s", min_calls = 20, open_for = "5s", ... }`

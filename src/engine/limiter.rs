@@ -1,0 +1,282 @@
+//! Client-side rate limiters during a run: the AWS SDKs' adaptive retry mode, per client or
+//! fleet-wide.
+//!
+//! The SDKs (botocore's `retries/adaptive.py`, `throttling.py` and `bucket.py`; the
+//! smithy-typescript `DefaultRateLimiter` has the same constants) put a token bucket in front
+//! of every attempt, first attempts included, once a throttling response has been seen. Its
+//! rate follows TCP CUBIC: a throttle cuts it to `beta` times the rate in use and remembers
+//! that rate as `w_max`; each later response raises it along `scale * (t - k)^3 + w_max`,
+//! `t` the time since the throttle and `k = cbrt(w_max * (1 - beta) / scale)` the time the
+//! curve takes to climb back to `w_max`. The rate is never set above twice the measured
+//! response rate (a moving average over half-second buckets), and the bucket fills at no
+//! less than `min_fill_rate` tokens per second. An attempt that finds no whole token waits
+//! until the bucket has one (the SDK sleeps in `acquire`); herdsim sends it then, taking the
+//! token, or waits again if another attempt of a shared limiter took it first.
+//!
+//! Times are seconds as `f64`, as in the SDK, from integer nanoseconds: the arithmetic is
+//! the same on every machine, so runs stay deterministic.
+
+use crate::model::policy::{LimiterSpec, Scope};
+use crate::time::{SimDuration, SimTime};
+
+/// The SDK's measured-rate buckets: half a second.
+const MEASURE_BUCKETS_PER_S: f64 = 2.0;
+/// The most the new rate may be above the measured rate (`_MAX_RATE_ADJUST_SCALE`).
+const MAX_RATE_ADJUST_SCALE: f64 = 2.0;
+/// A bucket this close to a whole token has one: the wait to reach it was rounded up to
+/// whole nanoseconds, and the refill's float sum may fall a hair short.
+const WHOLE_TOKEN: f64 = 1.0 - 1e-9;
+
+/// One limiter's state (botocore's `ClientRateLimiter` with its `TokenBucket`,
+/// `CubicCalculator` and `RateClocker`).
+#[derive(Debug, Clone)]
+struct State {
+    /// Whether a throttle has been seen: until then attempts pass freely.
+    enabled: bool,
+    fill_rate: f64,
+    max_capacity: f64,
+    tokens: f64,
+    /// When the bucket was last refilled (s).
+    refilled_at: f64,
+    w_max: f64,
+    k: f64,
+    last_fail: f64,
+    measured_rate: f64,
+    counted: f64,
+    last_bucket: f64,
+}
+
+/// All limiters of one policy in a run: one (global) or one per client.
+#[derive(Debug, Clone)]
+pub struct Limiters {
+    spec: LimiterSpec,
+    states: Vec<State>,
+}
+
+fn seconds(t: SimTime) -> f64 {
+    t.0 as f64 / 1e9
+}
+
+impl Limiters {
+    /// Fresh limiters for `clients` clients, made at t = 0: disabled, the bucket empty and
+    /// filling at 1 token/s, the CUBIC curve starting from 0 (botocore's
+    /// `TokenBucket(max_rate=1)` and `CubicCalculator(starting_max_rate=0)`).
+    pub fn new(spec: &LimiterSpec, clients: u32) -> Self {
+        let n = match spec.scope {
+            Scope::Client => clients as usize,
+            Scope::Global => 1,
+        };
+        let fresh = State {
+            enabled: false,
+            fill_rate: 1f64.max(spec.min_fill_rate),
+            max_capacity: 1.0,
+            tokens: 0.0,
+            refilled_at: 0.0,
+            w_max: 0.0,
+            k: 0.0,
+            last_fail: 0.0,
+            measured_rate: 0.0,
+            counted: 0.0,
+            last_bucket: 0.0,
+        };
+        Limiters {
+            spec: *spec,
+            states: vec![fresh; n],
+        }
+    }
+
+    fn state(&mut self, client: u32) -> &mut State {
+        let i = match self.spec.scope {
+            Scope::Client => client as usize,
+            Scope::Global => 0,
+        };
+        &mut self.states[i]
+    }
+
+    /// An attempt of `client` is about to be sent at `now`: `None` if it may go (it took a
+    /// token, or the limiter is not enabled yet), else how long to wait before asking again.
+    pub fn acquire(&mut self, client: u32, now: SimTime) -> Option<SimDuration> {
+        let s = self.state(client);
+        if !s.enabled {
+            return None;
+        }
+        s.refill(seconds(now));
+        if s.tokens >= WHOLE_TOKEN {
+            s.tokens = (s.tokens - 1.0).max(0.0);
+            return None;
+        }
+        let wait_s = (1.0 - s.tokens) / s.fill_rate;
+        Some(SimDuration((wait_s * 1e9).ceil().max(1.0) as u64))
+    }
+
+    /// An attempt's result reached `client` at `now` (any response or a timeout);
+    /// `throttled` when it was a throttling error (429).
+    pub fn on_response(&mut self, client: u32, now: SimTime, throttled: bool) {
+        let spec = self.spec;
+        let s = self.state(client);
+        let t = seconds(now);
+        let measured = s.record(t);
+        let new_rate = if throttled {
+            let rate = if s.enabled {
+                measured.min(s.fill_rate)
+            } else {
+                measured
+            };
+            s.w_max = rate;
+            s.k = zero_point(rate, &spec);
+            s.last_fail = t;
+            s.enabled = true;
+            rate * spec.beta
+        } else {
+            spec.scale * (t - s.last_fail - s.k).powi(3) + s.w_max
+        };
+        s.set_rate(
+            new_rate.min(MAX_RATE_ADJUST_SCALE * measured),
+            t,
+            spec.min_fill_rate,
+        );
+    }
+}
+
+/// CUBIC's `k`: how long after a throttle the curve is back at `w_max`.
+fn zero_point(w_max: f64, spec: &LimiterSpec) -> f64 {
+    (w_max * (1.0 - spec.beta) / spec.scale).cbrt()
+}
+
+impl State {
+    fn refill(&mut self, t: f64) {
+        let filled = self.tokens + (t - self.refilled_at) * self.fill_rate;
+        self.tokens = filled.min(self.max_capacity);
+        self.refilled_at = t;
+    }
+
+    /// The bucket's `max_rate` setter: the fill rate (at least `min_fill_rate`) and the
+    /// capacity (at least 1 token) follow the new rate.
+    fn set_rate(&mut self, rate: f64, t: f64, min_fill_rate: f64) {
+        self.refill(t);
+        self.fill_rate = rate.max(min_fill_rate);
+        self.max_capacity = rate.max(1.0);
+        self.tokens = self.tokens.min(self.max_capacity);
+    }
+
+    /// Counts one response and returns the measured rate: an exponentially smoothed rate of
+    /// responses, updated when a response falls in a later half-second bucket.
+    fn record(&mut self, t: f64) -> f64 {
+        const SMOOTHING: f64 = 0.8;
+        let bucket = (t * MEASURE_BUCKETS_PER_S).floor() / MEASURE_BUCKETS_PER_S;
+        self.counted += 1.0;
+        if bucket > self.last_bucket {
+            let rate = self.counted / (bucket - self.last_bucket);
+            self.measured_rate = rate * SMOOTHING + self.measured_rate * (1.0 - SMOOTHING);
+            self.counted = 0.0;
+            self.last_bucket = bucket;
+        }
+        self.measured_rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LimiterSpec {
+        LimiterSpec {
+            beta: 0.7,
+            scale: 0.4,
+            min_fill_rate: 0.5,
+            scope: Scope::Client,
+        }
+    }
+
+    fn at(s: f64) -> SimTime {
+        SimTime((s * 1e9) as u64)
+    }
+
+    #[test]
+    fn attempts_pass_freely_until_the_first_throttle() {
+        let mut l = Limiters::new(&spec(), 1);
+        for i in 0..100 {
+            assert_eq!(l.acquire(0, at(f64::from(i) * 0.01)), None);
+            l.on_response(0, at(f64::from(i) * 0.01 + 0.005), false);
+        }
+    }
+
+    #[test]
+    fn a_throttle_cuts_the_rate_to_beta_of_the_measured_rate() {
+        let mut l = Limiters::new(&spec(), 1);
+        // Ten responses in [0, 0.5) s, then one at 0.5 s: 11 in the bucket that closes there,
+        // a measured rate of 11 / 0.5 x 0.8 = 17.6 /s.
+        for i in 0..10 {
+            l.on_response(0, at(f64::from(i) * 0.05), false);
+        }
+        l.on_response(0, at(0.5), true);
+        let s = &l.states[0];
+        assert!((s.measured_rate - 17.6).abs() < 1e-9, "{}", s.measured_rate);
+        assert!(s.enabled);
+        assert!((s.w_max - 17.6).abs() < 1e-9);
+        // The new rate: 0.7 x 17.6 = 12.32 tokens/s, capacity 12.32, bucket empty.
+        assert!((s.fill_rate - 12.32).abs() < 1e-9, "{}", s.fill_rate);
+        assert!((s.max_capacity - 12.32).abs() < 1e-9);
+        // k = cbrt(17.6 x 0.3 / 0.4) = cbrt(13.2).
+        assert!((s.k - 13.2f64.cbrt()).abs() < 1e-12);
+        // While disabled the bucket kept filling at the rates the successes set, up to its
+        // capacity of 1: what is left of a token is under 1, so the next attempt waits for
+        // the rest, then takes it.
+        let partial = l.states[0].tokens;
+        assert!((0.0..1.0).contains(&partial), "{partial}");
+        let wait = l.acquire(0, at(0.5)).expect("no whole token yet");
+        assert_eq!(
+            wait,
+            SimDuration(((1.0 - partial) / 12.32 * 1e9).ceil() as u64)
+        );
+        assert_eq!(l.acquire(0, at(0.5) + wait), None);
+        // The one after, at the same instant, waits a whole token's time: 1 / 12.32 s.
+        let next = l.acquire(0, at(0.5) + wait).expect("the bucket is empty");
+        let whole = 1e9 / 12.32;
+        assert!((next.0 as f64 - whole).abs() <= 1.0, "{next:?}");
+    }
+
+    #[test]
+    fn the_rate_climbs_back_along_the_cubic_and_no_higher_than_twice_the_measured_rate() {
+        let mut l = Limiters::new(&spec(), 1);
+        for i in 0..10 {
+            l.on_response(0, at(f64::from(i) * 0.05), false);
+        }
+        l.on_response(0, at(0.5), true); // w_max 17.6, k = cbrt(13.2) = 2.36 s
+        // Just after the throttle the curve starts at beta x w_max = 12.32 (CUBIC's
+        // w_max - C k^3) and climbs back to w_max at t = 0.5 + k.
+        let k = 13.2f64.cbrt();
+        l.on_response(0, at(0.75), false);
+        let cubic = |t: f64| 0.4 * (t - 0.5 - k).powi(3) + 17.6;
+        assert!((cubic(0.5) - 12.32).abs() < 1e-9);
+        // The measured rate bounds it: one response per 0.25 s since 0.5 s brings the
+        // smoothed rate down towards 4 /s, and the rate set to at most twice that.
+        let mut t = 1.0;
+        while t < 0.5 + k {
+            l.on_response(0, at(t), false);
+            let s = &l.states[0];
+            assert!(s.fill_rate <= (2.0 * s.measured_rate).max(0.5) + 1e-9);
+            assert!(s.fill_rate <= cubic(t) + 1e-9);
+            t += 0.25;
+        }
+        let s = &l.states[0];
+        assert!((s.measured_rate - 4.0).abs() < 0.1, "{}", s.measured_rate);
+        assert!(s.fill_rate < cubic(t - 0.25), "{}", s.fill_rate);
+    }
+
+    #[test]
+    fn a_global_limiter_is_shared_and_a_client_one_is_not() {
+        let global = LimiterSpec {
+            scope: Scope::Global,
+            ..spec()
+        };
+        let mut g = Limiters::new(&global, 3);
+        let mut c = Limiters::new(&spec(), 3);
+        for l in [&mut g, &mut c] {
+            l.on_response(0, at(0.6), true);
+        }
+        assert!(g.acquire(2, at(0.6)).is_some());
+        assert!(c.acquire(2, at(0.6)).is_none());
+        assert!(c.acquire(0, at(0.6)).is_some());
+    }
+}
