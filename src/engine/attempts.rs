@@ -3,6 +3,7 @@
 //! counts, the network leg and the attempt's timers), the OCC read round trip, and the lazy
 //! arming of an attempt's timer once its next step is known to come at or after its timeout.
 
+use super::limiter::{Gate, Wake, Woken};
 use super::request::NONE;
 use super::{Event, EventKind, Simulation};
 use crate::metrics::class_index;
@@ -10,28 +11,63 @@ use crate::model::outcome::{GiveUpReason, Status};
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
-    /// Sends the request's next attempt now (first, retry or fallback call).
+    /// Sends the request's next attempt now (first, retry or fallback call), unless its
+    /// client-side rate limiter holds it back.
     pub(super) fn send(&mut self, key: u32) {
         if self.orphaned(key) {
             // A retry of a call whose service crashed meanwhile: nobody is left to send it.
             return self.give_up(key, GiveUpReason::NonRetryable);
         }
-        let now = self.now;
         let r = &self.requests[key];
         let policy = self.policies[r.policy as usize];
         if !r.on_fallback()
             && let Some(l) = policy.limiter
         {
-            let client = self.requests.info(key).client;
-            if let Some(wait) = self.limiters[l as usize].acquire(client, now) {
+            let limiters = &mut self.limiters[l as usize];
+            let index = limiters.index(self.requests.info(key).client);
+            match limiters.acquire(index, key, self.now) {
+                Gate::Go => {}
                 // The SDK sleeps in `acquire` until its bucket holds a token: the attempt
-                // asks again then (a shared bucket's token may have gone to another).
-                self.requests.info_mut(key).waited += wait;
-                self.push(Event::new(EventKind::Send, now + wait, key, 0));
-                return;
+                // waits in the limiter's queue, and leaves when its turn and token come.
+                Gate::Queued(wake) => {
+                    if let Some(w) = wake {
+                        self.push_wake(l, w);
+                    }
+                    return;
+                }
             }
         }
+        self.send_now(key)
+    }
+
+    /// Schedules the wake-up of the first attempt waiting on limiter set `set`.
+    pub(super) fn push_wake(&mut self, set: u16, w: Wake) {
+        let wake = Event::new(EventKind::LimiterWake, w.at, w.index, w.generation).at_service(set);
+        self.push(wake);
+    }
+
+    /// A limiter's wake-up fired: its first waiter leaves with its token, if still live.
+    pub(super) fn limiter_wake(&mut self, set: u16, index: u32, generation: u32) {
+        let Woken::Send { key, since, next } =
+            self.limiters[set as usize].wake(index, generation, self.now)
+        else {
+            return;
+        };
+        if let Some(w) = next {
+            self.push_wake(set, w);
+        }
+        self.requests.info_mut(key).waited += self.now - since;
+        if self.orphaned(key) {
+            return self.give_up(key, GiveUpReason::NonRetryable);
+        }
+        self.send_now(key)
+    }
+
+    /// Sends the request's next attempt now, past its client-side rate limiter.
+    pub(super) fn send_now(&mut self, key: u32) {
+        let now = self.now;
         let r = &self.requests[key];
+        let policy = self.policies[r.policy as usize];
         if !r.on_fallback()
             && let Some(g) = policy.breaker
         {

@@ -10,11 +10,17 @@
 //! curve takes to climb back to `w_max`. The rate is never set above twice the measured
 //! response rate (a moving average over half-second buckets), and the bucket fills at no
 //! less than `min_fill_rate` tokens per second. An attempt that finds no whole token waits
-//! until the bucket has one (the SDK sleeps in `acquire`); herdsim sends it then, taking the
-//! token, or waits again if another attempt of a shared limiter took it first.
+//! until the bucket has one (the SDK sleeps in `acquire`, woken when the rate changes) and is
+//! sent then. Attempts waiting on one limiter queue in the order they came: the first is
+//! woken when the bucket reaches a whole token at the current rate (again whenever a result
+//! changes the rate), takes it and leaves, and the next starts waiting for the one after.
+//! (The SDK wakes its sleeping threads to race for each token; a queue gives the same
+//! tokens out in a fixed order, without a herd of wake-ups.)
 //!
 //! Times are seconds as `f64`, as in the SDK, from integer nanoseconds: the arithmetic is
 //! the same on every machine, so runs stay deterministic.
+
+use std::collections::VecDeque;
 
 use crate::model::policy::{LimiterSpec, Scope};
 use crate::time::{SimDuration, SimTime};
@@ -44,6 +50,48 @@ struct State {
     measured_rate: f64,
     counted: f64,
     last_bucket: f64,
+    /// Attempts waiting for a token, oldest first: (request key, waiting since).
+    waiting: VecDeque<(u32, SimTime)>,
+    /// Numbers the wake-ups of the first waiter: only the latest is live.
+    generation: u32,
+}
+
+/// What an attempt must do after asking its limiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Send it now (it took a token, or the limiter is not enabled yet).
+    Go,
+    /// It waits in the limiter's queue; schedule the wake-up when one is given (it is the
+    /// first waiter).
+    Queued(Option<Wake>),
+}
+
+/// A wake-up to schedule for the first attempt waiting on limiter `index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    /// When the bucket reaches a whole token at the current rate.
+    pub at: SimTime,
+    /// The limiter within its set.
+    pub index: u32,
+    /// Which wake-up this is (only the latest is live).
+    pub generation: u32,
+}
+
+/// What a wake-up did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woken {
+    /// A later wake-up replaced it.
+    Stale,
+    /// The first waiter took its token: send request `key`, which waited since `since`;
+    /// schedule the next waiter's wake-up when one is given.
+    Send {
+        /// The request whose attempt leaves.
+        key: u32,
+        /// When it began to wait.
+        since: SimTime,
+        /// The next waiter's wake-up, if one waits.
+        next: Option<Wake>,
+    },
 }
 
 /// All limiters of one policy in a run: one (global) or one per client.
@@ -78,6 +126,8 @@ impl Limiters {
             measured_rate: 0.0,
             counted: 0.0,
             last_bucket: 0.0,
+            waiting: VecDeque::new(),
+            generation: 0,
         };
         Limiters {
             spec: *spec,
@@ -85,35 +135,58 @@ impl Limiters {
         }
     }
 
-    fn state(&mut self, client: u32) -> &mut State {
-        let i = match self.spec.scope {
-            Scope::Client => client as usize,
+    /// The limiter serving `client`.
+    #[inline]
+    pub fn index(&self, client: u32) -> u32 {
+        match self.spec.scope {
+            Scope::Client => client,
             Scope::Global => 0,
-        };
-        &mut self.states[i]
+        }
     }
 
-    /// An attempt of `client` is about to be sent at `now`: `None` if it may go (it took a
-    /// token, or the limiter is not enabled yet), else how long to wait before asking again.
-    pub fn acquire(&mut self, client: u32, now: SimTime) -> Option<SimDuration> {
-        let s = self.state(client);
+    /// Attempt `key` is about to be sent at `now` through limiter `index`.
+    pub fn acquire(&mut self, index: u32, key: u32, now: SimTime) -> Gate {
+        let s = &mut self.states[index as usize];
         if !s.enabled {
-            return None;
+            return Gate::Go;
         }
         s.refill(seconds(now));
-        if s.tokens >= WHOLE_TOKEN {
+        if s.waiting.is_empty() && s.tokens >= WHOLE_TOKEN {
             s.tokens = (s.tokens - 1.0).max(0.0);
-            return None;
+            return Gate::Go;
         }
-        let wait_s = (1.0 - s.tokens) / s.fill_rate;
-        Some(SimDuration((wait_s * 1e9).ceil().max(1.0) as u64))
+        s.waiting.push_back((key, now));
+        let first = s.waiting.len() == 1;
+        Gate::Queued(first.then(|| s.wake_first(index, now)))
+    }
+
+    /// Whether wake-up `generation` of limiter `index` was replaced by a later one.
+    #[inline]
+    pub fn is_stale(&self, index: u32, generation: u32) -> bool {
+        self.states[index as usize].generation != generation
+    }
+
+    /// The wake-up `generation` of limiter `index`'s first waiter fired at `now`.
+    pub fn wake(&mut self, index: u32, generation: u32, now: SimTime) -> Woken {
+        let s = &mut self.states[index as usize];
+        if generation != s.generation {
+            return Woken::Stale;
+        }
+        s.refill(seconds(now));
+        debug_assert!(s.tokens >= WHOLE_TOKEN, "woken before a whole token");
+        s.tokens = (s.tokens - 1.0).max(0.0);
+        let (key, since) = s.waiting.pop_front().expect("a live wake-up has a waiter");
+        let next = (!s.waiting.is_empty()).then(|| s.wake_first(index, now));
+        Woken::Send { key, since, next }
     }
 
     /// An attempt's result reached `client` at `now` (any response or a timeout);
-    /// `throttled` when it was a throttling error (429).
-    pub fn on_response(&mut self, client: u32, now: SimTime, throttled: bool) {
+    /// `throttled` when it was a throttling error (429). Returns the first waiter's new
+    /// wake-up when the rate changed under waiting attempts.
+    pub fn on_response(&mut self, client: u32, now: SimTime, throttled: bool) -> Option<Wake> {
         let spec = self.spec;
-        let s = self.state(client);
+        let index = self.index(client);
+        let s = &mut self.states[index as usize];
         let t = seconds(now);
         let measured = s.record(t);
         let new_rate = if throttled {
@@ -135,6 +208,12 @@ impl Limiters {
             t,
             spec.min_fill_rate,
         );
+        (!s.waiting.is_empty()).then(|| s.wake_first(index, now))
+    }
+
+    /// Every attempt still waiting, with when it began to (for the end of a run).
+    pub fn waiting(&self) -> impl Iterator<Item = (u32, SimTime)> + '_ {
+        self.states.iter().flat_map(|s| s.waiting.iter().copied())
     }
 }
 
@@ -144,6 +223,19 @@ fn zero_point(w_max: f64, spec: &LimiterSpec) -> f64 {
 }
 
 impl State {
+    /// A new wake-up for the first waiter, when the bucket reaches a whole token at the
+    /// current rate (rounded up to the nanosecond); earlier ones are stale.
+    fn wake_first(&mut self, index: u32, now: SimTime) -> Wake {
+        self.generation = self.generation.wrapping_add(1);
+        let short = (1.0 - self.tokens).max(0.0);
+        let wait = SimDuration((short / self.fill_rate * 1e9).ceil() as u64);
+        Wake {
+            at: now + wait,
+            index,
+            generation: self.generation,
+        }
+    }
+
     fn refill(&mut self, t: f64) {
         let filled = self.tokens + (t - self.refilled_at) * self.fill_rate;
         self.tokens = filled.min(self.max_capacity);
@@ -192,12 +284,22 @@ mod tests {
         SimTime((s * 1e9) as u64)
     }
 
+    fn wake_at(gate: Gate) -> SimTime {
+        match gate {
+            Gate::Queued(Some(w)) => w.at,
+            other => panic!("expected a first waiter, found {other:?}"),
+        }
+    }
+
     #[test]
     fn attempts_pass_freely_until_the_first_throttle() {
         let mut l = Limiters::new(&spec(), 1);
         for i in 0..100 {
-            assert_eq!(l.acquire(0, at(f64::from(i) * 0.01)), None);
-            l.on_response(0, at(f64::from(i) * 0.01 + 0.005), false);
+            assert_eq!(l.acquire(0, i, at(f64::from(i) * 0.01)), Gate::Go);
+            assert_eq!(
+                l.on_response(0, at(f64::from(i) * 0.01 + 0.005), false),
+                None
+            );
         }
     }
 
@@ -214,26 +316,58 @@ mod tests {
         assert!((s.measured_rate - 17.6).abs() < 1e-9, "{}", s.measured_rate);
         assert!(s.enabled);
         assert!((s.w_max - 17.6).abs() < 1e-9);
-        // The new rate: 0.7 x 17.6 = 12.32 tokens/s, capacity 12.32, bucket empty.
+        // The new rate: 0.7 x 17.6 = 12.32 tokens/s, capacity 12.32.
         assert!((s.fill_rate - 12.32).abs() < 1e-9, "{}", s.fill_rate);
         assert!((s.max_capacity - 12.32).abs() < 1e-9);
         // k = cbrt(17.6 x 0.3 / 0.4) = cbrt(13.2).
         assert!((s.k - 13.2f64.cbrt()).abs() < 1e-12);
         // While disabled the bucket kept filling at the rates the successes set, up to its
         // capacity of 1: what is left of a token is under 1, so the next attempt waits for
-        // the rest, then takes it.
+        // the rest, then takes it; one behind it waits its turn.
         let partial = l.states[0].tokens;
         assert!((0.0..1.0).contains(&partial), "{partial}");
-        let wait = l.acquire(0, at(0.5)).expect("no whole token yet");
-        assert_eq!(
-            wait,
-            SimDuration(((1.0 - partial) / 12.32 * 1e9).ceil() as u64)
-        );
-        assert_eq!(l.acquire(0, at(0.5) + wait), None);
-        // The one after, at the same instant, waits a whole token's time: 1 / 12.32 s.
-        let next = l.acquire(0, at(0.5) + wait).expect("the bucket is empty");
+        let first = wake_at(l.acquire(0, 1, at(0.5)));
+        let rest = SimDuration(((1.0 - partial) / 12.32 * 1e9).ceil() as u64);
+        assert_eq!(first, at(0.5) + rest);
+        assert_eq!(l.acquire(0, 2, at(0.5)), Gate::Queued(None));
+        // Woken, it takes the token; the second is woken a whole token's time later.
+        let Woken::Send { key, since, next } = l.wake(0, 1, first) else {
+            panic!("a live wake-up")
+        };
+        assert_eq!((key, since), (1, at(0.5)));
+        let next = next.expect("a second waiter");
         let whole = 1e9 / 12.32;
-        assert!((next.0 as f64 - whole).abs() <= 1.0, "{next:?}");
+        assert!(
+            ((next.at.0 - first.0) as f64 - whole).abs() <= 1.0,
+            "{next:?}"
+        );
+        assert!(matches!(
+            l.wake(0, next.generation, next.at),
+            Woken::Send {
+                key: 2,
+                next: None,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_rate_change_moves_the_first_waiters_wake_up() {
+        let mut l = Limiters::new(&spec(), 1);
+        l.on_response(0, at(0.6), true); // rate 1.12 (see below), 0.6 token
+        let old = match l.acquire(0, 7, at(0.6)) {
+            Gate::Queued(Some(w)) => w,
+            other => panic!("{other:?}"),
+        };
+        // A success at 0.7 s sets the rate again: the wake-up moves, the old one is stale.
+        let new = l.on_response(0, at(0.7), false).expect("a waiter");
+        assert_ne!(new.generation, old.generation);
+        assert_eq!(l.wake(0, old.generation, old.at), Woken::Stale);
+        assert!(matches!(
+            l.wake(0, new.generation, new.at),
+            Woken::Send { key: 7, .. }
+        ));
+        assert_eq!(l.waiting().count(), 0);
     }
 
     #[test]
@@ -275,8 +409,20 @@ mod tests {
         for l in [&mut g, &mut c] {
             l.on_response(0, at(0.6), true);
         }
-        assert!(g.acquire(2, at(0.6)).is_some());
-        assert!(c.acquire(2, at(0.6)).is_none());
-        assert!(c.acquire(0, at(0.6)).is_some());
+        // The throttle at 0.6 s closes the first half-second bucket: one result in 0.5 s,
+        // a measured rate of 2 x 0.8 = 1.6 /s, so the rate is 0.7 x 1.6 = 1.12 tokens/s. The
+        // bucket holds 0.6 token (filled at 1 token/s since t = 0): the shared bucket's
+        // first waiter leaves 0.4 / 1.12 s from now, the others queue behind it.
+        assert_eq!((g.index(2), c.index(2)), (0, 2));
+        let first = wake_at(g.acquire(0, 0, at(0.6)));
+        assert_eq!(
+            first,
+            at(0.6) + SimDuration((0.4 / 1.12 * 1e9f64).ceil() as u64)
+        );
+        assert_eq!(g.acquire(0, 1, at(0.6)), Gate::Queued(None));
+        assert_eq!(g.waiting().count(), 2);
+        // Client 2's own limiter saw no throttle; client 0's did.
+        assert_eq!(c.acquire(2, 2, at(0.6)), Gate::Go);
+        assert!(matches!(c.acquire(0, 0, at(0.6)), Gate::Queued(Some(_))));
     }
 }

@@ -191,11 +191,21 @@ impl<'a> Simulation<'a> {
         if self.stopped {
             return None;
         }
-        if self.queue.len() == self.background && !self.waits_for_background() {
-            self.stopped = true;
-            return None;
-        }
-        let event = self.queue.pop().expect("the queue holds an event");
+        let event = loop {
+            if self.queue.len() == self.background && !self.waits_for_background() {
+                self.stopped = true;
+                return None;
+            }
+            let event = self.queue.pop().expect("the queue holds an event");
+            if event.kind == EventKind::LimiterWake
+                && self.limiters[event.service as usize].is_stale(event.id, event.serial)
+            {
+                // A wake-up a rate change replaced never happens: it neither counts as an
+                // event nor keeps the run going (to its time limit, say).
+                continue;
+            }
+            break event;
+        };
         if event.time >= self.time_limit {
             self.stopped = true;
             self.limit_reached |= !event.kind.is_background();
@@ -258,6 +268,7 @@ impl<'a> Simulation<'a> {
             EventKind::Start => self.start_closed(e.id),
             EventKind::Arrival => self.arrival(e.service as usize),
             EventKind::Send => self.send(e.id),
+            EventKind::LimiterWake => self.limiter_wake(e.service, e.id, e.serial),
             EventKind::Arrive => self.arrive(e.id, e.serial, e.service, e.aux),
             EventKind::Read => self.read(e.id, e.serial, e.service),
             EventKind::ReadReply => self.read_reply(e.id, e.serial, e.service, e.aux),

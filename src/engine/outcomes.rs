@@ -58,7 +58,9 @@ impl Simulation<'_> {
             // curve; a 429 is the throttle that enables and cuts it.
             let client = self.requests.info(key).client;
             let throttled = status == Status::TooManyRequests;
-            self.limiters[l as usize].on_response(client, now, throttled);
+            if let Some(w) = self.limiters[l as usize].on_response(client, now, throttled) {
+                self.push_wake(l, w);
+            }
         }
         if status != Status::BadRequest
             && let Some(g) = policy.breaker
@@ -342,6 +344,12 @@ impl Simulation<'_> {
             // it waited only until now. A population whose next arrival is pending has
             // generated one arrival more than arrived.
             let mut arrival_pending = vec![false; self.sources.len()];
+            // An attempt waiting for a rate limiter's token has waited until now.
+            for set in 0..self.limiters.len() {
+                for (key, since) in self.limiters[set].waiting().collect::<Vec<_>>() {
+                    self.requests.info_mut(key).waited += self.now.saturating_since(since);
+                }
+            }
             while let Some(e) = queue.pop() {
                 match e.kind {
                     EventKind::Send => {

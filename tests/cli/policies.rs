@@ -1341,6 +1341,50 @@ fn a_client_rate_limiter_holds_attempts_after_a_throttle() {
     assert_eq!(r[2].latency, Some(ms(20)));
 }
 
+/// A fleet-wide `client_rate_limiter` (one SDK client shared by an open workload's 400
+/// requests a second, against a 300 /s rate limiter): attempts queue for its tokens, every
+/// request ends exactly once, and the run ends with its work, well before its time limit
+/// (wake-ups a rate change replaced do not keep it going); run twice, it gives the same
+/// records.
+#[test]
+fn a_shared_client_rate_limiter_queues_attempts_and_ends_with_its_work() {
+    let text = exact(
+        "rate = 400\nend = \"5s\"",
+        "concurrency = 20\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [server.rate_limit]\nrate = 300\nburst = 20",
+        "max_attempts = 3\ntime_limit = \"1h\"",
+        "[[strategy]]\nname = \"adaptive\"\nbase = \"100ms\"\ncap = \"1s\"\njitter = \"full\"\n\
+         client_rate_limiter = { scope = \"global\" }",
+    )
+    .replace("max_attempts = 3\ntime_limit = \"1h\"", "max_attempts = 3")
+    .replace(
+        "name = \"policies\"",
+        "name = \"policies\"\ntime_limit = \"1h\"",
+    );
+    let s = scenario(&text);
+    let m = run(&s, 0);
+    // 400 /s for 5 s, evenly spaced by default or Poisson: about 2 000 requests, each
+    // ending once.
+    let requests = m.entry().requests;
+    assert!((1_800..2_200).contains(&requests), "{requests}");
+    assert_eq!(m.entry().succeeded + m.gave_up_total(), requests);
+    assert_eq!(m.requests.len() as u64, requests);
+    assert!(!m.cut_short);
+    assert_eq!(gave_up(&m, GiveUpReason::TimeLimit), 0);
+    let held = m
+        .requests
+        .iter()
+        .filter(|r| !r.total_wait.is_zero())
+        .count();
+    assert!(held > 100, "{held}");
+    assert!(
+        m.completion.0 < SimDuration::from_secs(600).0,
+        "{:?}",
+        m.completion
+    );
+    assert_eq!(run(&s, 0).requests, m.requests);
+}
+
 /// `increment` with `multiplier = 1`: Polly's linear backoff, base x n, capped (MaxDelay
 /// 700 ms): waits of 200, 400, 600, 700 ms. With 10 ms each way, attempts leave at 0, 220,
 /// 640, 1 260 and 1 980 ms.

@@ -59,6 +59,9 @@ pub enum EventKind {
     Autoscale,
     /// `service` crashes: everything it holds is lost.
     Crash,
+    /// The first attempt waiting on a client-side rate limiter may take its token (`service`
+    /// = the limiter set, `id` = the limiter, `serial` = the wake-up's generation).
+    LimiterWake,
 }
 
 impl EventKind {
