@@ -12,32 +12,35 @@ use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
     /// Sends the request's next attempt now (first, retry or fallback call), unless its
-    /// client-side rate limiter holds it back.
+    /// client-side rate limiter holds it back. (Inline: the common path is a check or two
+    /// before [`Simulation::send_now`].)
+    #[inline]
     pub(super) fn send(&mut self, key: u32) {
+        let r = &self.requests[key];
+        match self.policies[r.policy as usize].limiter {
+            Some(set) if !r.on_fallback() => self.send_limited(key, set),
+            _ => self.send_now(key),
+        }
+    }
+
+    /// [`Simulation::send`] through limiter set `set`: the attempt leaves now with a token,
+    /// or waits in the limiter's queue (the SDK sleeps in `acquire` until its bucket holds a
+    /// token) and leaves when its turn and token come.
+    #[inline(never)]
+    fn send_limited(&mut self, key: u32, set: u16) {
         if self.orphaned(key) {
-            // A retry of a call whose service crashed meanwhile: nobody is left to send it.
             return self.give_up(key, GiveUpReason::NonRetryable);
         }
-        let r = &self.requests[key];
-        let policy = self.policies[r.policy as usize];
-        if !r.on_fallback()
-            && let Some(l) = policy.limiter
-        {
-            let limiters = &mut self.limiters[l as usize];
-            let index = limiters.index(self.requests.info(key).client);
-            match limiters.acquire(index, key, self.now) {
-                Gate::Go => {}
-                // The SDK sleeps in `acquire` until its bucket holds a token: the attempt
-                // waits in the limiter's queue, and leaves when its turn and token come.
-                Gate::Queued(wake) => {
-                    if let Some(w) = wake {
-                        self.push_wake(l, w);
-                    }
-                    return;
+        let limiters = &mut self.limiters[set as usize];
+        let index = limiters.index(self.requests.info(key).client);
+        match limiters.acquire(index, key, self.now) {
+            Gate::Go => self.send_now(key),
+            Gate::Queued(wake) => {
+                if let Some(w) = wake {
+                    self.push_wake(set, w);
                 }
             }
         }
-        self.send_now(key)
     }
 
     /// Schedules the wake-up of the first attempt waiting on limiter set `set`.
@@ -51,20 +54,23 @@ impl Simulation<'_> {
         let Woken::Send { key, since, next } =
             self.limiters[set as usize].wake(index, generation, self.now)
         else {
+            // A replaced wake-up, counted as a background event since (`limiter_result`).
+            self.background -= 1;
             return;
         };
         if let Some(w) = next {
             self.push_wake(set, w);
         }
         self.requests.info_mut(key).waited += self.now - since;
-        if self.orphaned(key) {
-            return self.give_up(key, GiveUpReason::NonRetryable);
-        }
         self.send_now(key)
     }
 
     /// Sends the request's next attempt now, past its client-side rate limiter.
     pub(super) fn send_now(&mut self, key: u32) {
+        if self.orphaned(key) {
+            // A retry of a call whose service crashed meanwhile: nobody is left to send it.
+            return self.give_up(key, GiveUpReason::NonRetryable);
+        }
         let now = self.now;
         let r = &self.requests[key];
         let policy = self.policies[r.policy as usize];

@@ -118,7 +118,8 @@ pub struct Simulation<'a> {
     /// `edge_policy[service]`: (callee, policy index) of each downstream callee.
     edge_policies: Vec<Vec<(u16, u16)>>,
     queue: EventQueue,
-    /// Background events in the queue (capacity, autoscaling, crashes).
+    /// Background events in the queue: capacity, autoscaling, crashes, and limiter wake-ups
+    /// a rate change replaced (none of them creates work).
     background: usize,
     now: SimTime,
     time_limit: SimTime,
@@ -191,26 +192,19 @@ impl<'a> Simulation<'a> {
         if self.stopped {
             return None;
         }
-        let event = loop {
-            if self.queue.len() == self.background && !self.waits_for_background() {
-                self.stopped = true;
-                return None;
-            }
-            let event = self.queue.pop().expect("the queue holds an event");
-            if event.kind == EventKind::LimiterWake
-                && self.limiters[event.service as usize].is_stale(event.id, event.serial)
-            {
-                // A wake-up a rate change replaced never happens: it neither counts as an
-                // event nor keeps the run going (to its time limit, say).
-                continue;
-            }
-            break event;
-        };
+        if self.queue.len() == self.background && !self.waits_for_background() {
+            self.stopped = true;
+            return None;
+        }
+        let event = self.queue.pop().expect("the queue holds an event");
         if event.time >= self.time_limit {
             self.stopped = true;
-            self.limit_reached |= !event.kind.is_background();
-            // Back where it was: the end of the run reads the pending retries' send times.
-            self.queue.push(event);
+            if let Some(event) = self.skip_stale_wakes(event) {
+                self.limit_reached |= !event.kind.is_background();
+                // Back where it was: the end of the run reads the pending retries' send
+                // times.
+                self.queue.push(event);
+            }
             return None;
         }
         if event.kind.is_background() {
@@ -296,6 +290,22 @@ impl<'a> Simulation<'a> {
     }
 
     // ------------------------------------------------------------------------ helpers
+
+    /// The first of `event` and the events after it that is not a stale limiter wake-up
+    /// (`None` if there is none). A wake-up a rate change replaced creates no work: it
+    /// counts as a background event from then on (see `limiter_result`), so
+    /// it does not keep a run going, and at the time limit it does not say that work was
+    /// left.
+    #[cold]
+    fn skip_stale_wakes(&mut self, mut event: Event) -> Option<Event> {
+        while event.kind == EventKind::LimiterWake
+            && self.limiters[event.service as usize].is_stale(event.id, event.serial)
+        {
+            self.background -= 1;
+            event = self.queue.pop()?;
+        }
+        Some(event)
+    }
 
     /// Whether requests wait in a server's queue while only background events are left: a
     /// capacity step or an autoscaling increase may still start them (a run with nothing

@@ -53,14 +53,8 @@ impl Simulation<'_> {
             };
         }
         let policy = self.policies[policy as usize];
-        if let Some(l) = policy.limiter {
-            // Every response and timeout moves the limiter's measured rate and its CUBIC
-            // curve; a 429 is the throttle that enables and cuts it.
-            let client = self.requests.info(key).client;
-            let throttled = status == Status::TooManyRequests;
-            if let Some(w) = self.limiters[l as usize].on_response(client, now, throttled) {
-                self.push_wake(l, w);
-            }
+        if let Some(set) = policy.limiter {
+            self.limiter_result(set, key, status);
         }
         if status != Status::BadRequest
             && let Some(g) = policy.breaker
@@ -80,6 +74,21 @@ impl Simulation<'_> {
             self.end(key, Outcome::Succeeded)
         } else {
             self.failure(key, status, hint)
+        }
+    }
+
+    /// Every response and timeout moves its client-side rate limiter's measured rate and
+    /// CUBIC curve; a 429 is the throttle that enables and cuts it. (Out of line: most
+    /// policies have no limiter.)
+    #[inline(never)]
+    fn limiter_result(&mut self, set: u16, key: u32, status: Status) {
+        let client = self.requests.info(key).client;
+        let throttled = status == Status::TooManyRequests;
+        if let Some(w) = self.limiters[set as usize].on_response(client, self.now, throttled) {
+            // It replaces the first waiter's pending wake-up, which creates no work now: a
+            // background event until it is popped (`limiter_wake`, `skip_stale_wakes`).
+            self.background += 1;
+            self.push_wake(set, w);
         }
     }
 
