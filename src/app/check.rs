@@ -66,7 +66,8 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 /// = true` in a policy whose requests can have no deadline (no `deadline` of its own, and
 /// none propagated to it by a calling service: a common slip), a `throttle_base` that no
 /// 429 ever reaches (not retried, or taken by the `rate_limit` ladder), and a queue timeout
-/// or LIFO discipline on a server with no queue.
+/// or LIFO discipline on a server with no queue, and a client's `client_rate_limiter` when
+/// the service its clients call has no rate limiter (the only source of 429s).
 fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::model::ServiceRetry;
     let name = crate::text::escape(&file.file);
@@ -103,6 +104,18 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                     lines.push(format!(
                         "strategy `{}`{whose} sets throttle_base but {why}: it never acts",
                         strategy.name
+                    ));
+                }
+                // Clients call the first service; only its rate limiter answers 429.
+                let target = &s.services[0];
+                if pp.strategy.retry.client_rate_limiter.is_some()
+                    && target.server.rate_limit.is_none()
+                {
+                    lines.push(format!(
+                        "strategy `{}`{whose} sets client_rate_limiter but service `{}` has no rate_limit, so no 429 ever enables it: it never acts{}",
+                        strategy.name,
+                        target.name,
+                        at_point(p)
                     ));
                 }
             }

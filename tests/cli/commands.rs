@@ -1255,6 +1255,25 @@ fn a_throttle_base_no_429_reaches_draws_a_warning() {
     );
 }
 
+/// A `client_rate_limiter` whose clients call a service with no rate limiter (the only
+/// source of 429s, which enable it) draws a warning; none once the service has one.
+#[test]
+fn a_client_rate_limiter_no_429_enables_draws_a_warning() {
+    let ws = workspace_with(TINY);
+    let limiter = "strategy.1.client_rate_limiter={ scope = \"client\" }";
+    let out = ok(&ws, &["check", "tiny.toml", "--set", limiter]);
+    assert_eq!(
+        stderr(&out),
+        "warning: tiny.toml: strategy `full` sets client_rate_limiter but service `server` has no rate_limit, so no 429 ever enables it: it never acts\n"
+    );
+    let limited = "server.rate_limit={ rate = 100 }";
+    let out = ok(
+        &ws,
+        &["check", "tiny.toml", "--set", limiter, "--set", limited],
+    );
+    assert_eq!(stderr(&out), "");
+}
+
 /// Settings that cannot act draw warnings from `check` (valid, so exit 0): a population
 /// starting at or after the time limit, a queue timeout or LIFO order without a queue.
 #[test]
