@@ -35,6 +35,11 @@ pub const REQUEST_BYTES: u64 = 160;
 /// one state with its rolling window (two `VecDeque` headers and counters).
 pub const CLIENT_POLICY_BYTES: u64 = 128;
 
+/// Extra per client of a run in progress whose strategy has a per-client
+/// `client_rate_limiter`: one limiter's state (its bucket, CUBIC curve, measured rate and
+/// an empty queue header; the engine's unit tests hold it to this size).
+pub const CLIENT_LIMITER_BYTES: u64 = 128;
+
 /// Per run in progress: its counters, streams and vector headers.
 pub const RUN_BYTES: u64 = 16 << 10;
 
@@ -301,6 +306,12 @@ pub fn estimate(
             s.population_policies.iter().flatten().any(|pp| {
                 pp.strategy.retry.budget.is_some() || pp.strategy.retry.breaker.is_some()
             });
+        let limiter = s.population_policies.iter().flatten().any(|pp| {
+            pp.strategy
+                .retry
+                .client_rate_limiter
+                .is_some_and(|l| l.scope == crate::model::policy::Scope::Client)
+        });
         let queues: u64 = s
             .services
             .iter()
@@ -312,6 +323,11 @@ pub fn estimate(
             .saturating_add(REQUEST_BYTES.saturating_mul(in_flight))
             .saturating_add(if policy {
                 CLIENT_POLICY_BYTES.saturating_mul(clients)
+            } else {
+                0
+            })
+            .saturating_add(if limiter {
+                CLIENT_LIMITER_BYTES.saturating_mul(clients)
             } else {
                 0
             })

@@ -8,7 +8,7 @@ use crate::cli::{Draws, MINSTD_MODULUS, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
 use crate::limits::{self, MemoryLimit};
-use crate::model::backoff::{Backoff, ladder_step};
+use crate::model::backoff::{Backoff, Jitter, ladder_step};
 use crate::model::policy::{Beyond, Combine, RetryAfterPolicy, parse_retry_after_header};
 use crate::time::SimDuration;
 use crate::{report, runner};
@@ -36,6 +36,15 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
             "--retry-after-max: expected a duration > 0 (as retry_after.max in a scenario), found 0s"
                 .into(),
         ));
+    }
+    if !args.increment.is_zero()
+        && matches!(args.jitter, Jitter::Decorrelated | Jitter::DecorrelatedV2)
+    {
+        return Err(Error::Usage(format!(
+            "--increment: expected no increment with jitter \"{}\", which does not use the ladder (as the increment key in a scenario); found {}",
+            args.jitter.describe(),
+            args.increment
+        )));
     }
     if args.cap < args.base {
         return Err(Error::Usage(format!(

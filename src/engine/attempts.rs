@@ -50,19 +50,52 @@ impl Simulation<'_> {
     }
 
     /// A limiter's wake-up fired: its first waiter leaves with its token, if still live.
+    /// Waiters that may no longer go leave the queue first, without a token: a call its
+    /// service's crash orphaned, and an attempt past its request's deadline (at it, under
+    /// `clamp_to_deadline`, it may still go). They give up once the token has gone out.
     pub(super) fn limiter_wake(&mut self, set: u16, index: u32, generation: u32) {
-        let Woken::Send { key, since, next } =
-            self.limiters[set as usize].wake(index, generation, self.now)
-        else {
+        let now = self.now;
+        if self.limiters[set as usize].is_stale(index, generation) {
             // A replaced wake-up, counted as a background event since (`limiter_result`).
             self.background -= 1;
             return;
-        };
-        if let Some(w) = next {
-            self.push_wake(set, w);
         }
-        self.requests.info_mut(key).waited += self.now - since;
-        self.send_now(key)
+        let mut gone = Vec::new();
+        while let Some(key) = self.limiters[set as usize].first_waiting(index) {
+            let reason = if self.orphaned(key) {
+                GiveUpReason::NonRetryable
+            } else if self.past_deadline(key) {
+                GiveUpReason::Deadline
+            } else {
+                break;
+            };
+            let since = self.limiters[set as usize].leave_first(index);
+            self.requests.info_mut(key).waited += now - since;
+            gone.push((key, reason));
+        }
+        if let Woken::Send { key, since, next } =
+            self.limiters[set as usize].wake(index, generation, now)
+        {
+            if let Some(w) = next {
+                self.push_wake(set, w);
+            }
+            self.requests.info_mut(key).waited += now - since;
+            self.send_now(key);
+        }
+        for (key, reason) in gone {
+            self.give_up(key, reason);
+        }
+    }
+
+    /// Whether `key`'s next attempt would leave after its request's deadline (or at it,
+    /// without `clamp_to_deadline`).
+    fn past_deadline(&self, key: u32) -> bool {
+        let deadline_at = self.requests.info(key).deadline_at;
+        let clamp = self.policies[self.requests[key].policy as usize]
+            .strategy
+            .retry
+            .clamp_to_deadline;
+        self.now > deadline_at || (self.now == deadline_at && !clamp)
     }
 
     /// Sends the request's next attempt now, past its client-side rate limiter.

@@ -124,6 +124,15 @@ impl Breakers {
         }
     }
 
+    /// An attempt whose outcome is not recorded (a 400) finished: if it was a probe of the
+    /// current half-open round, its slot goes to the next attempt.
+    pub fn release(&mut self, index: u32, probe: Probe) {
+        let s = &mut self.states[index as usize];
+        if s.mode == Mode::HalfOpen && probe != 0 && probe == s.round {
+            s.probes_sent -= 1;
+        }
+    }
+
     /// Records an attempt's outcome; `probe` is what [`Breakers::admit`] said when it was sent.
     pub fn record(&mut self, index: u32, now: SimTime, failed: bool, probe: Probe) -> Transition {
         let spec = self.spec;
@@ -141,9 +150,17 @@ impl Breakers {
                 } else {
                     s.probes_ok += 1;
                 }
-                if s.probes_ok + s.probes_failed < spec.half_open_probes {
+                // `all` waits for every probe; `rate` decides after min(min_calls, probes)
+                // outcomes, as Resilience4j's half-open window (of `probes` calls, its
+                // minimum clamped to them) does.
+                let needed = match spec.half_open {
+                    HalfOpenRule::All => spec.half_open_probes,
+                    HalfOpenRule::Rate => spec.half_open_probes.min(spec.min_calls),
+                };
+                let outcomes = s.probes_ok + s.probes_failed;
+                if outcomes < needed {
                     Transition::None
-                } else if reaches(s.probes_failed, spec.half_open_probes, spec.failure_rate) {
+                } else if reaches(s.probes_failed, outcomes, spec.failure_rate) {
                     // Only under the `rate` rule can a failed probe get here.
                     self.open(index, now);
                     Transition::Opened
@@ -439,5 +456,51 @@ mod tests {
         );
         let p = trip(&mut b);
         assert_eq!(b.record(0, SimTime(101), true, p[0]), Transition::Opened);
+    }
+
+    #[test]
+    fn the_rate_rule_decides_after_min_calls_probes_when_fewer() {
+        // Resilience4j's half-open window holds `probes` calls but decides once it has
+        // min(min_calls, probes) outcomes: 2 of 4 here.
+        let spec = BreakerSpec {
+            failure_rate: 0.5,
+            min_calls: 2,
+            half_open_probes: 4,
+            half_open: HalfOpenRule::Rate,
+            ..spec(Scope::Global)
+        };
+        let mut b = Breakers::new(&spec, 1);
+        for i in 0..2 {
+            b.record(0, SimTime(i), true, 0);
+        }
+        b.half_open(0, SimTime(100));
+        let p: Vec<Probe> = (0..4).map(|_| b.admit(0).unwrap()).collect();
+        assert_eq!(b.record(0, SimTime(101), false, p[0]), Transition::None);
+        // 1 failure of 2 reaches 0.5: it re-opens without waiting for the other two.
+        assert_eq!(b.record(0, SimTime(102), true, p[1]), Transition::Opened);
+        // A late probe of that round is ignored while open.
+        assert_eq!(b.record(0, SimTime(103), true, p[2]), Transition::None);
+    }
+
+    #[test]
+    fn a_probe_whose_outcome_is_not_recorded_gives_its_slot_back() {
+        let mut b = Breakers::new(&spec(Scope::Global), 1);
+        for i in 0..5 {
+            b.record(0, SimTime(i), true, 0);
+        }
+        b.half_open(0, SimTime(100));
+        let p: Vec<Probe> = (0..3).map(|_| b.admit(0).unwrap()).collect();
+        assert_eq!(b.admit(0), None);
+        // One probe got a 400: another attempt may probe in its place.
+        b.release(0, p[0]);
+        let q = b.admit(0).expect("a slot was given back");
+        assert_eq!(b.admit(0), None);
+        for probe in [p[1], p[2]] {
+            assert_eq!(b.record(0, SimTime(101), false, probe), Transition::None);
+        }
+        assert_eq!(b.record(0, SimTime(102), false, q), Transition::Closed);
+        // Released outside half-open, or by a plain call: nothing happens.
+        b.release(0, 0);
+        assert_eq!(b.admit(0), Some(0));
     }
 }

@@ -29,8 +29,8 @@ use crate::time::{SimDuration, SimTime};
 const MEASURE_BUCKETS_PER_S: f64 = 2.0;
 /// The most the new rate may be above the measured rate (`_MAX_RATE_ADJUST_SCALE`).
 const MAX_RATE_ADJUST_SCALE: f64 = 2.0;
-/// A bucket this close to a whole token has one: the wait to reach it was rounded up to
-/// whole nanoseconds, and the refill's float sum may fall a hair short.
+/// A bucket this close to a whole token has one: the refill's float sum may fall a hair
+/// short of it.
 const WHOLE_TOKEN: f64 = 1.0 - 1e-9;
 
 /// One limiter's state (botocore's `ClientRateLimiter` with its `TokenBucket`,
@@ -42,8 +42,9 @@ struct State {
     fill_rate: f64,
     max_capacity: f64,
     tokens: f64,
-    /// When the bucket was last refilled (s).
-    refilled_at: f64,
+    /// When the bucket was last refilled (integer time: the elapsed time is exact however
+    /// late in the run, where a difference of two large float seconds was not).
+    refilled_at: SimTime,
     w_max: f64,
     k: f64,
     last_fail: f64,
@@ -82,6 +83,8 @@ pub struct Wake {
 pub enum Woken {
     /// A later wake-up replaced it.
     Stale,
+    /// Nobody is left waiting (they all left the queue): the token stays in the bucket.
+    Idle,
     /// The first waiter took its token: send request `key`, which waited since `since`;
     /// schedule the next waiter's wake-up when one is given.
     Send {
@@ -119,7 +122,7 @@ impl Limiters {
             fill_rate: 1f64.max(spec.min_fill_rate),
             max_capacity: 1.0,
             tokens: 0.0,
-            refilled_at: 0.0,
+            refilled_at: SimTime::ZERO,
             w_max: 0.0,
             k: 0.0,
             last_fail: 0.0,
@@ -150,7 +153,7 @@ impl Limiters {
         if !s.enabled {
             return Gate::Go;
         }
-        s.refill(seconds(now));
+        s.refill(now);
         if s.waiting.is_empty() && s.tokens >= WHOLE_TOKEN {
             s.tokens = (s.tokens - 1.0).max(0.0);
             return Gate::Go;
@@ -166,16 +169,34 @@ impl Limiters {
         self.states[index as usize].generation != generation
     }
 
+    /// The first attempt waiting on limiter `index`, if any.
+    pub fn first_waiting(&self, index: u32) -> Option<u32> {
+        self.states[index as usize]
+            .waiting
+            .front()
+            .map(|&(key, _)| key)
+    }
+
+    /// The first waiter leaves the queue without a token (its call was orphaned, or its
+    /// deadline passed); returns when it began to wait.
+    pub fn leave_first(&mut self, index: u32) -> SimTime {
+        let s = &mut self.states[index as usize];
+        s.waiting.pop_front().expect("a first waiter").1
+    }
+
     /// The wake-up `generation` of limiter `index`'s first waiter fired at `now`.
     pub fn wake(&mut self, index: u32, generation: u32, now: SimTime) -> Woken {
         let s = &mut self.states[index as usize];
         if generation != s.generation {
             return Woken::Stale;
         }
-        s.refill(seconds(now));
-        debug_assert!(s.tokens >= WHOLE_TOKEN, "woken before a whole token");
-        s.tokens = (s.tokens - 1.0).max(0.0);
-        let (key, since) = s.waiting.pop_front().expect("a live wake-up has a waiter");
+        s.refill(now);
+        let Some((key, since)) = s.waiting.pop_front() else {
+            return Woken::Idle;
+        };
+        // A live wake-up is the instant the bucket holds a whole token (rounded up to the
+        // nanosecond); what the float sum falls short of it is rounding.
+        s.tokens = (s.tokens.max(1.0) - 1.0).max(0.0);
         let next = (!s.waiting.is_empty()).then(|| s.wake_first(index, now));
         Woken::Send { key, since, next }
     }
@@ -205,7 +226,7 @@ impl Limiters {
         };
         s.set_rate(
             new_rate.min(MAX_RATE_ADJUST_SCALE * measured),
-            t,
+            now,
             spec.min_fill_rate,
         );
         (!s.waiting.is_empty()).then(|| s.wake_first(index, now))
@@ -236,16 +257,17 @@ impl State {
         }
     }
 
-    fn refill(&mut self, t: f64) {
-        let filled = self.tokens + (t - self.refilled_at) * self.fill_rate;
+    fn refill(&mut self, now: SimTime) {
+        let elapsed = (now.0 - self.refilled_at.0) as f64 / 1e9;
+        let filled = self.tokens + elapsed * self.fill_rate;
         self.tokens = filled.min(self.max_capacity);
-        self.refilled_at = t;
+        self.refilled_at = now;
     }
 
     /// The bucket's `max_rate` setter: the fill rate (at least `min_fill_rate`) and the
     /// capacity (at least 1 token) follow the new rate.
-    fn set_rate(&mut self, rate: f64, t: f64, min_fill_rate: f64) {
-        self.refill(t);
+    fn set_rate(&mut self, rate: f64, now: SimTime, min_fill_rate: f64) {
+        self.refill(now);
         self.fill_rate = rate.max(min_fill_rate);
         self.max_capacity = rate.max(1.0);
         self.tokens = self.tokens.min(self.max_capacity);

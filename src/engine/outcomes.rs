@@ -56,14 +56,17 @@ impl Simulation<'_> {
         if let Some(set) = policy.limiter {
             self.limiter_result(set, key, status);
         }
-        if status != Status::BadRequest
-            && let Some(g) = policy.breaker
-        {
+        if let Some(g) = policy.breaker {
             let client = self.requests.info(key).client;
             let group = &mut self.breakers[g as usize];
             let index = group.breakers.index(client);
             let failed = status != Status::Ok;
-            if group.breakers.record(index, now, failed, probe) == Transition::Opened {
+            if status == Status::BadRequest {
+                // Not recorded; a probe's 400 gives its half-open slot back (as Resilience4j
+                // releases the permission of an ignored call), or the breaker would wait
+                // for an outcome that never comes.
+                group.breakers.release(index, probe);
+            } else if group.breakers.record(index, now, failed, probe) == Transition::Opened {
                 let at = now + group.breakers.open_for();
                 let target = group.target;
                 self.record_breakers(target);

@@ -824,6 +824,17 @@ fn schedule_refuses_values_a_scenario_would_refuse() {
         assert_eq!(String::from_utf8_lossy(&out.stderr), message);
         assert!(out.stdout.is_empty());
     }
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["schedule", "--base", "1s", "--cap", "9s"])
+        .args(["--jitter", "decorrelated", "--increment", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "herdsim: error: --increment: expected no increment with jitter \"decorrelated\", which does not use the ladder (as the increment key in a scenario); found 1s\n"
+    );
 }
 
 #[test]

@@ -1341,6 +1341,86 @@ fn a_client_rate_limiter_holds_attempts_after_a_throttle() {
     assert_eq!(r[2].latency, Some(ms(20)));
 }
 
+/// An attempt the limiter holds past its request's deadline is not sent: it gives up as
+/// `deadline` when its turn comes. Request 0 succeeds at 30 ms; request 1 leaves at 30 ms
+/// (deadline 1.03 s) and meets a 429 at 50 ms, enabling the limiter with the bucket at
+/// 0.04 token and filling at 0.5 token/s; its retry, due at 150 ms after 100 ms of
+/// backoff, finds 0.09 token and waits 0.91 / 0.5 = 1.82 s, past the deadline: it ends at
+/// 1.97 s (a latency of 1.94 s, 1.92 s waited) with its one attempt.
+#[test]
+fn an_attempt_held_past_its_deadline_gives_up_when_its_turn_comes() {
+    let s = scenario(&exact(
+        "count = 1\nrequests = 2",
+        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [server.rate_limit]\nrate = 0.001\nburst = 1",
+        "max_attempts = 3\ndeadline = \"1s\"",
+        "[[strategy]]\nname = \"adaptive\"\nbase = \"100ms\"\ncap = \"1s\"\n\
+         client_rate_limiter = { scope = \"client\" }",
+    ));
+    let m = run(&s, 0);
+    let r = records(&m, 0);
+    assert_eq!(r[1].outcome, Outcome::GaveUp(GiveUpReason::Deadline));
+    assert_eq!(
+        (r[1].attempts, r[1].total_wait, r[1].latency),
+        (1, ms(1_920), Some(ms(1_940)))
+    );
+    assert_eq!(m.entry().calls, 2);
+}
+
+/// Calls orphaned by their service's crash leave its limiter's queue without a token, so
+/// the calls of the restarted service are not held behind them: `db` sees as many calls in
+/// the 10 s around `api`'s crash at 20 s as in the 10 s after (about 100; 67 when the
+/// orphans took tokens), and the orphans end as non-retryable.
+#[test]
+fn orphaned_calls_leave_a_limiter_queue_without_a_token() {
+    let s = scenario(
+        r#"
+name = "crash-limiter"
+seed = 3
+time_limit = "60s"
+[clients]
+count = 50
+requests = 1000
+think = { dist = "constant", value = "1s" }
+[network]
+latency = { dist = "constant", value = "5ms" }
+[[service]]
+name = "api"
+concurrency = 200
+queue = 400
+service = { dist = "constant", value = "1ms" }
+calls = ["db"]
+retry = { max_attempts = 1, timeout = "100s", base = "50ms", cap = "1s", client_rate_limiter = { scope = "client" } }
+[[service.outages]]
+start = "20s"
+end = "20.001s"
+kind = "crash"
+[[service]]
+name = "db"
+concurrency = 20
+queue = 40
+service = { dist = "constant", value = "5ms" }
+[service.rate_limit]
+rate = 10
+burst = 5
+[retry]
+max_attempts = 1
+timeout = "200s"
+base = "100ms"
+cap = "2s"
+[metrics]
+bucket = "10s"
+[[strategy]]
+name = "s"
+"#,
+    );
+    let m = run(&s, 0);
+    let db = &m.services[1].timeline;
+    let (crash, after) = (db[2].arrivals, db[3].arrivals);
+    assert!(crash + 5 >= after && after >= 95, "{crash} {after}");
+    assert!(m.services[1].gave_up[GiveUpReason::NonRetryable as usize] > 0);
+}
+
 /// A fleet-wide `client_rate_limiter` (one SDK client shared by an open workload's 400
 /// requests a second, against a 300 /s rate limiter): attempts queue for its tokens, every
 /// request ends exactly once, and the run ends with its work, well before its time limit
