@@ -447,4 +447,9 @@ mod tests {
         assert_eq!(c.acquire(2, 2, at(0.6)), Gate::Go);
         assert!(matches!(c.acquire(0, 0, at(0.6)), Gate::Queued(Some(_))));
     }
+
+    #[test]
+    fn a_limiter_fits_the_memory_estimate() {
+        assert!(std::mem::size_of::<State>() as u64 <= crate::limits::CLIENT_LIMITER_BYTES);
+    }
 }
