@@ -1298,6 +1298,16 @@ fn immediate_retries_are_sent_at_once_then_the_ladder_starts_at_base() {
     assert_eq!(nonzero_buckets(&m, |b| b.retries), [(0, 1), (1, 1), (3, 1)]);
 }
 
+/// A server with one slot, 10 ms of service, and a rate limiter holding one token that
+/// never comes back within a run (0.0001 per second): its first request is served, every
+/// later one meets a 429.
+const ONE_TOKEN_SERVER: &str = "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+     [server.rate_limit]\nrate = 0.0001\nburst = 1";
+
+/// A strategy retrying after 100 ms, with a per-client `client_rate_limiter`.
+const ADAPTIVE_100MS: &str = "[[strategy]]\nname = \"adaptive\"\nbase = \"100ms\"\ncap = \"1s\"\n\
+     client_rate_limiter = { scope = \"client\" }";
+
 /// `client_rate_limiter`, worked by hand (one client, three one-attempt requests, 10 ms each
 /// way and 10 ms of service, a rate limiter with one token). The limiter's bucket is made
 /// empty at t = 0, filling at 1 token/s.
@@ -1312,11 +1322,9 @@ fn immediate_retries_are_sent_at_once_then_the_ladder_starts_at_base() {
 fn a_client_rate_limiter_holds_attempts_after_a_throttle() {
     let s = scenario(&exact(
         "count = 1\nrequests = 3",
-        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
-         [server.rate_limit]\nrate = 0.0001\nburst = 1",
+        ONE_TOKEN_SERVER,
         "max_attempts = 1",
-        "[[strategy]]\nname = \"adaptive\"\nbase = \"100ms\"\ncap = \"1s\"\n\
-         client_rate_limiter = { scope = \"client\" }",
+        ADAPTIVE_100MS,
     ));
     let m = run(&s, 0);
     let r = records(&m, 0);
@@ -1332,8 +1340,7 @@ fn a_client_rate_limiter_holds_attempts_after_a_throttle() {
     // Without the limiter, request 3 leaves at once.
     let s = scenario(&exact(
         "count = 1\nrequests = 3",
-        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
-         [server.rate_limit]\nrate = 0.0001\nburst = 1",
+        ONE_TOKEN_SERVER,
         "max_attempts = 1",
         "[[strategy]]\nname = \"standard\"\nbase = \"100ms\"\ncap = \"1s\"",
     ));
@@ -1351,11 +1358,9 @@ fn a_client_rate_limiter_holds_attempts_after_a_throttle() {
 fn an_attempt_held_past_its_deadline_gives_up_when_its_turn_comes() {
     let s = scenario(&exact(
         "count = 1\nrequests = 2",
-        "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
-         [server.rate_limit]\nrate = 0.001\nburst = 1",
+        ONE_TOKEN_SERVER,
         "max_attempts = 3\ndeadline = \"1s\"",
-        "[[strategy]]\nname = \"adaptive\"\nbase = \"100ms\"\ncap = \"1s\"\n\
-         client_rate_limiter = { scope = \"client\" }",
+        ADAPTIVE_100MS,
     ));
     let m = run(&s, 0);
     let r = records(&m, 0);
