@@ -1,7 +1,7 @@
-//! Attempts on the caller's side: sending one (a client-side rate limiter's token, breaker
-//! admission, budget and time-series
-//! counts, the network leg and the attempt's timers), the OCC read round trip, and the lazy
-//! arming of an attempt's timer once its next step is known to come at or after its timeout.
+//! Attempts on the caller's side: sending one (a client-side rate limiter's token and its
+//! queue, breaker admission, budget and time-series counts, the network leg and the
+//! attempt's timers), the OCC read round trip, and the lazy arming of an attempt's timer
+//! once its next step is known to come at or after its timeout.
 
 use super::limiter::{Gate, Wake, Woken};
 use super::request::NONE;
