@@ -132,3 +132,40 @@ fn links_to_repository_files_resolve() {
         }
     }
 }
+
+/// Every strategy docs/policies.md offers to paste is one `herdsim check` accepts: each
+/// ```toml block, added to a small scenario, passes with exit 0.
+#[test]
+fn every_policy_in_the_policies_page_checks() {
+    let text = fs::read_to_string(root().join("docs/policies.md")).expect("docs/policies.md");
+    let blocks: Vec<&str> = text
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().expect("a closed block"))
+        .collect();
+    assert!(blocks.len() >= 15, "{}", blocks.len());
+    let base = "name = \"policy\"\n[clients]\ncount = 100\n\
+                [network]\nlatency = { dist = \"constant\", value = \"10ms\" }\n\
+                [server]\nconcurrency = 10\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+                [server.rate_limit]\nrate = 100\n";
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    for block in blocks {
+        let file = dir.path().join("policy.toml");
+        fs::write(&file, format!("{base}{block}")).expect("written");
+        let out = herdsim()
+            .args(["check", file.to_str().expect("UTF-8")])
+            .output()
+            .expect("herdsim runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{block}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{block}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
