@@ -133,11 +133,11 @@ fn links_to_repository_files_resolve() {
     }
 }
 
-/// Every strategy docs/policies.md offers to paste is one `herdsim check` accepts: each
+/// Every strategy docs/libraries.md offers to paste is one `herdsim check` accepts: each
 /// ```toml block, added to a small scenario, passes with exit 0.
 #[test]
 fn every_policy_in_the_policies_page_checks() {
-    let text = fs::read_to_string(root().join("docs/policies.md")).expect("docs/policies.md");
+    let text = fs::read_to_string(root().join("docs/libraries.md")).expect("docs/libraries.md");
     let blocks: Vec<&str> = text
         .split("```toml\n")
         .skip(1)
