@@ -8,7 +8,7 @@ use crate::cli::{Draws, MINSTD_MODULUS, ScheduleArgs};
 use crate::engine::SimRng;
 use crate::error::{Error, Result};
 use crate::limits::{self, MemoryLimit};
-use crate::model::backoff::{Backoff, Jitter, ladder_step};
+use crate::model::backoff::{Backoff, ladder_step};
 use crate::model::policy::{Beyond, Combine, RetryAfterPolicy, parse_retry_after_header};
 use crate::time::SimDuration;
 use crate::{report, runner};
@@ -37,9 +37,7 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
                 .into(),
         ));
     }
-    if !args.increment.is_zero()
-        && matches!(args.jitter, Jitter::Decorrelated | Jitter::DecorrelatedV2)
-    {
+    if !args.increment.is_zero() && !args.jitter.uses_ladder() {
         return Err(Error::Usage(format!(
             "--increment: expected no increment with jitter \"{}\", which does not use the ladder (as the increment key in a scenario); found {}",
             args.jitter.describe(),
@@ -171,10 +169,8 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     }];
     for (r, column) in columns.iter_mut().enumerate() {
         let n = r as u32 + 1;
-        let expo = match n.checked_sub(args.immediate_retries) {
-            Some(step) if step > 0 => backoff.expo(step),
-            _ => SimDuration::ZERO,
-        };
+        let expo = ladder_step(n, args.immediate_retries)
+            .map_or(SimDuration::ZERO, |step| backoff.expo(step));
         let mut row = vec![n.to_string(), ms(expo)];
         row.extend(column.iter().take(samples).map(|d| ms(*d)));
         // Sorted in place, once its samples are taken: no copy of the column.

@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::model::policy::{BreakerSpec, BreakerWindow, HalfOpenRule, Scope};
+use crate::model::policy::{BreakerSpec, BreakerWindow, HalfOpenRule};
 use crate::time::{SimDuration, SimTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,10 +67,7 @@ pub struct Breakers {
 impl Breakers {
     /// Closed breakers for `clients` clients.
     pub fn new(spec: &BreakerSpec, clients: u32) -> Self {
-        let n = match spec.scope {
-            Scope::Client => clients as usize,
-            Scope::Global => 1,
-        };
+        let n = spec.scope.instances(clients);
         let closed = State {
             mode: Mode::Closed,
             window: VecDeque::new(),
@@ -92,10 +89,7 @@ impl Breakers {
     /// The breaker index serving `client`.
     #[inline]
     pub fn index(&self, client: u32) -> u32 {
-        match self.spec.scope {
-            Scope::Client => client,
-            Scope::Global => 0,
-        }
+        self.spec.scope.index(client)
     }
 
     /// Whether only retries are refused while open (first attempts always go out).
@@ -253,6 +247,7 @@ fn reaches(failures: u32, calls: u32, rate: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::policy::Scope;
 
     fn spec(scope: Scope) -> BreakerSpec {
         BreakerSpec {

@@ -48,10 +48,7 @@ pub enum Decision {
 impl Budgets {
     /// Fresh (full) budgets for `clients` clients.
     pub fn new(spec: &BudgetSpec, clients: u32) -> Self {
-        let n = match spec.scope {
-            Scope::Client => clients as usize,
-            Scope::Global => 1,
-        };
+        let n = spec.scope.instances(clients);
         let fresh = match spec.kind {
             BudgetKind::Ratio { .. } => State::Ratio {
                 firsts: VecDeque::new(),
@@ -70,11 +67,7 @@ impl Budgets {
 
     #[inline]
     fn state(&mut self, client: u32) -> &mut State {
-        let i = match self.scope {
-            Scope::Client => client as usize,
-            Scope::Global => 0,
-        };
-        &mut self.states[i]
+        &mut self.states[self.scope.index(client) as usize]
     }
 
     /// A logical request sent its first attempt.
@@ -218,11 +211,7 @@ impl Budgets {
 
     /// Tokens (thousandths) or quota units left, for tests and diagnostics.
     pub fn level(&self, client: u32) -> u64 {
-        let i = match self.scope {
-            Scope::Client => client as usize,
-            Scope::Global => 0,
-        };
-        match &self.states[i] {
+        match &self.states[self.scope.index(client) as usize] {
             State::Ratio { retries, .. } => retries.len() as u64,
             State::Tokens(t) | State::Quota(t) => *t,
         }

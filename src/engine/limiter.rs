@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 
-use crate::model::policy::{LimiterSpec, Scope};
+use crate::model::policy::LimiterSpec;
 use crate::time::{SimDuration, SimTime};
 
 /// The SDK's measured-rate buckets: half a second.
@@ -113,10 +113,7 @@ impl Limiters {
     /// filling at 1 token/s, the CUBIC curve starting from 0 (botocore's
     /// `TokenBucket(max_rate=1)` and `CubicCalculator(starting_max_rate=0)`).
     pub fn new(spec: &LimiterSpec, clients: u32) -> Self {
-        let n = match spec.scope {
-            Scope::Client => clients as usize,
-            Scope::Global => 1,
-        };
+        let n = spec.scope.instances(clients);
         let fresh = State {
             enabled: false,
             fill_rate: 1f64.max(spec.min_fill_rate),
@@ -141,10 +138,7 @@ impl Limiters {
     /// The limiter serving `client`.
     #[inline]
     pub fn index(&self, client: u32) -> u32 {
-        match self.spec.scope {
-            Scope::Client => client,
-            Scope::Global => 0,
-        }
+        self.spec.scope.index(client)
     }
 
     /// Attempt `key` is about to be sent at `now` through limiter `index`.
@@ -201,12 +195,11 @@ impl Limiters {
         Woken::Send { key, since, next }
     }
 
-    /// An attempt's result reached `client` at `now` (any response or a timeout);
-    /// `throttled` when it was a throttling error (429). Returns the first waiter's new
-    /// wake-up when the rate changed under waiting attempts.
-    pub fn on_response(&mut self, client: u32, now: SimTime, throttled: bool) -> Option<Wake> {
+    /// An attempt's result reached a client of limiter `index` at `now` (any response or a
+    /// timeout); `throttled` when it was a throttling error (429). Returns the first
+    /// waiter's new wake-up when the rate changed under waiting attempts.
+    pub fn on_response(&mut self, index: u32, now: SimTime, throttled: bool) -> Option<Wake> {
         let spec = self.spec;
-        let index = self.index(client);
         let s = &mut self.states[index as usize];
         let t = seconds(now);
         let measured = s.record(t);
@@ -292,6 +285,7 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::policy::Scope;
 
     fn spec() -> LimiterSpec {
         LimiterSpec {

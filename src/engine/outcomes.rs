@@ -85,9 +85,10 @@ impl Simulation<'_> {
     /// policies have no limiter.)
     #[inline(never)]
     fn limiter_result(&mut self, set: u16, key: u32, status: Status) {
-        let client = self.requests.info(key).client;
+        let limiters = &mut self.limiters[set as usize];
+        let index = limiters.index(self.requests.info(key).client);
         let throttled = status == Status::TooManyRequests;
-        if let Some(w) = self.limiters[set as usize].on_response(client, self.now, throttled) {
+        if let Some(w) = limiters.on_response(index, self.now, throttled) {
             // It replaces the first waiter's pending wake-up, which creates no work now: a
             // background event until it is popped (`limiter_wake`, `skip_stale_wakes`).
             self.background += 1;

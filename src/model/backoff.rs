@@ -47,6 +47,13 @@ fn polly_v2(t: f64) -> f64 {
 const POLLY_V2_TOTAL_MAX: f64 = (1u64 << 62) as f64;
 
 impl Jitter {
+    /// Whether the delay is drawn around the ladder `expo(n)`: decorrelated jitters carry
+    /// each delay into the next from `base` alone, so `increment` and `throttle_base`
+    /// (another ladder) mean nothing to them.
+    pub fn uses_ladder(&self) -> bool {
+        !matches!(self, Jitter::Decorrelated | Jitter::DecorrelatedV2)
+    }
+
     /// The name used in tables and charts, e.g. `full` or `proportional(0.1)`.
     pub fn describe(&self) -> String {
         match self {

@@ -233,6 +233,24 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// How many instances a run of `clients` clients holds: one per client, or one.
+    #[inline]
+    pub fn instances(self, clients: u32) -> usize {
+        match self {
+            Scope::Client => clients as usize,
+            Scope::Global => 1,
+        }
+    }
+
+    /// The instance serving `client`.
+    #[inline]
+    pub fn index(self, client: u32) -> u32 {
+        match self {
+            Scope::Client => client,
+            Scope::Global => 0,
+        }
+    }
+
     /// `client` or `global`.
     pub fn label(self) -> &'static str {
         match self {

@@ -140,7 +140,7 @@ impl Check<'_> {
         let increment = pick!(increment)
             .and_then(|(v, key)| {
                 let d = self.duration(v, &key, false)?;
-                if !d.is_zero() && matches!(jitter, Jitter::Decorrelated | Jitter::DecorrelatedV2)
+                if !d.is_zero() && !jitter.uses_ladder()
                 {
                     self.err(
                         Some(v.span()),
@@ -170,7 +170,7 @@ impl Check<'_> {
                     format!("expected throttle_base <= cap ({cap}), found {d}"),
                 );
             }
-            if matches!(jitter, Jitter::Decorrelated | Jitter::DecorrelatedV2) {
+            if !jitter.uses_ladder() {
                 self.err(
                     Some(v.span()),
                     &key,
