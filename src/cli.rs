@@ -213,6 +213,10 @@ pub struct ScheduleArgs {
     /// --multiplier 1 --increment equal to --base).
     #[arg(long, value_parser = duration_arg, default_value = "0s")]
     pub increment: SimDuration,
+    /// false: a retry whose ladder has passed the cap waits exactly the cap, unjittered
+    /// (aws-sdk-go-v2 before 2026), as the jitter_past_cap key.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub jitter_past_cap: bool,
     /// Retries sent at once before the ladder starts (urllib3 retries its first failure
     /// immediately: 1).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=65_535))]

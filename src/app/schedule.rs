@@ -44,6 +44,12 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
             args.increment
         )));
     }
+    if !args.jitter_past_cap && !args.jitter.uses_ladder() {
+        return Err(Error::Usage(format!(
+            "--jitter-past-cap: expected true with jitter \"{}\", which does not use the ladder (as the jitter_past_cap key in a scenario); found false",
+            args.jitter.describe()
+        )));
+    }
     if args.cap < args.base {
         return Err(Error::Usage(format!(
             "--cap: expected cap >= base ({}), found {}",
@@ -61,6 +67,7 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
         multiplier: args.multiplier,
         increment: args.increment,
         jitter: args.jitter,
+        jitter_past_cap: args.jitter_past_cap,
     };
     let policy = RetryAfterPolicy {
         honor: true,
@@ -130,7 +137,7 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     let ms = |d: SimDuration| report::fmt_num((d.as_secs_f64() * 1e6).round() / 1e3);
     let samples = args.clients.min(3) as usize;
     let mut out = format!(
-        "schedule: base {}, cap {}, multiplier {}{}, jitter {}{}, {}, {}, {}{}\ndelays in ms\n",
+        "schedule: base {}, cap {}, multiplier {}{}, jitter {}{}{}, {}, {}, {}{}\ndelays in ms\n",
         args.base,
         args.cap,
         args.multiplier,
@@ -139,6 +146,11 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
             d => format!(", increment {d}"),
         },
         args.jitter.describe(),
+        if args.jitter_past_cap {
+            ""
+        } else {
+            " (none past the cap)"
+        },
         match args.immediate_retries {
             0 => String::new(),
             k => format!(", {k} immediate"),

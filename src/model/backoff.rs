@@ -95,15 +95,18 @@ pub struct Backoff {
     pub increment: SimDuration,
     /// How the delay is randomised.
     pub jitter: Jitter,
+    /// Whether a retry whose ladder has passed the cap (`base · multiplier^(n-1) +
+    /// increment · (n-1) > cap`) is jittered like the others (`true`, the rule everywhere
+    /// but one library) or waits exactly `cap` (`false`: aws-sdk-go-v2 before its 2026
+    /// update returns its 20 s maximum with no jitter once `2^attempt` s exceeds it).
+    pub jitter_past_cap: bool,
 }
 
 impl Backoff {
     /// The capped ladder `min(cap, base · multiplier^(n-1) + increment · (n-1))` for retry
     /// `n >= 1`.
     pub fn expo(&self, n: u32) -> SimDuration {
-        let exponent = n.saturating_sub(1).min(i32::MAX as u32) as i32;
-        let raw = self.base.as_nanos() as f64 * self.multiplier.powi(exponent)
-            + self.increment.as_nanos() as f64 * f64::from(exponent);
+        let raw = self.uncapped(n);
         if raw >= self.cap.as_nanos() as f64 {
             self.cap
         } else {
@@ -111,7 +114,25 @@ impl Backoff {
         }
     }
 
-    /// Whether [`Backoff::delay`] depends on its draw (so the engine can skip drawing).
+    /// The ladder before the cap, in nanoseconds: `base · multiplier^(n-1) + increment ·
+    /// (n-1)`.
+    fn uncapped(&self, n: u32) -> f64 {
+        let exponent = n.saturating_sub(1).min(i32::MAX as u32) as i32;
+        self.base.as_nanos() as f64 * self.multiplier.powi(exponent)
+            + self.increment.as_nanos() as f64 * f64::from(exponent)
+    }
+
+    /// Whether retry `n` waits exactly `cap`, unjittered: `jitter_past_cap = false` and the
+    /// ladder has passed the cap (reaching it exactly is not passing it: Go's
+    /// `attempt > log2(max)` keeps the jitter at `2^attempt = max`).
+    #[inline]
+    fn exact_cap(&self, n: u32) -> bool {
+        !self.jitter_past_cap && self.uncapped(n) > self.cap.as_nanos() as f64
+    }
+
+    /// Whether [`Backoff::delay`] may depend on its draw (so the engine can skip drawing).
+    /// A retry past the cap under `jitter_past_cap = false` still takes its draw, unused:
+    /// the stream then stays where the other retries leave it.
     pub fn uses_draw(&self) -> bool {
         !matches!(self.jitter, Jitter::None)
     }
@@ -144,6 +165,9 @@ impl Backoff {
         state: SimDuration,
         u: f64,
     ) -> (SimDuration, SimDuration) {
+        if self.exact_cap(n) {
+            return (self.cap, self.cap);
+        }
         let scaled = |lo: f64, width: f64| SimDuration((lo + u * width).max(0.0) as u64);
         let delay = match self.jitter {
             Jitter::None => expo,
@@ -212,6 +236,9 @@ impl Backoff {
     /// `herdsim schedule`); `prev` as for [`Backoff::delay`].
     pub fn bounds(&self, n: u32, prev: SimDuration) -> (SimDuration, SimDuration) {
         let e = self.expo(n);
+        if self.exact_cap(n) {
+            return (self.cap, self.cap);
+        }
         match self.jitter {
             Jitter::None => (e, e),
             Jitter::Full => (SimDuration::ZERO, e),
@@ -258,6 +285,7 @@ mod tests {
             multiplier: 2.0,
             increment: SimDuration::ZERO,
             jitter,
+            jitter_past_cap: true,
         }
     }
 
@@ -430,6 +458,44 @@ mod tests {
         // Far beyond any run (t near 1 024, where Polly's double overflows), the cap.
         let far = capped.next_from(2_000, capped.expo(2_000), state, 0.5);
         assert_eq!(far.0, capped.cap);
+    }
+
+    /// aws-sdk-go-v2 before 2026: `U[0, 1) x 2^attempt` s below its 20 s maximum, exactly
+    /// 20 s once `attempt > floor(log2(20))` (base 2 s: `attempt` is 1 at the first retry).
+    #[test]
+    fn past_the_cap_without_jitter_waits_exactly_the_cap() {
+        let go = Backoff {
+            jitter_past_cap: false,
+            ..ladder(2_000, 20_000, Jitter::Full)
+        };
+        let ms = |n| go.delay(n, go.base, 0.5).as_nanos() / 1_000_000;
+        assert_eq!(
+            (1..=7).map(ms).collect::<Vec<_>>(),
+            [1_000, 2_000, 4_000, 8_000, 20_000, 20_000, 20_000]
+        );
+        assert_eq!(go.bounds(4, go.base), (SimDuration::ZERO, go.expo(4)));
+        assert_eq!(go.bounds(5, go.base), (go.cap, go.cap));
+        // Reaching the cap exactly is not passing it (Go: 2^4 = 16 with a 16 s maximum
+        // still draws): retry 4 is jittered, retry 5 is not.
+        let exact = Backoff {
+            jitter_past_cap: false,
+            ..ladder(2_000, 16_000, Jitter::Full)
+        };
+        assert_eq!(exact.delay(4, exact.base, 0.5), SimDuration::from_secs(8));
+        assert_eq!(exact.delay(5, exact.base, 0.5), SimDuration::from_secs(16));
+        // The default jitters every retry, past the cap too.
+        let jittered = ladder(2_000, 20_000, Jitter::Full);
+        assert_eq!(
+            jittered.delay(6, jittered.base, 0.5),
+            SimDuration::from_secs(10)
+        );
+        // A proportional jitter past the cap stays at the cap too (not cap x (1 + f)).
+        let grpc = Backoff {
+            jitter_past_cap: false,
+            ..ladder(1_000, 3_000, Jitter::Proportional(0.2))
+        };
+        assert_eq!(grpc.delay(3, grpc.base, 0.99), SimDuration::from_secs(3));
+        assert_eq!(grpc.bounds(3, grpc.base), (grpc.cap, grpc.cap));
     }
 
     #[test]

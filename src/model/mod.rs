@@ -205,6 +205,7 @@ pub fn no_retry() -> Strategy {
             multiplier: 1.0,
             increment: SimDuration::ZERO,
             jitter: Jitter::None,
+            jitter_past_cap: true,
         },
         retry: RetryPolicy {
             max_attempts: 1,

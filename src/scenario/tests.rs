@@ -90,7 +90,7 @@ fn every_unknown_key_and_wrong_type_is_reported_not_just_the_first() {
         [
             "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`, `name`, `rate`, `profile`, `process`, `end`, `trace`, `clients`, `retry`",
             "s.toml:8:15: server.concurrency: expected an integer, found a string \"one\"",
-            "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `increment`, `throttle_base`, `immediate_retries`, `jitter`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `clamp_to_deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `client_rate_limiter`, `fallback_on`",
+            "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `increment`, `throttle_base`, `immediate_retries`, `jitter`, `jitter_past_cap`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `clamp_to_deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `client_rate_limiter`, `fallback_on`",
         ]
     );
 }

@@ -775,6 +775,13 @@ fn schedule_draws_replay_a_published_table() {
         schedule_column(&linear, "client-0"),
         ["150", "400", "600", "700"]
     );
+    // aws-sdk-go-v2 before 2026: U(0, 2^attempt) s, exactly 20 s once past it.
+    let go =
+        args("--base 2s --cap 20s --jitter-past-cap false --attempts 7 --clients 1 --draws 0.5");
+    assert_eq!(
+        schedule_column(&go, "client-0"),
+        ["1000", "2000", "4000", "8000", "20000", "20000"]
+    );
     // A list: retry n takes the n-th draw, the last repeating.
     let list = args("--base 1s --cap 1s --clients 1 --draws 0,0.5");
     assert_eq!(
@@ -834,6 +841,17 @@ fn schedule_refuses_values_a_scenario_would_refuse() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "herdsim: error: --increment: expected no increment with jitter \"decorrelated\", which does not use the ladder (as the increment key in a scenario); found 1s\n"
+    );
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["schedule", "--base", "1s", "--cap", "9s"])
+        .args(["--jitter", "decorrelated-v2", "--jitter-past-cap", "false"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "herdsim: error: --jitter-past-cap: expected true with jitter \"decorrelated-v2\", which does not use the ladder (as the jitter_past_cap key in a scenario); found false\n"
     );
 }
 

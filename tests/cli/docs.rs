@@ -143,7 +143,7 @@ fn every_policy_in_the_policies_page_checks() {
         .skip(1)
         .map(|b| b.split("```").next().expect("a closed block"))
         .collect();
-    assert!(blocks.len() >= 15, "{}", blocks.len());
+    assert!(blocks.len() >= 16, "{}", blocks.len());
     let base = "name = \"policy\"\n[clients]\ncount = 100\n\
                 [network]\nlatency = { dist = \"constant\", value = \"10ms\" }\n\
                 [server]\nconcurrency = 10\nservice = { dist = \"constant\", value = \"10ms\" }\n\

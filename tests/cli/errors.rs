@@ -914,6 +914,19 @@ fn fails_with_client_rate_limiter_values_out_of_range() {
 }
 
 #[test]
+fn fails_with_jitter_past_cap_false_under_decorrelated_jitter() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\njitter = \"decorrelated\"\njitter_past_cap = false",
+        ),
+        &[
+            "bad.toml:25:19: retry.jitter_past_cap: expected jitter_past_cap = true with jitter \"decorrelated\", which does not use the ladder; found false",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_breaker_time_and_count_windows_both() {
     refused(
         &tiny_with(

@@ -1493,6 +1493,40 @@ fn an_increment_gives_a_linear_ladder() {
     );
 }
 
+/// `jitter_past_cap = false` (aws-sdk-go-v2 before 2026): base = cap = 150 ms, so retry 1
+/// (expo 150 ms, the cap reached, not passed) draws U(0, 150 ms), and retries 2 and 3 (300
+/// and 600 ms before the cap) wait exactly 150 ms. Every request's waits add up to 300 ms
+/// plus its first draw; with the default, retries 2 and 3 draw too, and most totals fall
+/// below 300 ms.
+#[test]
+fn past_the_cap_without_jitter_waits_exactly_the_cap() {
+    let strategy = |extra: &str| {
+        scenario(&exact(
+            "count = 50",
+            &down_until(1, "1h"),
+            "max_attempts = 4",
+            &format!(
+                "[[strategy]]\nname = \"go\"\nbase = \"150ms\"\ncap = \"150ms\"\n\
+                 jitter = \"full\"\n{extra}"
+            ),
+        ))
+    };
+    let waits = |s: &Scenario| -> Vec<SimDuration> {
+        let m = run(s, 0);
+        (0..50).map(|c| records(&m, c)[0].total_wait).collect()
+    };
+    let exact_cap = waits(&strategy("jitter_past_cap = false"));
+    for w in &exact_cap {
+        assert!(*w >= ms(300) && *w < ms(450), "{w:?}");
+    }
+    let mut firsts: Vec<u64> = exact_cap.iter().map(|w| w.0 - ms(300).0).collect();
+    firsts.sort();
+    firsts.dedup();
+    assert!(firsts.len() > 40, "{} distinct first draws", firsts.len());
+    let jittered = waits(&strategy(""));
+    assert!(jittered.iter().filter(|w| **w < ms(300)).count() > 25);
+}
+
 /// Polly V2's state moves on at a retry whose delay a hint replaced, as in Polly (its delay
 /// generator overrides a delay already computed): the first attempt meets a 3 s hint, the
 /// retry a 503 without one, so the second retry waits (g(1 + u2) - g(u1)) x base / 1.4,

@@ -30,6 +30,7 @@ fn ladder(base: SimDuration, cap: SimDuration, jitter: Jitter) -> Backoff {
         multiplier: 2.0,
         increment: SimDuration::ZERO,
         jitter,
+        jitter_past_cap: true,
     }
 }
 

@@ -154,6 +154,23 @@ impl Check<'_> {
                 Some(d)
             })
             .unwrap_or(SimDuration::ZERO);
+        let jitter_past_cap = match pick!(jitter_past_cap) {
+            None => true,
+            Some((v, key)) => {
+                let on = *v.get_ref();
+                if !on && !jitter.uses_ladder() {
+                    self.err(
+                        Some(v.span()),
+                        &key,
+                        format!(
+                            "expected jitter_past_cap = true with jitter \"{}\", which does not use the ladder; found false",
+                            jitter.describe()
+                        ),
+                    );
+                }
+                on
+            }
+        };
         // Checked where a whole policy is built (as cap >= base): `[retry]` alone may set a
         // throttle_base above its cap when every strategy sets a larger cap.
         let throttle_base = pick!(throttle_base).and_then(|(v, key)| {
@@ -357,6 +374,7 @@ impl Check<'_> {
                 multiplier,
                 increment,
                 jitter,
+                jitter_past_cap,
             },
             retry: RetryPolicy {
                 max_attempts,

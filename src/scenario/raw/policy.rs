@@ -92,6 +92,7 @@ pub struct RawPolicy {
     pub throttle_base: Option<Spanned<RawDuration>>,
     pub immediate_retries: Option<Spanned<i64>>,
     pub jitter: Option<Spanned<RawJitter>>,
+    pub jitter_past_cap: Option<Spanned<bool>>,
     pub max_attempts: Option<Spanned<i64>>,
     pub timeout: Option<Spanned<RawDuration>>,
     pub timeout_multiplier: Option<Spanned<f64>>,
