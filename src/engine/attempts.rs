@@ -147,6 +147,8 @@ impl Simulation<'_> {
         r.set_timer_armed(false);
         if sampled {
             self.requests.info_mut(key).shed = false;
+        }
+        if sampled || self.times_attempts {
             let i = key as usize;
             if self.sent_at.len() <= i {
                 self.sent_at.resize(i + 1, SimTime::ZERO);

@@ -13,6 +13,12 @@
 //! breaker (Brooker's 2022 "retry-only" breaker) refuses only retries: first attempts go out
 //! in every mode as plain calls, so their outcomes count while it is closed and not while it
 //! is open or half-open, where only the retries it admits probe.
+//!
+//! With `slow_call` (Resilience4j's slow-call rate), an outcome that came more than
+//! `slow_call` after its attempt was sent is also *slow*, failed or not: the breaker opens
+//! when either share reaches its threshold (`failure_rate`, `slow_call_rate`), and a
+//! half-open round judges its probes the same way (under `all`, a slow probe counts as a
+//! failed one).
 
 use std::collections::VecDeque;
 
@@ -29,12 +35,14 @@ enum Mode {
 #[derive(Debug, Clone)]
 struct State {
     mode: Mode,
-    /// (time, failed) of recorded outcomes in the window, oldest first.
-    window: VecDeque<(SimTime, bool)>,
+    /// (time, failed, slow) of recorded outcomes in the window, oldest first.
+    window: VecDeque<(SimTime, bool, bool)>,
     failures: u32,
+    slow: u32,
     probes_sent: u32,
     probes_ok: u32,
     probes_failed: u32,
+    probes_slow: u32,
     opened_at: SimTime,
     /// Which half-open round this is (1..=255, cycling), so probes know their round.
     round: u8,
@@ -72,9 +80,11 @@ impl Breakers {
             mode: Mode::Closed,
             window: VecDeque::new(),
             failures: 0,
+            slow: 0,
             probes_sent: 0,
             probes_ok: 0,
             probes_failed: 0,
+            probes_slow: 0,
             opened_at: SimTime::ZERO,
             round: 0,
         };
@@ -127,14 +137,27 @@ impl Breakers {
         }
     }
 
-    /// Records an attempt's outcome; `probe` is what [`Breakers::admit`] said when it was sent.
-    pub fn record(&mut self, index: u32, now: SimTime, failed: bool, probe: Probe) -> Transition {
+    /// The time after which a call is slow, if slow calls count.
+    pub fn slow_call(&self) -> Option<SimDuration> {
+        self.spec.slow_call
+    }
+
+    /// Records an attempt's outcome; `slow` says it came more than `slow_call` after the
+    /// attempt was sent; `probe` is what [`Breakers::admit`] said when it was sent.
+    pub fn record(
+        &mut self,
+        index: u32,
+        now: SimTime,
+        failed: bool,
+        slow: bool,
+        probe: Probe,
+    ) -> Transition {
         let spec = self.spec;
         let s = &mut self.states[index as usize];
         match s.mode {
             Mode::Open => Transition::None,
             Mode::HalfOpen if probe != s.round => Transition::None,
-            Mode::HalfOpen if failed && spec.half_open == HalfOpenRule::All => {
+            Mode::HalfOpen if (failed || slow) && spec.half_open == HalfOpenRule::All => {
                 self.open(index, now);
                 Transition::Opened
             }
@@ -144,6 +167,7 @@ impl Breakers {
                 } else {
                     s.probes_ok += 1;
                 }
+                s.probes_slow += slow as u32;
                 // `all` waits for every probe; `rate` decides after min(min_calls, probes)
                 // outcomes, as Resilience4j's half-open window (of `probes` calls, its
                 // minimum clamped to them) does.
@@ -154,26 +178,32 @@ impl Breakers {
                 let outcomes = s.probes_ok + s.probes_failed;
                 if outcomes < needed {
                     Transition::None
-                } else if reaches(s.probes_failed, outcomes, spec.failure_rate) {
-                    // Only under the `rate` rule can a failed probe get here.
+                } else if above_thresholds(&spec, s.probes_failed, s.probes_slow, outcomes) {
+                    // Only under the `rate` rule can a failed or slow probe get here.
                     self.open(index, now);
                     Transition::Opened
                 } else {
                     s.mode = Mode::Closed;
                     s.window.clear();
                     s.failures = 0;
+                    s.slow = 0;
                     Transition::Closed
                 }
             }
             Mode::Closed => {
-                s.window.push_back((now, failed));
+                s.window.push_back((now, failed, slow));
                 s.failures += failed as u32;
+                s.slow += slow as u32;
+                let mut forget = |(_, f, w): (SimTime, bool, bool)| {
+                    s.failures -= f as u32;
+                    s.slow -= w as u32;
+                };
                 match spec.window {
                     BreakerWindow::Time(width) => {
-                        while let Some(&(t, f)) = s.window.front() {
+                        while let Some(&(t, f, w)) = s.window.front() {
                             if now.0.saturating_sub(t.0) >= width.0 {
                                 s.window.pop_front();
-                                s.failures -= f as u32;
+                                forget((t, f, w));
                             } else {
                                 break;
                             }
@@ -181,13 +211,12 @@ impl Breakers {
                     }
                     BreakerWindow::Calls(n) => {
                         if s.window.len() > n as usize {
-                            let (_, f) = s.window.pop_front().expect("more than n >= 1");
-                            s.failures -= f as u32;
+                            forget(s.window.pop_front().expect("more than n >= 1"));
                         }
                     }
                 }
                 let calls = s.window.len() as u32;
-                if calls >= spec.min_calls && reaches(s.failures, calls, spec.failure_rate) {
+                if calls >= spec.min_calls && above_thresholds(&spec, s.failures, s.slow, calls) {
                     self.open(index, now);
                     Transition::Opened
                 } else {
@@ -203,6 +232,7 @@ impl Breakers {
         s.mode = Mode::Open;
         s.window.clear();
         s.failures = 0;
+        s.slow = 0;
         s.opened_at = now;
         self.open_now += 1;
     }
@@ -215,6 +245,7 @@ impl Breakers {
             s.probes_sent = 0;
             s.probes_ok = 0;
             s.probes_failed = 0;
+            s.probes_slow = 0;
             s.round = s.round.checked_add(1).unwrap_or(1);
             self.open_total += now - s.opened_at;
             self.open_now -= 1;
@@ -235,6 +266,13 @@ impl Breakers {
             .fold(SimDuration::ZERO, |acc, s| acc + (end - s.opened_at));
         self.open_total + still_open
     }
+}
+
+/// Whether `failures` or `slow` of `calls` reach their thresholds (Resilience4j's
+/// `checkIfThresholdsExceeded`: either rate opens the breaker).
+fn above_thresholds(spec: &BreakerSpec, failures: u32, slow: u32, calls: u32) -> bool {
+    reaches(failures, calls, spec.failure_rate)
+        || (spec.slow_call.is_some() && reaches(slow, calls, spec.slow_call_rate))
 }
 
 /// Whether `failures` of `calls` reach `rate`. The share as a quotient: it and the threshold
@@ -259,6 +297,88 @@ mod tests {
             half_open: HalfOpenRule::All,
             scope,
             retries_only: false,
+            slow_call: None,
+            slow_call_rate: 1.0,
+        }
+    }
+
+    /// Resilience4j's slow-call rate: 5 calls in the window, the breaker opens when the slow
+    /// share reaches 0.6 however few fail, and not at 2 slow of 5; slow outcomes leave the
+    /// window as the others do.
+    #[test]
+    fn slow_calls_open_the_breaker_at_their_own_rate() {
+        let slow_spec = BreakerSpec {
+            failure_rate: 0.5,
+            window: BreakerWindow::Calls(5),
+            slow_call: Some(SimDuration::from_secs(1)),
+            slow_call_rate: 0.6,
+            ..spec(Scope::Global)
+        };
+        let mut b = Breakers::new(&slow_spec, 1);
+        // ok, slow ok, ok, slow failed, ok: 1 failure, 2 slow of 5.
+        for (i, (failed, slow)) in [
+            (false, false),
+            (false, true),
+            (false, false),
+            (true, true),
+            (false, false),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_eq!(
+                b.record(0, SimTime(i as u64), failed, slow, 0),
+                Transition::None
+            );
+        }
+        // A slow success pushes out the first ok: 3 slow of 5 = 0.6.
+        assert_eq!(b.record(0, SimTime(5), false, true, 0), Transition::Opened);
+        // Without slow_call, `slow` is ignored: the same outcomes never open it.
+        let mut plain = Breakers::new(
+            &BreakerSpec {
+                slow_call: None,
+                ..slow_spec
+            },
+            1,
+        );
+        for i in 0..20 {
+            assert_eq!(
+                plain.record(0, SimTime(i), false, true, 0),
+                Transition::None
+            );
+        }
+        // Half-open under `rate` (3 probes, min_calls 5 -> all 3 decide): 2 slow of 3 is
+        // above 0.6; under `all`, one slow probe re-opens at once.
+        for (rule, outcomes, last) in [
+            (HalfOpenRule::Rate, [false, true, true], Transition::Opened),
+            (HalfOpenRule::Rate, [false, false, true], Transition::Closed),
+            (HalfOpenRule::All, [true, false, false], Transition::Opened),
+        ] {
+            let mut b = Breakers::new(
+                &BreakerSpec {
+                    half_open: rule,
+                    ..slow_spec
+                },
+                1,
+            );
+            for i in 0..5 {
+                b.record(0, SimTime(i), true, false, 0);
+            }
+            b.half_open(0, SimTime(100));
+            let probes: Vec<_> = (0..3).map(|_| b.admit(0).unwrap()).collect();
+            let got: Vec<_> = outcomes
+                .iter()
+                .zip(&probes)
+                .map(|(&slow, &p)| b.record(0, SimTime(101), false, slow, p))
+                .take_while(|t| *t == Transition::None)
+                .collect();
+            let decided = if got.len() < 3 {
+                b.admit(0)
+                    .map_or(Transition::Opened, |_| Transition::Closed)
+            } else {
+                Transition::None
+            };
+            assert_eq!(decided, last, "{rule:?} {outcomes:?}");
         }
     }
 
@@ -266,9 +386,9 @@ mod tests {
     fn opens_after_exactly_min_calls_failures_at_rate_one() {
         let mut b = Breakers::new(&spec(Scope::Client), 1);
         for i in 0..4 {
-            assert_eq!(b.record(0, SimTime(i), true, 0), Transition::None);
+            assert_eq!(b.record(0, SimTime(i), true, false, 0), Transition::None);
         }
-        assert_eq!(b.record(0, SimTime(4), true, 0), Transition::Opened);
+        assert_eq!(b.record(0, SimTime(4), true, false, 0), Transition::Opened);
         assert_eq!(b.admit(0), None);
         assert_eq!(b.open_count(), 1);
     }
@@ -296,7 +416,7 @@ mod tests {
                 let mut b = Breakers::new(&spec, 1);
                 let failed = |i: u32| i < failures - u32::from(!opened);
                 let last = (0..calls)
-                    .map(|i| b.record(0, SimTime(u64::from(i)), failed(i), 0))
+                    .map(|i| b.record(0, SimTime(u64::from(i)), failed(i), false, 0))
                     .last();
                 let want = if opened {
                     Transition::Opened
@@ -312,16 +432,16 @@ mod tests {
     fn half_open_admits_exactly_the_probes_and_closes_when_all_succeed() {
         let mut b = Breakers::new(&spec(Scope::Global), 10);
         for i in 0..5 {
-            b.record(0, SimTime(i), true, 0);
+            b.record(0, SimTime(i), true, false, 0);
         }
         let five_s = SimTime(4 + SimDuration::from_secs(5).0);
         b.half_open(0, five_s);
         assert_eq!(b.open_time(five_s), SimDuration::from_secs(5));
         let admitted: Vec<_> = (0..5).map(|_| b.admit(0)).collect();
         assert_eq!(admitted, [Some(1), Some(1), Some(1), None, None]);
-        assert_eq!(b.record(0, five_s, false, 1), Transition::None);
-        assert_eq!(b.record(0, five_s, false, 1), Transition::None);
-        assert_eq!(b.record(0, five_s, false, 1), Transition::Closed);
+        assert_eq!(b.record(0, five_s, false, false, 1), Transition::None);
+        assert_eq!(b.record(0, five_s, false, false, 1), Transition::None);
+        assert_eq!(b.record(0, five_s, false, false, 1), Transition::Closed);
         assert_eq!(b.admit(0), Some(0));
     }
 
@@ -329,11 +449,14 @@ mod tests {
     fn a_failed_probe_reopens() {
         let mut b = Breakers::new(&spec(Scope::Client), 1);
         for i in 0..5 {
-            b.record(0, SimTime(i), true, 0);
+            b.record(0, SimTime(i), true, false, 0);
         }
         b.half_open(0, SimTime(100));
         assert_eq!(b.admit(0), Some(1));
-        assert_eq!(b.record(0, SimTime(101), true, 1), Transition::Opened);
+        assert_eq!(
+            b.record(0, SimTime(101), true, false, 1),
+            Transition::Opened
+        );
         assert_eq!(b.admit(0), None);
     }
 
@@ -341,19 +464,25 @@ mod tests {
     fn a_slow_probe_from_an_earlier_round_does_not_count() {
         let mut b = Breakers::new(&spec(Scope::Global), 10);
         for i in 0..5 {
-            b.record(0, SimTime(i), true, 0);
+            b.record(0, SimTime(i), true, false, 0);
         }
         b.half_open(0, SimTime(100));
         let slow = b.admit(0).unwrap(); // round 1's probe, still in flight
         let failing = b.admit(0).unwrap();
-        assert_eq!(b.record(0, SimTime(101), true, failing), Transition::Opened);
+        assert_eq!(
+            b.record(0, SimTime(101), true, false, failing),
+            Transition::Opened
+        );
         b.half_open(0, SimTime(200));
         // Round 2: round 1's late success is not one of this round's probes.
-        assert_eq!(b.record(0, SimTime(201), false, slow), Transition::None);
+        assert_eq!(
+            b.record(0, SimTime(201), false, false, slow),
+            Transition::None
+        );
         let probes: Vec<Probe> = (0..3).map(|_| b.admit(0).unwrap()).collect();
         assert!(probes.iter().all(|p| *p == 2));
         for (i, p) in probes.into_iter().enumerate() {
-            let t = b.record(0, SimTime(202), false, p);
+            let t = b.record(0, SimTime(202), false, false, p);
             assert_eq!(t == Transition::Closed, i == 2);
         }
     }
@@ -362,11 +491,11 @@ mod tests {
     fn old_outcomes_leave_the_window() {
         let mut b = Breakers::new(&spec(Scope::Client), 1);
         for i in 0..4 {
-            b.record(0, SimTime(i), true, 0);
+            b.record(0, SimTime(i), true, false, 0);
         }
         // Ten seconds later the four failures have expired: one more does not open it.
         let later = SimTime(SimDuration::from_secs(10).0 + 3);
-        assert_eq!(b.record(0, later, true, 0), Transition::None);
+        assert_eq!(b.record(0, later, true, false, 0), Transition::None);
     }
 
     #[test]
@@ -383,13 +512,22 @@ mod tests {
         // Four failures an hour apart stay in the window (a time window would have lost
         // them); five successes make nine calls: no decision yet.
         for i in 0..4 {
-            assert_eq!(b.record(0, SimTime(i * hour), true, 0), Transition::None);
+            assert_eq!(
+                b.record(0, SimTime(i * hour), true, false, 0),
+                Transition::None
+            );
         }
         for i in 4..9 {
-            assert_eq!(b.record(0, SimTime(i * hour), false, 0), Transition::None);
+            assert_eq!(
+                b.record(0, SimTime(i * hour), false, false, 0),
+                Transition::None
+            );
         }
         // The tenth call, a failure: 5 of 10 reach 0.5.
-        assert_eq!(b.record(0, SimTime(9 * hour), true, 0), Transition::Opened);
+        assert_eq!(
+            b.record(0, SimTime(9 * hour), true, false, 0),
+            Transition::Opened
+        );
 
         // Sliding: F F F F then six S (4 of 10). Each new outcome pushes out the oldest:
         // S pushes out an F (3 of 10), then three Fs push out the other three Fs (still 3),
@@ -399,14 +537,21 @@ mod tests {
             true, true, true, true, false, false, false, false, false, false,
         ];
         for (i, failed) in first.into_iter().enumerate() {
-            assert_eq!(b.record(0, SimTime(i as u64), failed, 0), Transition::None);
+            assert_eq!(
+                b.record(0, SimTime(i as u64), failed, false, 0),
+                Transition::None
+            );
         }
         let then = [false, true, true, true, true];
         for (i, failed) in then.into_iter().enumerate() {
             let t = SimTime(10 + i as u64);
-            assert_eq!(b.record(0, t, failed, 0), Transition::None, "outcome {i}");
+            assert_eq!(
+                b.record(0, t, failed, false, 0),
+                Transition::None,
+                "outcome {i}"
+            );
         }
-        assert_eq!(b.record(0, SimTime(15), true, 0), Transition::Opened);
+        assert_eq!(b.record(0, SimTime(15), true, false, 0), Transition::Opened);
     }
 
     #[test]
@@ -419,7 +564,7 @@ mod tests {
         };
         let trip = |b: &mut Breakers| {
             for i in 0..5 {
-                b.record(0, SimTime(i), true, 0);
+                b.record(0, SimTime(i), true, false, 0);
             }
             b.half_open(0, SimTime(100));
             (0..4).map(|_| b.admit(0).unwrap()).collect::<Vec<_>>()
@@ -428,18 +573,42 @@ mod tests {
         let mut b = Breakers::new(&spec, 1);
         let p = trip(&mut b);
         assert_eq!(b.admit(0), None);
-        assert_eq!(b.record(0, SimTime(101), true, p[0]), Transition::None);
-        assert_eq!(b.record(0, SimTime(102), false, p[1]), Transition::None);
-        assert_eq!(b.record(0, SimTime(103), false, p[2]), Transition::None);
-        assert_eq!(b.record(0, SimTime(104), false, p[3]), Transition::Closed);
+        assert_eq!(
+            b.record(0, SimTime(101), true, false, p[0]),
+            Transition::None
+        );
+        assert_eq!(
+            b.record(0, SimTime(102), false, false, p[1]),
+            Transition::None
+        );
+        assert_eq!(
+            b.record(0, SimTime(103), false, false, p[2]),
+            Transition::None
+        );
+        assert_eq!(
+            b.record(0, SimTime(104), false, false, p[3]),
+            Transition::Closed
+        );
         assert_eq!(b.admit(0), Some(0));
         // Two of four (50%) reach the rate: it re-opens at the last probe.
         let mut b = Breakers::new(&spec, 1);
         let p = trip(&mut b);
-        assert_eq!(b.record(0, SimTime(101), false, p[0]), Transition::None);
-        assert_eq!(b.record(0, SimTime(102), true, p[1]), Transition::None);
-        assert_eq!(b.record(0, SimTime(103), true, p[2]), Transition::None);
-        assert_eq!(b.record(0, SimTime(104), false, p[3]), Transition::Opened);
+        assert_eq!(
+            b.record(0, SimTime(101), false, false, p[0]),
+            Transition::None
+        );
+        assert_eq!(
+            b.record(0, SimTime(102), true, false, p[1]),
+            Transition::None
+        );
+        assert_eq!(
+            b.record(0, SimTime(103), true, false, p[2]),
+            Transition::None
+        );
+        assert_eq!(
+            b.record(0, SimTime(104), false, false, p[3]),
+            Transition::Opened
+        );
         assert_eq!(b.admit(0), None);
         // The `all` rule re-opens at the first failed probe.
         let mut b = Breakers::new(
@@ -450,7 +619,10 @@ mod tests {
             1,
         );
         let p = trip(&mut b);
-        assert_eq!(b.record(0, SimTime(101), true, p[0]), Transition::Opened);
+        assert_eq!(
+            b.record(0, SimTime(101), true, false, p[0]),
+            Transition::Opened
+        );
     }
 
     #[test]
@@ -466,22 +638,31 @@ mod tests {
         };
         let mut b = Breakers::new(&spec, 1);
         for i in 0..2 {
-            b.record(0, SimTime(i), true, 0);
+            b.record(0, SimTime(i), true, false, 0);
         }
         b.half_open(0, SimTime(100));
         let p: Vec<Probe> = (0..4).map(|_| b.admit(0).unwrap()).collect();
-        assert_eq!(b.record(0, SimTime(101), false, p[0]), Transition::None);
+        assert_eq!(
+            b.record(0, SimTime(101), false, false, p[0]),
+            Transition::None
+        );
         // 1 failure of 2 reaches 0.5: it re-opens without waiting for the other two.
-        assert_eq!(b.record(0, SimTime(102), true, p[1]), Transition::Opened);
+        assert_eq!(
+            b.record(0, SimTime(102), true, false, p[1]),
+            Transition::Opened
+        );
         // A late probe of that round is ignored while open.
-        assert_eq!(b.record(0, SimTime(103), true, p[2]), Transition::None);
+        assert_eq!(
+            b.record(0, SimTime(103), true, false, p[2]),
+            Transition::None
+        );
     }
 
     #[test]
     fn a_probe_whose_outcome_is_not_recorded_gives_its_slot_back() {
         let mut b = Breakers::new(&spec(Scope::Global), 1);
         for i in 0..5 {
-            b.record(0, SimTime(i), true, 0);
+            b.record(0, SimTime(i), true, false, 0);
         }
         b.half_open(0, SimTime(100));
         let p: Vec<Probe> = (0..3).map(|_| b.admit(0).unwrap()).collect();
@@ -491,9 +672,15 @@ mod tests {
         let q = b.admit(0).expect("a slot was given back");
         assert_eq!(b.admit(0), None);
         for probe in [p[1], p[2]] {
-            assert_eq!(b.record(0, SimTime(101), false, probe), Transition::None);
+            assert_eq!(
+                b.record(0, SimTime(101), false, false, probe),
+                Transition::None
+            );
         }
-        assert_eq!(b.record(0, SimTime(102), false, q), Transition::Closed);
+        assert_eq!(
+            b.record(0, SimTime(102), false, false, q),
+            Transition::Closed
+        );
         // Released outside half-open, or by a plain call: nothing happens.
         b.release(0, 0);
         assert_eq!(b.admit(0), Some(0));

@@ -154,6 +154,7 @@ impl<'a> Simulation<'a> {
             .iter()
             .map(|p| p.strategy.backoff.ladder(p.strategy.retry.max_attempts))
             .collect();
+        let times_attempts = breakers.iter().any(|g| g.breakers.slow_call().is_some());
         let mut sim = Simulation {
             scenario,
             seed,
@@ -210,6 +211,7 @@ impl<'a> Simulation<'a> {
             instant_events: 0,
             instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * total_clients as u64,
             sample_every: Vec::new(),
+            times_attempts,
             sent_at: Vec::new(),
         };
         sim.schedule_sources();

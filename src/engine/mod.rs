@@ -162,7 +162,10 @@ pub struct Simulation<'a> {
     /// Per population, every how many clients (closed) or arrivals (open, trace) is in the
     /// attempt sample; empty when attempts are not recorded.
     sample_every: Vec<u64>,
-    /// When the current attempt of each sampled request was sent, by request key.
+    /// Some breaker counts slow calls, so every attempt's send time is kept in `sent_at`.
+    times_attempts: bool,
+    /// When the current attempt of each sampled request (of every request, under
+    /// `times_attempts`) was sent, by request key.
     sent_at: Vec<SimTime>,
 }
 

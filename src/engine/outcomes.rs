@@ -61,12 +61,18 @@ impl Simulation<'_> {
             let group = &mut self.breakers[g as usize];
             let index = group.breakers.index(client);
             let failed = status != Status::Ok;
+            // Resilience4j's `duration > slowCallDurationThreshold`, the duration from the
+            // attempt's send to its outcome here.
+            let slow = group
+                .breakers
+                .slow_call()
+                .is_some_and(|over| now - self.sent_at[key as usize] > over);
             if status == Status::BadRequest {
                 // Not recorded; a probe's 400 gives its half-open slot back (as Resilience4j
                 // releases the permission of an ignored call), or the breaker would wait
                 // for an outcome that never comes.
                 group.breakers.release(index, probe);
-            } else if group.breakers.record(index, now, failed, probe) == Transition::Opened {
+            } else if group.breakers.record(index, now, failed, slow, probe) == Transition::Opened {
                 let at = now + group.breakers.open_for();
                 let target = group.target;
                 self.record_breakers(target);

@@ -44,6 +44,10 @@ pub const CLIENT_POLICY_BYTES: u64 = 128;
 /// an empty queue header; the engine's unit tests hold it to this size).
 pub const CLIENT_LIMITER_BYTES: u64 = 128;
 
+/// Extra per request in flight of a run in progress when a breaker counts slow calls: the
+/// send time of its current attempt.
+pub const SLOW_CALL_BYTES: u64 = 8;
+
 /// Per run in progress: its counters, streams and vector headers.
 pub const RUN_BYTES: u64 = 16 << 10;
 
@@ -316,6 +320,20 @@ pub fn estimate(
                 .client_rate_limiter
                 .is_some_and(|l| l.scope == crate::model::policy::Scope::Client)
         });
+        let slow_calls = s
+            .strategies
+            .iter()
+            .chain(
+                s.population_policies
+                    .iter()
+                    .flatten()
+                    .map(|pp| &pp.strategy),
+            )
+            .chain(s.services.iter().filter_map(|svc| match &svc.retry {
+                crate::model::service::ServiceRetry::Fixed(strategy) => Some(&**strategy),
+                crate::model::service::ServiceRetry::Strategy => None,
+            }))
+            .any(|st| st.retry.breaker.is_some_and(|b| b.slow_call.is_some()));
         let queues: u64 = s
             .services
             .iter()
@@ -332,6 +350,11 @@ pub fn estimate(
             })
             .saturating_add(if limiter {
                 CLIENT_LIMITER_BYTES.saturating_mul(clients)
+            } else {
+                0
+            })
+            .saturating_add(if slow_calls {
+                SLOW_CALL_BYTES.saturating_mul(in_flight)
             } else {
                 0
             })

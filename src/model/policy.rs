@@ -342,7 +342,7 @@ impl BudgetKind {
 }
 
 /// `breaker = { failure_rate, window | window_calls, min_calls, open_for, half_open_probes,
-/// half_open, scope, retries_only }`.
+/// half_open, scope, retries_only, slow_call, slow_call_rate }`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BreakerSpec {
     /// Opens when failures / calls in the window reach this, in (0, 1].
@@ -364,6 +364,12 @@ pub struct BreakerSpec {
     /// count while it is closed) and only retries are refused while it is open; a retry
     /// admitted half-open is a probe. `false`: every attempt is refused while open.
     pub retries_only: bool,
+    /// Resilience4j's slow calls: an attempt whose outcome comes more than this after it
+    /// was sent is slow, failed or not. `None`: no call is slow.
+    pub slow_call: Option<SimDuration>,
+    /// Opens (as `failure_rate` does) when slow calls / calls in the window reach this, in
+    /// (0, 1]; 1 unless set.
+    pub slow_call_rate: f64,
 }
 
 /// `client_rate_limiter = { scope, beta, scale, min_fill_rate }`: the AWS SDKs' adaptive

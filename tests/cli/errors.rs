@@ -940,6 +940,29 @@ fn fails_with_breaker_time_and_count_windows_both() {
 }
 
 #[test]
+fn fails_with_a_slow_call_rate_alone_or_slow_call_values_out_of_range() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { slow_call_rate = 0.5 }",
+        ),
+        &[
+            "bad.toml:24:30: retry.breaker.slow_call_rate: expected `slow_call` (the time after which a call is slow) beside slow_call_rate, found none",
+        ],
+    );
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { slow_call = \"0s\", slow_call_rate = 1.5 }",
+        ),
+        &[
+            "bad.toml:24:25: retry.breaker.slow_call: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+            "bad.toml:24:48: retry.breaker.slow_call_rate: expected a rate in (0, 1], found 1.5",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_breaker_zero_window_calls_or_unknown_half_open_rule() {
     refused(
         &tiny_with(

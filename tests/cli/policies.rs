@@ -593,6 +593,43 @@ fn a_breaker_opens_after_exactly_min_calls_failures_and_fails_fast() {
     }
 }
 
+/// Resilience4j's slow-call rate: one client, five requests back to back, every call
+/// answered 200 after 30 ms (10 ms each way, 10 ms of service). With `slow_call = "25ms"`
+/// every call is slow though none fails: the third outcome (at 90 ms) fills the window of 3
+/// and opens the breaker, so requests 4 and 5 fail fast as `breaker_open` at 90 ms. A call
+/// of exactly `slow_call` is not slow (Resilience4j compares with `>`): at "30ms" all five
+/// succeed.
+#[test]
+fn slow_calls_open_a_breaker_that_no_failure_opens() {
+    for (over, succeeded, refused) in [("25ms", 3, 2), ("30ms", 5, 0)] {
+        let s = scenario(&exact(
+            "count = 1\nrequests = 5",
+            "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }",
+            &format!(
+                "max_attempts = 3\nbreaker = {{ window_calls = 3, min_calls = 3, \
+                 slow_call = \"{over}\", slow_call_rate = 1.0, open_for = \"1s\" }}"
+            ),
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        assert_eq!(m.entry().succeeded, succeeded, "slow_call {over}");
+        assert_eq!(
+            gave_up(&m, GiveUpReason::BreakerOpen),
+            refused,
+            "slow_call {over}"
+        );
+        assert_eq!(m.entry().calls, succeeded, "slow_call {over}");
+        // Opened at 90 ms, when the last two requests end; its open second is counted
+        // whole (its half-open event is still run).
+        let (open, completion) = if refused > 0 {
+            (SimDuration::from_secs(1), ms(90))
+        } else {
+            (SimDuration::ZERO, ms(150))
+        };
+        assert_eq!((m.breaker_open, m.completion.0), (open, completion.0));
+    }
+}
+
 /// A global breaker: failure_rate 1, min_calls 3, open_for 1 s, 2 probes. Five clients, two
 /// requests each, 100 ms think time, the server down until 100 ms, a constant 2 s backoff.
 /// - 20 ms: five 503s; the third opens the breaker (the other two arrive while it is open

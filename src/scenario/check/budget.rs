@@ -302,6 +302,31 @@ impl Check<'_> {
                 Scope::Client,
             ),
             retries_only: b.retries_only.unwrap_or(false),
+            slow_call: b
+                .slow_call
+                .as_ref()
+                .and_then(|d| self.duration(d, &k("slow_call"), true)),
+            slow_call_rate: match (&b.slow_call_rate, &b.slow_call) {
+                (None, _) => 1.0,
+                (Some(x), None) => {
+                    self.err(
+                        Some(x.span()),
+                        &k("slow_call_rate"),
+                        "expected `slow_call` (the time after which a call is slow) beside \
+                         slow_call_rate, found none"
+                            .to_string(),
+                    );
+                    1.0
+                }
+                (Some(x), Some(_)) => self
+                    .float(
+                        x,
+                        &k("slow_call_rate"),
+                        |x| x > 0.0 && x <= 1.0,
+                        "a rate in (0, 1]",
+                    )
+                    .unwrap_or(1.0),
+            },
         }
     }
 

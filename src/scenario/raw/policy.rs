@@ -189,4 +189,6 @@ pub struct RawBreaker {
     pub half_open: Option<Spanned<String>>,
     pub scope: Option<Spanned<String>>,
     pub retries_only: Option<bool>,
+    pub slow_call: Option<Spanned<RawDuration>>,
+    pub slow_call_rate: Option<Spanned<f64>>,
 }
