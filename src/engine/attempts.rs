@@ -98,6 +98,20 @@ impl Simulation<'_> {
         self.now > deadline_at || (self.now == deadline_at && !clamp)
     }
 
+    /// Keeps the retry cap `key`'s budget `b` gives the request whose first attempt was
+    /// just sent (Finagle's per-request cap).
+    #[cold]
+    fn set_request_cap(&mut self, key: u32, b: u16, client: u32) {
+        let cap = self.budgets[b as usize]
+            .request_cap(client, self.now)
+            .unwrap_or(u32::MAX);
+        let i = key as usize;
+        if self.request_caps.len() <= i {
+            self.request_caps.resize(i + 1, u32::MAX);
+        }
+        self.request_caps[i] = cap;
+    }
+
     /// Sends the request's next attempt now, past its client-side rate limiter.
     pub(super) fn send_now(&mut self, key: u32) {
         if self.orphaned(key) {
@@ -164,6 +178,9 @@ impl Simulation<'_> {
             if let Some(b) = policy.budget {
                 let client = self.requests.info(key).client;
                 self.budgets[b as usize].on_first_attempt(client, now);
+                if self.caps_requests {
+                    self.set_request_cap(key, b, client);
+                }
             }
             self.timelines[target as usize].at(now).first_attempts += 1;
             if let Some(p) = self.population(policy_index) {

@@ -70,6 +70,17 @@ impl Budgets {
         &mut self.states[self.scope.index(client) as usize]
     }
 
+    /// Whether a request's retries are capped by [`Budgets::request_cap`].
+    pub fn caps_requests(&self) -> bool {
+        matches!(
+            self.kind,
+            BudgetKind::Ratio {
+                per_request: Some(_),
+                ..
+            }
+        )
+    }
+
     /// A logical request sent its first attempt.
     pub fn on_first_attempt(&mut self, client: u32, now: SimTime) {
         let kind = self.kind;
@@ -85,6 +96,30 @@ impl Budgets {
             ) => *t = (*t + fill_milli).min(size_milli),
             _ => {}
         }
+    }
+
+    /// Finagle's per-request cap for a request whose first attempt was just sent (and
+    /// deposited, by [`Budgets::on_first_attempt`]): `ceil(per_request x balance)` retries,
+    /// the balance being the whole retries the budget holds now. `None` without
+    /// `per_request`.
+    pub fn request_cap(&mut self, client: u32, now: SimTime) -> Option<u32> {
+        let BudgetKind::Ratio {
+            ratio,
+            window,
+            min_per_s,
+            per_request: Some(share),
+        } = self.kind
+        else {
+            return None;
+        };
+        let State::Ratio { firsts, retries } = self.state(client) else {
+            unreachable!("budget state always matches its kind")
+        };
+        let units = FinagleUnits::new(ratio, window, min_per_s);
+        expire(firsts, now, window);
+        expire(retries, now, window);
+        let balance = units.count(firsts.len(), retries.len()) / units.withdraw;
+        Some((share * balance as f64).ceil().min(f64::from(u32::MAX)) as u32)
     }
 
     /// A retryable failure happened (gRPC throttling takes a token for every one, whether or
@@ -106,28 +141,17 @@ impl Budgets {
                     ratio,
                     window,
                     min_per_s,
+                    ..
                 },
                 State::Ratio { firsts, retries },
             ) => {
+                let units = FinagleUnits::new(ratio, window, min_per_s);
                 expire(firsts, now, window);
                 expire(retries, now, window);
-                // Finagle's arithmetic, in its integer units: each first attempt in the
-                // window deposited 1000, each retry withdrew floor(1000 / ratio), and a
-                // reserve of min_per_s x window retries' worth is always there; a retry
-                // needs a whole withdrawal. So, up to Finagle's own rounding of the
-                // withdrawal, retries + 1 <= ratio x firsts + min_per_s x window: 15 first
-                // attempts at 0.1 allow 1 retry, not 2. (The withdrawal is capped at 1e18, a
-                // ratio of 1e-15, so that no product below leaves u128: a ratio of 1e-300
-                // then leaves just the reserve, as 0 does.)
-                let (deposit, withdraw): (u128, u128) = if ratio > 0.0 {
-                    (1000, (1000.0 / ratio).floor().min(1e18) as u128)
-                } else {
-                    (0, 1000)
-                };
-                let reserve = whole(min_per_s * window.as_secs_f64() * withdraw as f64);
-                let balance = (firsts.len() as u128 * deposit).saturating_add(reserve);
-                let needed = (retries.len() as u128 + 1).saturating_mul(withdraw);
-                if needed <= balance {
+                // A retry needs a whole withdrawal: 15 first attempts at 0.1 allow 1 retry,
+                // not 2.
+                let needed = (retries.len() as u128 + 1).saturating_mul(units.withdraw);
+                if needed <= units.count(firsts.len(), 0) {
                     retries.push_back(now);
                     allowed(0)
                 } else {
@@ -215,6 +239,42 @@ impl Budgets {
             State::Ratio { retries, .. } => retries.len() as u64,
             State::Tokens(t) | State::Quota(t) => *t,
         }
+    }
+}
+
+/// A ratio budget in Finagle's integer units: each first attempt in the window deposited
+/// `deposit` (1000), each retry withdrew `withdraw` (floor(1000 / ratio)), and a reserve of
+/// min_per_s x window retries' worth is always there. So, up to Finagle's own rounding of
+/// the withdrawal, retries <= ratio x firsts + min_per_s x window. (The withdrawal is capped
+/// at 1e18, a ratio of 1e-15, so that no product leaves u128: a ratio of 1e-300 then leaves
+/// just the reserve, as 0 does.)
+struct FinagleUnits {
+    deposit: u128,
+    withdraw: u128,
+    reserve: u128,
+}
+
+impl FinagleUnits {
+    fn new(ratio: f64, window: SimDuration, min_per_s: f64) -> Self {
+        let (deposit, withdraw): (u128, u128) = if ratio > 0.0 {
+            (1000, (1000.0 / ratio).floor().min(1e18) as u128)
+        } else {
+            (0, 1000)
+        };
+        let reserve = whole(min_per_s * window.as_secs_f64() * withdraw as f64);
+        FinagleUnits {
+            deposit,
+            withdraw,
+            reserve,
+        }
+    }
+
+    /// The bucket's count (Finagle's `count`, reserve included) after `firsts` deposits and
+    /// `retries` withdrawals.
+    fn count(&self, firsts: usize, retries: usize) -> u128 {
+        (firsts as u128 * self.deposit)
+            .saturating_add(self.reserve)
+            .saturating_sub((retries as u128).saturating_mul(self.withdraw))
     }
 }
 
@@ -362,6 +422,57 @@ mod tests {
         assert_eq!(b.level(0), 7);
     }
 
+    /// Finagle's per-request cap, `ceil(0.2 x balance)` with balance = count / 5000 (a
+    /// withdrawal at 0.2) after the request's own deposit: 10 deposits make 2 whole retries
+    /// (cap 1), 30 make 6 (cap 2), and each retry taken lowers the next request's cap.
+    #[test]
+    fn the_per_request_cap_is_a_share_of_the_whole_retries_held() {
+        let kind = BudgetKind::Ratio {
+            ratio: 0.2,
+            window: SimDuration::from_secs(10),
+            min_per_s: 0.0,
+            per_request: Some(0.2),
+        };
+        let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
+        assert!(b.caps_requests());
+        let mut caps = Vec::new();
+        for i in 0..30u64 {
+            b.on_first_attempt(0, SimTime(i));
+            caps.push(b.request_cap(0, SimTime(i)).unwrap());
+        }
+        // Deposits 1-4: balance 0 (cap 0); 5-9: 1; 10-14: 2; 25-29: 5; 30: 6.
+        assert_eq!(&caps[..6], [0, 0, 0, 0, 1, 1]);
+        assert_eq!((caps[9], caps[24], caps[29]), (1, 1, 2));
+        // Two retries taken: 6 - 2 = 4 whole retries left, cap ceil(0.8) = 1.
+        for _ in 0..2 {
+            assert_ne!(
+                b.try_retry(0, SimTime(30), Status::Unavailable),
+                Decision::Refused
+            );
+        }
+        assert_eq!(b.request_cap(0, SimTime(30)), Some(1));
+        // Finagle's defaults with their reserve of 10/s x 10 s: 100 whole retries, cap 20.
+        let finagle = BudgetKind::Ratio {
+            ratio: 0.2,
+            window: SimDuration::from_secs(10),
+            min_per_s: 10.0,
+            per_request: Some(0.2),
+        };
+        let mut b = Budgets::new(&spec(finagle, Scope::Global), 1);
+        b.on_first_attempt(0, SimTime(0));
+        assert_eq!(b.request_cap(0, SimTime(0)), Some(20));
+        // Without per_request, no cap.
+        let plain = BudgetKind::Ratio {
+            ratio: 0.2,
+            window: SimDuration::from_secs(10),
+            min_per_s: 0.0,
+            per_request: None,
+        };
+        let mut b = Budgets::new(&spec(plain, Scope::Global), 1);
+        assert!(!b.caps_requests());
+        assert_eq!(b.request_cap(0, SimTime(0)), None);
+    }
+
     /// Seed 002: retries limited to 10% of calls in a rolling window.
     #[test]
     fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
@@ -369,6 +480,7 @@ mod tests {
             ratio: 0.1,
             window: SimDuration::from_secs(10),
             min_per_s: 0.0,
+            per_request: None,
         };
         let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
         for i in 0..20 {
@@ -398,6 +510,7 @@ mod tests {
                 ratio: 0.1,
                 window: SimDuration::from_secs(10),
                 min_per_s: 0.0,
+                per_request: None,
             };
             let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
             for i in 0..firsts {
@@ -421,6 +534,7 @@ mod tests {
                 ratio,
                 window: SimDuration::from_secs(window_s),
                 min_per_s,
+                per_request: None,
             };
             let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
             b.on_first_attempt(0, SimTime(0));
@@ -441,6 +555,7 @@ mod tests {
             ratio: 0.0,
             window: SimDuration::from_secs(2),
             min_per_s: 1.5,
+            per_request: None,
         };
         let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
         let n = (0..10)

@@ -155,6 +155,7 @@ impl<'a> Simulation<'a> {
             .map(|p| p.strategy.backoff.ladder(p.strategy.retry.max_attempts))
             .collect();
         let times_attempts = breakers.iter().any(|g| g.breakers.slow_call().is_some());
+        let caps_requests = budgets.iter().any(Budgets::caps_requests);
         let mut sim = Simulation {
             scenario,
             seed,
@@ -212,6 +213,8 @@ impl<'a> Simulation<'a> {
             instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * total_clients as u64,
             sample_every: Vec::new(),
             times_attempts,
+            caps_requests,
+            request_caps: Vec::new(),
             sent_at: Vec::new(),
         };
         sim.schedule_sources();

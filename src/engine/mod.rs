@@ -162,6 +162,11 @@ pub struct Simulation<'a> {
     /// Per population, every how many clients (closed) or arrivals (open, trace) is in the
     /// attempt sample; empty when attempts are not recorded.
     sample_every: Vec<u64>,
+    /// Some budget caps each request's retries (Finagle's `per_request`): `request_caps`
+    /// holds, by request key, the cap of the request's budget (`u32::MAX`: none), set when
+    /// its first attempt is sent.
+    caps_requests: bool,
+    request_caps: Vec<u32>,
     /// Some breaker counts slow calls, so every attempt's send time is kept in `sent_at`.
     times_attempts: bool,
     /// When the current attempt of each sampled request (of every request, under

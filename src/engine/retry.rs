@@ -97,7 +97,16 @@ impl Simulation<'_> {
         }
         if let Some(b) = policy.budget {
             let target = policy.target as usize;
-            match self.budgets[b as usize].try_retry(client, now, status) {
+            // Finagle checks its per-request cap first, and withdraws nothing past it: the
+            // request's retries so far (`sent - 1`) have reached its cap.
+            let capped = self.caps_requests
+                && self.requests[key].sent > self.request_caps[key as usize];
+            let decision = if capped {
+                Decision::Refused
+            } else {
+                self.budgets[b as usize].try_retry(client, now, status)
+            };
+            match decision {
                 Decision::Refused => {
                     self.metrics.services[target].budget_refused += 1;
                     self.timelines[target].at(now).budget_refused += 1;

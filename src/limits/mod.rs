@@ -48,6 +48,10 @@ pub const CLIENT_LIMITER_BYTES: u64 = 128;
 /// send time of its current attempt.
 pub const SLOW_CALL_BYTES: u64 = 8;
 
+/// Extra per request in flight of a run in progress when a budget caps each request's
+/// retries (`per_request`): the request's cap.
+pub const REQUEST_CAP_BYTES: u64 = 4;
+
 /// Per run in progress: its counters, streams and vector headers.
 pub const RUN_BYTES: u64 = 16 << 10;
 
@@ -320,7 +324,7 @@ pub fn estimate(
                 .client_rate_limiter
                 .is_some_and(|l| l.scope == crate::model::policy::Scope::Client)
         });
-        let slow_calls = s
+        let mut retry_policies = s
             .strategies
             .iter()
             .chain(
@@ -333,7 +337,19 @@ pub fn estimate(
                 crate::model::service::ServiceRetry::Fixed(strategy) => Some(&**strategy),
                 crate::model::service::ServiceRetry::Strategy => None,
             }))
-            .any(|st| st.retry.breaker.is_some_and(|b| b.slow_call.is_some()));
+            .map(|st| &st.retry);
+        let slow_calls = retry_policies
+            .clone()
+            .any(|r| r.breaker.is_some_and(|b| b.slow_call.is_some()));
+        let request_caps = retry_policies.any(|r| {
+            matches!(
+                r.budget.map(|b| b.kind),
+                Some(crate::model::policy::BudgetKind::Ratio {
+                    per_request: Some(_),
+                    ..
+                })
+            )
+        });
         let queues: u64 = s
             .services
             .iter()
@@ -353,11 +369,11 @@ pub fn estimate(
             } else {
                 0
             })
-            .saturating_add(if slow_calls {
-                SLOW_CALL_BYTES.saturating_mul(in_flight)
-            } else {
-                0
-            })
+            .saturating_add(
+                (u64::from(slow_calls) * SLOW_CALL_BYTES
+                    + u64::from(request_caps) * REQUEST_CAP_BYTES)
+                    .saturating_mul(in_flight),
+            )
             .saturating_add(QUEUE_PLACE_BYTES.saturating_mul(queues))
             .saturating_add(
                 BUCKET_BYTES

@@ -283,6 +283,11 @@ pub enum BudgetKind {
         window: SimDuration,
         /// Retries per second always allowed (>= 0).
         min_per_s: f64,
+        /// Finagle's per-request cap (`RequeueFilter`'s `maxRetriesPerReq`, 0.2 there): a
+        /// request may make at most `ceil(per_request x balance)` retries, the balance being
+        /// the whole retries the budget holds when its first attempt is sent (after that
+        /// attempt's deposit). `None`: no cap but the budget.
+        per_request: Option<f64>,
     },
     /// gRPC retry throttling: a retryable failure takes 1 token, a successful request adds
     /// `token_ratio`; retries only while tokens > max_tokens / 2.

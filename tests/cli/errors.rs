@@ -694,6 +694,28 @@ fn fails_with_budget_ratio_above_one() {
 }
 
 #[test]
+fn fails_with_a_negative_per_request_cap_or_one_outside_a_ratio_budget() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", per_request = -0.2 }",
+        ),
+        &[
+            "bad.toml:24:10: retry.budget.per_request: expected a share of the balance >= 0, found -0.2",
+        ],
+    );
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"quota\", per_request = 0.2 }",
+        ),
+        &[
+            "bad.toml:24:10: retry.budget.per_request: unknown key `per_request` in retry.budget, expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_budget_zero_window() {
     refused(
         &tiny_with(

@@ -374,6 +374,35 @@ fn ratio_budget_window_slides_and_min_per_s_is_a_floor() {
     assert_eq!(retry_buckets, [1, 11]);
 }
 
+/// Finagle's per-request cap: ratio 1, min_per_s 1, window 10 s, one client, one request,
+/// the server down for an hour, retries 120 ms apart. The first attempt deposits 1 retry on
+/// a reserve of 10: a balance of 11 whole retries. `per_request = 0.5` caps the request at
+/// ceil(5.5) = 6 retries (7 calls), 0.2 at ceil(2.2) = 3 (4 calls), 0 at none (1 call); each
+/// ends as `budget`. Without it, `max_attempts = 10` ends it first (10 calls, `attempts`).
+#[test]
+fn a_per_request_cap_ends_a_request_before_the_budget_does() {
+    for (per_request, calls, reason) in [
+        (", per_request = 0.5", 7, GiveUpReason::Budget),
+        (", per_request = 0.2", 4, GiveUpReason::Budget),
+        (", per_request = 0", 1, GiveUpReason::Budget),
+        ("", 10, GiveUpReason::Attempts),
+    ] {
+        let s = scenario(&exact(
+            "count = 1",
+            &down_until(1, "1h"),
+            &format!(
+                "max_attempts = 10\nbudget = {{ kind = \"ratio\", ratio = 1.0, min_per_s = 1, \
+                 window = \"10s\"{per_request} }}"
+            ),
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        assert_eq!(m.entry().calls, calls, "{per_request}");
+        assert_eq!(gave_up(&m, reason), 1, "{per_request}");
+        assert_eq!(m.entry().budget_allowed, calls - 1, "{per_request}");
+    }
+}
+
 // ---- adaptive (Brooker 2022) ------------------------------------------------------------
 
 /// fill_per_call 0.5, size 3, one client, three requests, the server down for an hour.

@@ -55,6 +55,7 @@ impl Check<'_> {
                 ratio,
                 window,
                 min_per_s,
+                per_request,
                 scope,
             } => {
                 let ratio = num(
@@ -84,6 +85,16 @@ impl Check<'_> {
                         ratio,
                         window,
                         min_per_s,
+                        per_request: per_request.map(|x| {
+                            num(
+                                self,
+                                Some(x),
+                                "per_request",
+                                0.0,
+                                |x| x >= 0.0,
+                                "a share of the balance >= 0",
+                            )
+                        }),
                     },
                     scope: self.scope(
                         scope.as_deref(),

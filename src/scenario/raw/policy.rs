@@ -140,6 +140,7 @@ pub enum RawBudget {
         ratio: Option<f64>,
         window: Option<RawDuration>,
         min_per_s: Option<f64>,
+        per_request: Option<f64>,
         scope: Option<String>,
     },
     /// gRPC retry throttling.
