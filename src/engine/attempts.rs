@@ -169,6 +169,13 @@ impl Simulation<'_> {
             }
             self.sent_at[i] = now;
         }
+        if self.counts_in_flight
+            && !on_fallback
+            && let Some(b) = policy.budget
+        {
+            let client = self.requests.info(key).client;
+            self.budgets[b as usize].on_attempt_sent(client);
+        }
         let svc = if on_fallback { self.fallback } else { target };
         if on_fallback {
             // Neither a first attempt nor a retry to the primary: a request whose first

@@ -23,6 +23,9 @@ enum State {
     Tokens(u64),
     /// Quota units available.
     Quota(u64),
+    /// Attempts in flight (sent, outcome not back) and retries in progress (decided, the
+    /// retried attempt's outcome not back).
+    Concurrent { attempts: u64, retries: u64 },
 }
 
 /// All budget states of a run: one (global scope) or one per client.
@@ -57,6 +60,10 @@ impl Budgets {
             BudgetKind::TokenBucket { max_milli, .. } => State::Tokens(max_milli),
             BudgetKind::Adaptive { size_milli, .. } => State::Tokens(size_milli),
             BudgetKind::Quota { capacity, .. } => State::Quota(capacity),
+            BudgetKind::Concurrent { .. } => State::Concurrent {
+                attempts: 0,
+                retries: 0,
+            },
         };
         Budgets {
             kind: spec.kind,
@@ -79,6 +86,35 @@ impl Budgets {
                 ..
             }
         )
+    }
+
+    /// Whether the budget follows attempts in flight and holds retries in progress
+    /// ([`Budgets::on_attempt_sent`], [`Budgets::on_attempt_done`],
+    /// [`Budgets::release_retry`]): Envoy's concurrent budget.
+    pub fn counts_in_flight(&self) -> bool {
+        matches!(self.kind, BudgetKind::Concurrent { .. })
+    }
+
+    /// An attempt went out (to the budget's service, not to the fallback server).
+    pub fn on_attempt_sent(&mut self, client: u32) {
+        if let State::Concurrent { attempts, .. } = self.state(client) {
+            *attempts += 1;
+        }
+    }
+
+    /// An attempt's outcome (a response or its timer) reached the caller.
+    pub fn on_attempt_done(&mut self, client: u32) {
+        if let State::Concurrent { attempts, .. } = self.state(client) {
+            *attempts -= 1;
+        }
+    }
+
+    /// A retry this budget allowed is no longer in progress: its attempt's outcome is back,
+    /// or its request ended without it (Envoy's `resetRetry`).
+    pub fn release_retry(&mut self, client: u32) {
+        if let State::Concurrent { retries, .. } = self.state(client) {
+            *retries -= 1;
+        }
     }
 
     /// A logical request sent its first attempt.
@@ -195,6 +231,23 @@ impl Budgets {
                     allowed(cost)
                 }
             }
+            (
+                BudgetKind::Concurrent {
+                    percent,
+                    min_retries,
+                },
+                State::Concurrent { attempts, retries },
+            ) => {
+                // Envoy's RetryBudgetImpl: `count() < max()`, max =
+                // max(budget_percent / 100.0 x active, min_retry_concurrency), truncated.
+                let limit = ((percent / 100.0 * *attempts as f64) as u64).max(min_retries);
+                if *retries < limit {
+                    *retries += 1;
+                    allowed(0)
+                } else {
+                    Decision::Refused
+                }
+            }
             _ => unreachable!("budget state always matches its kind"),
         }
     }
@@ -238,6 +291,7 @@ impl Budgets {
         match &self.states[self.scope.index(client) as usize] {
             State::Ratio { retries, .. } => retries.len() as u64,
             State::Tokens(t) | State::Quota(t) => *t,
+            State::Concurrent { retries, .. } => *retries,
         }
     }
 }
@@ -471,6 +525,61 @@ mod tests {
         let mut b = Budgets::new(&spec(plain, Scope::Global), 1);
         assert!(!b.caps_requests());
         assert_eq!(b.request_cap(0, SimTime(0)), None);
+    }
+
+    /// Envoy's retry budget: retries in progress below max(min_retries, floor(percent / 100
+    /// x attempts in flight)), in Envoy's double arithmetic (57% of 100 is 56 there).
+    #[test]
+    fn a_concurrent_budget_limits_retries_in_progress() {
+        let envoy = |percent: f64, min_retries: u64| BudgetKind::Concurrent {
+            percent,
+            min_retries,
+        };
+        let mut b = Budgets::new(&spec(envoy(20.0, 3), Scope::Global), 1);
+        assert!(b.counts_in_flight());
+        let retry = |b: &mut Budgets| b.try_retry(0, SimTime(0), Status::Unavailable);
+        // Nothing in flight: the minimum, 3.
+        let allowed = (0..5)
+            .take_while(|_| retry(&mut b) != Decision::Refused)
+            .count();
+        assert_eq!(allowed, 3);
+        b.release_retry(0);
+        assert_ne!(retry(&mut b), Decision::Refused);
+        assert_eq!(retry(&mut b), Decision::Refused);
+        // 25 attempts in flight: 20% is 5; 24 give 4.8, so 4.
+        for _ in 0..25 {
+            b.on_attempt_sent(0);
+        }
+        assert_ne!(retry(&mut b), Decision::Refused);
+        assert_ne!(retry(&mut b), Decision::Refused);
+        assert_eq!(retry(&mut b), Decision::Refused);
+        assert_eq!(b.level(0), 5);
+        b.on_attempt_done(0);
+        b.release_retry(0);
+        assert_eq!(b.level(0), 4);
+        assert_eq!(retry(&mut b), Decision::Refused);
+        // 57% of 100 in doubles is 56.99999999999999: 56, as Envoy truncates it.
+        let mut b = Budgets::new(&spec(envoy(57.0, 0), Scope::Global), 1);
+        for _ in 0..100 {
+            b.on_attempt_sent(0);
+        }
+        let allowed = (0..100)
+            .take_while(|_| retry(&mut b) != Decision::Refused)
+            .count();
+        assert_eq!(allowed, 56);
+        // Per client: one client's attempts do not raise another's limit.
+        let mut b = Budgets::new(&spec(envoy(50.0, 0), Scope::Client), 2);
+        for _ in 0..4 {
+            b.on_attempt_sent(0);
+        }
+        assert_eq!(
+            b.try_retry(1, SimTime(0), Status::Unavailable),
+            Decision::Refused
+        );
+        assert_ne!(
+            b.try_retry(0, SimTime(0), Status::Unavailable),
+            Decision::Refused
+        );
     }
 
     /// Seed 002: retries limited to 10% of calls in a rolling window.

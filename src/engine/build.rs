@@ -156,6 +156,7 @@ impl<'a> Simulation<'a> {
             .collect();
         let times_attempts = breakers.iter().any(|g| g.breakers.slow_call().is_some());
         let caps_requests = budgets.iter().any(Budgets::caps_requests);
+        let counts_in_flight = budgets.iter().any(Budgets::counts_in_flight);
         let mut sim = Simulation {
             scenario,
             seed,
@@ -215,6 +216,7 @@ impl<'a> Simulation<'a> {
             times_attempts,
             caps_requests,
             request_caps: Vec::new(),
+            counts_in_flight,
             sent_at: Vec::new(),
         };
         sim.schedule_sources();

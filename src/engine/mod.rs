@@ -167,6 +167,10 @@ pub struct Simulation<'a> {
     /// its first attempt is sent.
     caps_requests: bool,
     request_caps: Vec<u32>,
+    /// Some budget counts attempts in flight and retries in progress (Envoy's concurrent
+    /// budget): attempts tell it when they leave and when their outcome is back, and a
+    /// request gives back the retry it holds (`Request::holds_retry`).
+    counts_in_flight: bool,
     /// Some breaker counts slow calls, so every attempt's send time is kept in `sent_at`.
     times_attempts: bool,
     /// When the current attempt of each sampled request (of every request, under

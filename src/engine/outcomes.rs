@@ -32,6 +32,9 @@ impl Simulation<'_> {
         r.last_status = Some(status);
         let (sampled, on_fallback, policy, probe) =
             (r.sampled(), r.on_fallback(), r.policy, r.probe);
+        if self.counts_in_flight {
+            self.in_flight_result(key, on_fallback);
+        }
         if hint.is_some() {
             self.requests.info_mut(key).last_hint = encode_hint(hint);
         }
@@ -121,6 +124,10 @@ impl Simulation<'_> {
     /// The logical request in `key` ends with `outcome`.
     pub(super) fn end(&mut self, key: u32, outcome: Outcome) {
         let now = self.now;
+        if self.requests[key].holds_retry() {
+            // Ended without the retry's outcome (refused at send, given up while waiting).
+            self.release_retry(key);
+        }
         self.record_end(key, outcome);
         let r = self.requests[key];
         let info = *self.requests.info(key);
@@ -274,6 +281,34 @@ impl Simulation<'_> {
                 _ => AttemptOutcome::Rejected,
             },
         );
+    }
+
+    /// An attempt's outcome is back, for a concurrent budget: the attempt is no longer in
+    /// flight (unless it went to the fallback server), and a retry the request held is no
+    /// longer in progress (Envoy's `resetRetry`, before the next retry decision).
+    #[cold]
+    fn in_flight_result(&mut self, key: u32, on_fallback: bool) {
+        let policy = self.policies[self.requests[key].policy as usize];
+        if let Some(b) = policy.budget
+            && !on_fallback
+        {
+            let client = self.requests.info(key).client;
+            self.budgets[b as usize].on_attempt_done(client);
+        }
+        if self.requests[key].holds_retry() {
+            self.release_retry(key);
+        }
+    }
+
+    /// Gives back the retry `key` holds in its concurrent budget.
+    fn release_retry(&mut self, key: u32) {
+        self.requests[key].set_holds_retry(false);
+        let policy = self.policies[self.requests[key].policy as usize];
+        let b = policy
+            .budget
+            .expect("a request holds a retry of its budget");
+        let client = self.requests.info(key).client;
+        self.budgets[b as usize].release_retry(client);
     }
 
     /// Records the current attempt of sampled client request `key` with `outcome`.

@@ -87,6 +87,9 @@ flags! {
     response_at_timeout, set_response_at_timeout = 4;
     /// The request is in the attempt sample (its attempts are recorded).
     sampled, set_sampled = 5;
+    /// The request holds a retry of its concurrent budget (Envoy's), from the retry
+    /// decision until that attempt's outcome or the request's end.
+    holds_retry, set_holds_retry = 6;
 }
 
 impl Request {

@@ -99,8 +99,8 @@ impl Simulation<'_> {
             let target = policy.target as usize;
             // Finagle checks its per-request cap first, and withdraws nothing past it: the
             // request's retries so far (`sent - 1`) have reached its cap.
-            let capped = self.caps_requests
-                && self.requests[key].sent > self.request_caps[key as usize];
+            let capped =
+                self.caps_requests && self.requests[key].sent > self.request_caps[key as usize];
             let decision = if capped {
                 Decision::Refused
             } else {
@@ -114,6 +114,11 @@ impl Simulation<'_> {
                 }
                 Decision::Allowed { cost } => {
                     self.metrics.services[target].budget_allowed += 1;
+                    if self.counts_in_flight {
+                        // Held until this retry's outcome is back (a concurrent budget).
+                        let held = self.budgets[b as usize].counts_in_flight();
+                        self.requests[key].set_holds_retry(held);
+                    }
                     // Remembered even when 0: a retried success refunds its last retry's
                     // cost, which may be 0 (`retry_cost = 0`), never `success_refund`.
                     self.requests.info_mut(key).quota_cost = cost as u32;

@@ -269,7 +269,7 @@ pub struct BudgetSpec {
     pub scope: Scope,
 }
 
-/// The four budget models. Token counts are kept in thousandths (integer arithmetic, so
+/// The five budget models. Token counts are kept in thousandths (integer arithmetic, so
 /// "tokens > max/2" is exact, as in gRPC's own implementation).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BudgetKind {
@@ -312,6 +312,18 @@ pub enum BudgetKind {
         /// Refill after a success that needed no retry.
         success_refund: u64,
     },
+    /// Envoy's retry budget (and its `max_retries` circuit breaker): a limit on retries *in
+    /// progress*, from the retry decision until the retried attempt's outcome. A retry is
+    /// allowed while fewer than max(min_retries, floor(percent / 100 x attempts in flight))
+    /// are.
+    Concurrent {
+        /// `budget_percent` (20): the share of the attempts in flight that may be retries, in
+        /// percent, in [0, 100] (kept in percent so the limit is Envoy's own double
+        /// arithmetic, `percent / 100 x active`, truncated).
+        percent: f64,
+        /// `min_retry_concurrency` (3): retries always allowed at once.
+        min_retries: u64,
+    },
     /// Brooker's adaptive bucket: each first attempt adds `fill_per_call` (or each success
     /// `fill_per_success`) up to `size`; a retry needs a whole token and takes it.
     Adaptive {
@@ -342,6 +354,7 @@ impl BudgetKind {
             BudgetKind::TokenBucket { .. } => "token_bucket",
             BudgetKind::Quota { .. } => "quota",
             BudgetKind::Adaptive { .. } => "adaptive",
+            BudgetKind::Concurrent { .. } => "concurrent",
         }
     }
 }

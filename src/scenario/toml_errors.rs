@@ -289,7 +289,7 @@ fn friendlier(msg: &str, table: &str) -> String {
 /// The names the tag at `key` takes: a budget's `kind` or a distribution's `dist`.
 fn tag_names(key: &str) -> &'static str {
     if key.ends_with(".kind") {
-        "one of `ratio`, `token_bucket`, `quota`, `adaptive`"
+        "one of `ratio`, `token_bucket`, `quota`, `adaptive`, `concurrent`"
     } else {
         "one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`"
     }

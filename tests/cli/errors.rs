@@ -683,6 +683,20 @@ fn fails_with_zero_server_rate_limit() {
 // ---- budgets, breakers, fallback (issue 4) ----------------------------------------------
 
 #[test]
+fn fails_with_a_concurrent_budget_out_of_range() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"concurrent\", percent = 150, min_retries = -1 }",
+        ),
+        &[
+            "bad.toml:24:10: retry.budget.percent: expected a percentage in [0, 100], found 150",
+            "bad.toml:24:10: retry.budget.min_retries: expected an integer >= 0, found -1",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_budget_ratio_above_one() {
     refused(
         &tiny_with(
@@ -736,7 +750,7 @@ fn fails_with_unknown_budget_kind() {
             "timeout = \"1s\"\nbudget = { kind = \"leaky\" }",
         ),
         &[
-            "bad.toml:24:19: retry.budget.kind: expected one of `ratio`, `token_bucket`, `quota`, `adaptive`, found `leaky`",
+            "bad.toml:24:19: retry.budget.kind: expected one of `ratio`, `token_bucket`, `quota`, `adaptive`, `concurrent`, found `leaky`",
         ],
     );
 }

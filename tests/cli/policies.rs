@@ -403,6 +403,57 @@ fn a_per_request_cap_ends_a_request_before_the_budget_does() {
     }
 }
 
+// ---- concurrent (Envoy) -----------------------------------------------------------------
+
+/// Envoy's retry budget, global, percent 50, no minimum: ten clients, the server down for an
+/// hour, every attempt answered 503 20 ms after it leaves, retries 100 ms later.
+/// - 20 ms: ten outcomes, one after another. The first leaves 9 attempts in flight: limit
+///   floor(4.5) = 4, retry 1 allowed; then 8 (limit 4, retry 2), 7 (limit 3, retry 3);
+///   6 leave a limit of 3, all taken: the other seven are refused (`budget`).
+/// - 140 ms: the three retries fail. Each outcome first gives back its retry, then asks
+///   again with 2, 1, 0 attempts in flight (limits 1, 0, 0) and 2, 1, 0 retries held:
+///   refused.
+///
+/// Calls 13, 3 retries allowed, 10 refused.
+#[test]
+fn a_concurrent_budget_limits_retries_in_progress() {
+    let s = scenario(&exact(
+        "count = 10",
+        &down_until(10, "1h"),
+        "max_attempts = 5\nbudget = { kind = \"concurrent\", percent = 50, min_retries = 0, scope = \"global\" }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.entry().calls, 13);
+    assert_eq!(
+        (m.entry().budget_allowed, m.entry().budget_refused),
+        (3, 10)
+    );
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 10);
+    assert_eq!(m.completion.0, ms(140).0);
+}
+
+/// Envoy's `max_retries` breaker (percent 0, min_retries 2): five clients failing at 20 ms;
+/// clients 0 and 1 take the two retries, the other three are refused. At 140 ms each
+/// retry's outcome gives its retry back before asking again, so both retry once more, and
+/// give up on attempts (3) at 260 ms. Calls 5 + 2 + 2 = 9.
+#[test]
+fn a_concurrent_budget_with_no_share_allows_min_retries_at_once() {
+    let s = scenario(&exact(
+        "count = 5",
+        &down_until(5, "1h"),
+        "max_attempts = 3\nbudget = { kind = \"concurrent\", percent = 0, min_retries = 2, scope = \"global\" }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.entry().calls, 9);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (4, 3));
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 3);
+    assert_eq!(gave_up(&m, GiveUpReason::Attempts), 2);
+    let retried: Vec<u32> = (0..5).map(|c| records(&m, c)[0].attempts).collect();
+    assert_eq!(retried, [3, 3, 1, 1, 1]);
+}
+
 // ---- adaptive (Brooker 2022) ------------------------------------------------------------
 
 /// fill_per_call 0.5, size 3, one client, three requests, the server down for an hour.

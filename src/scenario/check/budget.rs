@@ -227,6 +227,43 @@ impl Check<'_> {
                     ),
                 }
             }
+            RawBudget::Concurrent {
+                percent,
+                min_retries,
+                scope,
+            } => {
+                let percent = num(
+                    self,
+                    *percent,
+                    "percent",
+                    20.0,
+                    |x| (0.0..=100.0).contains(&x),
+                    "a percentage in [0, 100]",
+                );
+                let min_retries = match min_retries.unwrap_or(3) {
+                    x if x >= 0 => x as u64,
+                    x => {
+                        self.err(
+                            span.clone(),
+                            &format!("{key}.min_retries"),
+                            format!("expected an integer >= 0, found {x}"),
+                        );
+                        3
+                    }
+                };
+                BudgetSpec {
+                    kind: BudgetKind::Concurrent {
+                        percent,
+                        min_retries,
+                    },
+                    scope: self.scope(
+                        scope.as_deref(),
+                        span.clone(),
+                        &format!("{key}.scope"),
+                        Scope::Client,
+                    ),
+                }
+            }
         }
     }
 

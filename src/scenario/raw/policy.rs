@@ -165,6 +165,12 @@ pub enum RawBudget {
         size: Option<f64>,
         scope: Option<String>,
     },
+    /// Envoy's retry budget: a limit on retries in progress.
+    Concurrent {
+        percent: Option<f64>,
+        min_retries: Option<i64>,
+        scope: Option<String>,
+    },
 }
 
 /// `client_rate_limiter = { scope = "client", beta = 0.7, scale = 0.4, min_fill_rate = 0.5 }`
