@@ -1138,6 +1138,32 @@ fn shipped_resilience4j_breaker_opens_once_for_a_minute() {
     );
 }
 
+/// scenarios/budgets-steady.toml's Envoy retry budget (global, 20%, at least 3): the outage's
+/// 503s come back within a round trip, so about a hundred attempts are in flight and some
+/// twenty retries may be in progress, each held through its backoff: of the outage's
+/// failures, about a thousand are retried and the rest given up (`budget`), where no budget
+/// retries them all. Every request ends once.
+#[test]
+fn shipped_envoy_budget_holds_retries_to_a_share_of_the_traffic() {
+    let s = scenario(include_str!("../../scenarios/budgets-steady.toml"));
+    let i = s
+        .strategies
+        .iter()
+        .position(|x| x.name == "envoy")
+        .expect("the strategy is shipped");
+    let m = run(&s, i);
+    assert_each_request_ends_once(&s, &m);
+    let e = m.entry();
+    // 10 000 clients x 15 requests: every call beyond 150 000 is a retry.
+    let retries = e.calls - 150_000;
+    assert_eq!(retries, e.budget_allowed);
+    assert!((100..3_000).contains(&retries), "{retries} retries");
+    assert!(gave_up(&m, GiveUpReason::Budget) > 15_000);
+    assert_eq!(e.budget_refused, gave_up(&m, GiveUpReason::Budget));
+    let plain = run(&s, 0);
+    assert!(plain.entry().calls > e.calls + 30_000);
+}
+
 /// scenarios/aws-sdk-2026.toml's adaptive mode against the standard mode it adds its limiter
 /// to (one replication of each): every request ends once, calls wait for tokens, and the
 /// limiter holds the fleet's throttled retries and its calls down.
