@@ -106,6 +106,13 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                         strategy.name
                     ));
                 }
+                if let Some(why) = slow_call_unused(&pp.strategy.retry) {
+                    lines.push(format!(
+                        "strategy `{}`{whose} sets breaker.slow_call but {why}: no call is ever slow{}",
+                        strategy.name,
+                        at_point(p)
+                    ));
+                }
                 // Clients call the first service; only its rate limiter answers 429.
                 let target = &s.services[0];
                 if pp.strategy.retry.client_rate_limiter.is_some()
@@ -172,6 +179,17 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
         }
     }
     out
+}
+
+/// Why a policy's breaker never sees a slow call, if it does not: every attempt times out
+/// (its longest timeout, that of the last attempt) no more than `slow_call` after it was
+/// sent, and a slow call takes strictly longer.
+fn slow_call_unused(r: &crate::model::policy::RetryPolicy) -> Option<String> {
+    let over = r.breaker?.slow_call?;
+    let longest = r.attempt_timeout(r.max_attempts)?.max(r.timeout?);
+    (longest <= over).then(|| {
+        format!("its attempts time out within {longest}, never more than slow_call ({over}) after they are sent")
+    })
 }
 
 /// Why a policy's `throttle_base` never sets a delay, if it does not: the backoff after a

@@ -121,7 +121,13 @@ impl Budgets {
     pub fn on_first_attempt(&mut self, client: u32, now: SimTime) {
         let kind = self.kind;
         match (kind, self.state(client)) {
-            (BudgetKind::Ratio { .. }, State::Ratio { firsts, .. }) => firsts.push_back(now),
+            (
+                BudgetKind::Ratio {
+                    deposit: Fill::Call,
+                    ..
+                },
+                State::Ratio { firsts, .. },
+            ) => firsts.push_back(now),
             (
                 BudgetKind::Adaptive {
                     fill_milli,
@@ -135,15 +141,18 @@ impl Budgets {
     }
 
     /// Finagle's per-request cap for a request whose first attempt was just sent (and
-    /// deposited, by [`Budgets::on_first_attempt`]): `ceil(per_request x balance)` retries,
-    /// the balance being the whole retries the budget holds now. `None` without
-    /// `per_request`.
+    /// deposited, by [`Budgets::on_first_attempt`], unless the budget deposits on success):
+    /// `ceil(per_request x balance)` retries, the balance being the whole retries the budget
+    /// holds now. `None` without `per_request`. Finagle since 20.8.0 computes it before any
+    /// deposit, which it makes only once the request has succeeded; before, it deposited
+    /// first: both orders are this one call after `on_first_attempt`.
     pub fn request_cap(&mut self, client: u32, now: SimTime) -> Option<u32> {
         let BudgetKind::Ratio {
             ratio,
             window,
             min_per_s,
             per_request: Some(share),
+            ..
         } = self.kind
         else {
             return None;
@@ -252,10 +261,18 @@ impl Budgets {
         }
     }
 
-    /// A logical request succeeded; `last_cost` is the quota cost of its last retry, `None`
-    /// if it was not retried (AWS refunds `success_refund` then, else exactly that cost).
-    pub fn on_success(&mut self, client: u32, last_cost: Option<u64>) {
+    /// A logical request succeeded at `now`; `last_cost` is the quota cost of its last
+    /// retry, `None` if it was not retried (AWS refunds `success_refund` then, else exactly
+    /// that cost).
+    pub fn on_success(&mut self, client: u32, now: SimTime, last_cost: Option<u64>) {
         match (self.kind, self.state(client)) {
+            (
+                BudgetKind::Ratio {
+                    deposit: Fill::Success,
+                    ..
+                },
+                State::Ratio { firsts, .. },
+            ) => firsts.push_back(now),
             (
                 BudgetKind::TokenBucket {
                     max_milli,
@@ -385,14 +402,14 @@ mod tests {
         assert_eq!(b.level(0), 4_000);
         // Each success adds 0.1: ten successes bring 4.0 back to 5.0, still not above 5.
         for _ in 0..10 {
-            b.on_success(0, None);
+            b.on_success(0, SimTime(0), None);
         }
         assert_eq!(b.level(0), 5_000);
         assert_eq!(
             b.try_retry(0, SimTime(0), Status::Unavailable),
             Decision::Refused
         );
-        b.on_success(0, None);
+        b.on_success(0, SimTime(0), None);
         assert!(matches!(
             b.try_retry(0, SimTime(0), Status::Unavailable),
             Decision::Allowed { .. }
@@ -415,9 +432,9 @@ mod tests {
             .take_while(|_| b.try_retry(1, SimTime(0), Status::Unavailable) != Decision::Refused)
             .count();
         assert_eq!(n, 100);
-        b.on_success(2, Some(5));
+        b.on_success(2, SimTime(0), Some(5));
         assert_eq!(b.level(0), 5);
-        b.on_success(0, None);
+        b.on_success(0, SimTime(0), None);
         assert_eq!(b.level(0), 6);
         let mut t = Budgets::new(&spec(quota, Scope::Client), 1);
         let n = (0..200)
@@ -470,9 +487,9 @@ mod tests {
             b.try_retry(0, SimTime(0), Status::Unavailable),
             Decision::Allowed { cost: 0 }
         );
-        b.on_success(0, Some(0));
+        b.on_success(0, SimTime(0), Some(0));
         assert_eq!(b.level(0), 6);
-        b.on_success(0, None);
+        b.on_success(0, SimTime(0), None);
         assert_eq!(b.level(0), 7);
     }
 
@@ -486,6 +503,7 @@ mod tests {
             window: SimDuration::from_secs(10),
             min_per_s: 0.0,
             per_request: Some(0.2),
+            deposit: Fill::Call,
         };
         let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
         assert!(b.caps_requests());
@@ -511,6 +529,7 @@ mod tests {
             window: SimDuration::from_secs(10),
             min_per_s: 10.0,
             per_request: Some(0.2),
+            deposit: Fill::Call,
         };
         let mut b = Budgets::new(&spec(finagle, Scope::Global), 1);
         b.on_first_attempt(0, SimTime(0));
@@ -521,6 +540,7 @@ mod tests {
             window: SimDuration::from_secs(10),
             min_per_s: 0.0,
             per_request: None,
+            deposit: Fill::Call,
         };
         let mut b = Budgets::new(&spec(plain, Scope::Global), 1);
         assert!(!b.caps_requests());
@@ -590,6 +610,7 @@ mod tests {
             window: SimDuration::from_secs(10),
             min_per_s: 0.0,
             per_request: None,
+            deposit: Fill::Call,
         };
         let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
         for i in 0..20 {
@@ -620,6 +641,7 @@ mod tests {
                 window: SimDuration::from_secs(10),
                 min_per_s: 0.0,
                 per_request: None,
+                deposit: Fill::Call,
             };
             let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
             for i in 0..firsts {
@@ -644,6 +666,7 @@ mod tests {
                 window: SimDuration::from_secs(window_s),
                 min_per_s,
                 per_request: None,
+                deposit: Fill::Call,
             };
             let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
             b.on_first_attempt(0, SimTime(0));
@@ -665,6 +688,7 @@ mod tests {
             window: SimDuration::from_secs(2),
             min_per_s: 1.5,
             per_request: None,
+            deposit: Fill::Call,
         };
         let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
         let n = (0..10)
@@ -704,7 +728,7 @@ mod tests {
             "client scope: the other client is untouched"
         );
         // A success adds nothing to a bucket filled per call.
-        b.on_success(1, None);
+        b.on_success(1, SimTime(0), None);
         assert_eq!(b.level(1), 5_000);
     }
 
@@ -721,7 +745,7 @@ mod tests {
             assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
         }
         assert_eq!(b.level(0), 1_000);
-        b.on_success(0, None);
+        b.on_success(0, SimTime(0), None);
         assert_eq!(b.level(0), 1_100);
         assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
         assert_eq!(b.level(0), 100);
@@ -734,7 +758,7 @@ mod tests {
             Decision::Refused
         );
         for _ in 0..9 {
-            b.on_success(0, None);
+            b.on_success(0, SimTime(0), None);
         }
         assert!(b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused);
         assert_eq!(b.level(0), 0);

@@ -137,7 +137,7 @@ impl Simulation<'_> {
         // primary success means "this call was retried" (AWS: refund the retry's cost).
         let retry_cost = (r.sent > 1).then_some(info.quota_cost as u64);
         if primary_success && let Some(b) = policy.budget {
-            self.budgets[b as usize].on_success(info.client, retry_cost);
+            self.budgets[b as usize].on_success(info.client, now, retry_cost);
         }
         match self.population(r.policy).map(|p| &self.sources[p]) {
             Some(SourceState::Closed {

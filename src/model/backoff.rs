@@ -127,7 +127,16 @@ impl Backoff {
     /// `attempt > log2(max)` keeps the jitter at `2^attempt = max`).
     #[inline]
     fn exact_cap(&self, n: u32) -> bool {
-        !self.jitter_past_cap && self.uncapped(n) > self.cap.as_nanos() as f64
+        !self.jitter_past_cap && self.passes_cap(n)
+    }
+
+    /// Whether the ladder has passed the cap at retry `n`, in whole nanoseconds as `expo`
+    /// rounds it (1.1^2 x 100 ms is 121000000.00000001 ns in floats: that reaches a 121 ms
+    /// cap, it does not pass it). Out of line: only `jitter_past_cap = false` asks.
+    #[inline(never)]
+    fn passes_cap(&self, n: u32) -> bool {
+        let raw = self.uncapped(n);
+        raw > self.cap.as_nanos() as f64 && SimDuration::from_nanos_f64(raw) > self.cap
     }
 
     /// Whether [`Backoff::delay`] may depend on its draw (so the engine can skip drawing).
@@ -496,6 +505,21 @@ mod tests {
         };
         assert_eq!(grpc.delay(3, grpc.base, 0.99), SimDuration::from_secs(3));
         assert_eq!(grpc.bounds(3, grpc.base), (grpc.cap, grpc.cap));
+        // A ladder that reaches the cap through float rounding (1.1^2 x 100 ms is
+        // 121000000.00000001 ns) reaches it, and is jittered there; the next step passes it.
+        let rounded = Backoff {
+            multiplier: 1.1,
+            jitter_past_cap: false,
+            ..ladder(100, 121, Jitter::Full)
+        };
+        assert_eq!(
+            rounded.delay(3, rounded.base, 0.5),
+            SimDuration::from_nanos(60_500_000)
+        );
+        assert_eq!(
+            rounded.delay(4, rounded.base, 0.5),
+            SimDuration::from_millis(121)
+        );
     }
 
     #[test]

@@ -286,8 +286,12 @@ pub enum BudgetKind {
         /// Finagle's per-request cap (`RequeueFilter`'s `maxRetriesPerReq`, 0.2 there): a
         /// request may make at most `ceil(per_request x balance)` retries, the balance being
         /// the whole retries the budget holds when its first attempt is sent (after that
-        /// attempt's deposit). `None`: no cap but the budget.
+        /// attempt's deposit, if it makes one). `None`: no cap but the budget.
         per_request: Option<f64>,
+        /// What deposits: every request's first attempt (`Fill::Call`, Finagle before
+        /// 20.8.0 and seed 002), or every request that succeeds (`Fill::Success`, Finagle
+        /// since 20.8.0).
+        deposit: Fill,
     },
     /// gRPC retry throttling: a retryable failure takes 1 token, a successful request adds
     /// `token_ratio`; retries only while tokens > max_tokens / 2.
@@ -336,7 +340,7 @@ pub enum BudgetKind {
     },
 }
 
-/// What fills an adaptive bucket.
+/// What fills an adaptive bucket, or deposits into a ratio budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fill {
     /// Every logical request's first attempt (`fill_per_call`).

@@ -1284,6 +1284,32 @@ fn a_throttle_base_no_429_reaches_draws_a_warning() {
     );
 }
 
+/// A breaker's `slow_call` that no attempt can exceed (every attempt times out sooner, or
+/// exactly then: a slow call takes strictly longer) draws a warning; a longer last timeout
+/// (timeout_multiplier) or a shorter slow_call silences it.
+#[test]
+fn a_slow_call_no_attempt_can_exceed_draws_a_warning() {
+    let ws = workspace_with(TINY);
+    let check = |sets: &[&str]| {
+        let mut args = vec!["check", "tiny.toml"];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        stderr(&ok(&ws, &args))
+    };
+    // TINY: 8 attempts, each timing out after 1 s.
+    let breaker = |over: &str| format!("strategy.1.breaker={{ slow_call = \"{over}\" }}");
+    assert_eq!(
+        check(&[&breaker("1s")]),
+        "warning: tiny.toml: strategy `full` sets breaker.slow_call but its attempts time out within 1s, never more than slow_call (1s) after they are sent: no call is ever slow\n"
+    );
+    assert_eq!(check(&[&breaker("999ms")]), "");
+    assert_eq!(
+        check(&[&breaker("1s"), "strategy.1.timeout_multiplier=1.5"]),
+        ""
+    );
+}
+
 /// A `client_rate_limiter` whose clients call a service with no rate limiter (the only
 /// source of 429s, which enable it) draws a warning; none once the service has one.
 #[test]

@@ -712,10 +712,11 @@ fn fails_with_a_negative_per_request_cap_or_one_outside_a_ratio_budget() {
     refused(
         &tiny_with(
             "timeout = \"1s\"",
-            "timeout = \"1s\"\nbudget = { kind = \"ratio\", per_request = -0.2 }",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", per_request = -0.2, deposit = \"always\" }",
         ),
         &[
             "bad.toml:24:10: retry.budget.per_request: expected a share of the balance >= 0, found -0.2",
+            "bad.toml:24:10: retry.budget.deposit: expected \"request\" or \"success\", found \"always\"",
         ],
     );
     refused(

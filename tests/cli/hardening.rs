@@ -817,3 +817,21 @@ fn outputs_are_readable_by_others_under_umask_0022() {
         assert_eq!(mode(&dir.join(&name)), 0o644, "{name}");
     }
 }
+
+/// The memory estimate counts what slow-call breakers and per-request caps keep per request
+/// in flight (a closed client holds one for the whole run): 8 and 4 bytes for each of
+/// TINY's 50 clients.
+#[test]
+fn the_estimate_counts_slow_call_times_and_request_caps() {
+    let working = |retry: &str| {
+        let text = common::tiny_with("timeout = \"1s\"", &format!("timeout = \"1s\"\n{retry}"));
+        let file = herdsim::scenario::sweep::load_str("tiny.toml", &text).unwrap();
+        herdsim::limits::estimate(&file, 1, false, None).per_run_working
+    };
+    let breaker = working("breaker = { failure_rate = 0.5 }");
+    let slow = working("breaker = { failure_rate = 0.5, slow_call = \"500ms\" }");
+    assert_eq!(slow - breaker, herdsim::limits::SLOW_CALL_BYTES * 50);
+    let budget = working("budget = { kind = \"ratio\" }");
+    let capped = working("budget = { kind = \"ratio\", per_request = 0.2 }");
+    assert_eq!(capped - budget, herdsim::limits::REQUEST_CAP_BYTES * 50);
+}

@@ -403,6 +403,42 @@ fn a_per_request_cap_ends_a_request_before_the_budget_does() {
     }
 }
 
+/// `deposit = "success"` (Finagle since 20.8.0) against `"request"` (before): ratio 1, no
+/// reserve, one client, five requests back to back, the server down in [0, 50 ms) and from
+/// 100 ms on, retries 100 ms apart.
+/// - success: requests 1 and 2 fail at 20 and 40 ms with nothing deposited: refused. Request
+///   3 arrives at 50 ms and succeeds at 70 (deposit), request 4 at 100 (deposit). Request 5
+///   fails at 120 ms and may retry twice (2 deposits), at 220 and 360 ms; refused at 380.
+///   Calls 1 + 1 + 1 + 1 + 3 = 7; 3 give up.
+/// - request: every first attempt deposits, so each request retries once (1 deposit more
+///   than the retries so far), and its retry, sent 120 ms after it starts, meets the second
+///   outage: refused. Calls 10; 5 give up.
+#[test]
+fn a_ratio_budget_deposits_per_request_or_per_success() {
+    let server = "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+         [[server.outages]]\nstart = \"0s\"\nend = \"50ms\"\n\
+         [[server.outages]]\nstart = \"100ms\"\nend = \"1h\"";
+    for (deposit, calls, gave_up_budget) in [("success", 7, 3), ("request", 10, 5)] {
+        let s = scenario(&exact(
+            "count = 1\nrequests = 5",
+            server,
+            &format!(
+                "max_attempts = 10\nbudget = {{ kind = \"ratio\", ratio = 1.0, min_per_s = 0, \
+                 window = \"10s\", deposit = \"{deposit}\" }}"
+            ),
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        assert_eq!(m.entry().calls, calls, "{deposit}");
+        assert_eq!(
+            gave_up(&m, GiveUpReason::Budget),
+            gave_up_budget,
+            "{deposit}"
+        );
+        assert_eq!(m.entry().succeeded, 5 - gave_up_budget, "{deposit}");
+    }
+}
+
 // ---- concurrent (Envoy) -----------------------------------------------------------------
 
 /// Envoy's retry budget, global, percent 50, no minimum: ten clients, the server down for an

@@ -56,8 +56,21 @@ impl Check<'_> {
                 window,
                 min_per_s,
                 per_request,
+                deposit,
                 scope,
             } => {
+                let deposit = match deposit.as_deref() {
+                    None | Some("request") => Fill::Call,
+                    Some("success") => Fill::Success,
+                    Some(other) => {
+                        self.err(
+                            span.clone(),
+                            &format!("{key}.deposit"),
+                            format!("expected \"request\" or \"success\", found \"{other}\""),
+                        );
+                        Fill::Call
+                    }
+                };
                 let ratio = num(
                     self,
                     *ratio,
@@ -95,6 +108,7 @@ impl Check<'_> {
                                 "a share of the balance >= 0",
                             )
                         }),
+                        deposit,
                     },
                     scope: self.scope(
                         scope.as_deref(),

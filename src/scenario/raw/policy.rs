@@ -141,6 +141,7 @@ pub enum RawBudget {
         window: Option<RawDuration>,
         min_per_s: Option<f64>,
         per_request: Option<f64>,
+        deposit: Option<String>,
         scope: Option<String>,
     },
     /// gRPC retry throttling.
