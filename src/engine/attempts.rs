@@ -98,6 +98,34 @@ impl Simulation<'_> {
         self.now > deadline_at || (self.now == deadline_at && !clamp)
     }
 
+    /// Keeps when `key`'s current attempt was sent (now), in `sent_at`.
+    #[inline]
+    fn keep_send_time(&mut self, key: u32) {
+        let i = key as usize;
+        if self.sent_at.len() <= i {
+            self.sent_at.resize(i + 1, SimTime::ZERO);
+        }
+        self.sent_at[i] = self.now;
+    }
+
+    /// What a slow-call breaker or a concurrent budget follows of an attempt just sent: its
+    /// send time, and one more attempt in flight (out of line: most runs have neither).
+    #[cold]
+    #[inline(never)]
+    fn attempt_sent(&mut self, key: u32, on_fallback: bool) {
+        if self.times_attempts {
+            self.keep_send_time(key);
+        }
+        let policy = self.policies[self.requests[key].policy as usize];
+        if self.counts_in_flight
+            && !on_fallback
+            && let Some(b) = policy.budget
+        {
+            let client = self.requests.info(key).client;
+            self.budgets[b as usize].on_attempt_sent(client);
+        }
+    }
+
     /// Keeps the retry cap `key`'s budget `b` gives the request whose first attempt was
     /// just sent (Finagle's per-request cap).
     #[cold]
@@ -161,20 +189,10 @@ impl Simulation<'_> {
         r.set_timer_armed(false);
         if sampled {
             self.requests.info_mut(key).shed = false;
+            self.keep_send_time(key);
         }
-        if sampled || self.times_attempts {
-            let i = key as usize;
-            if self.sent_at.len() <= i {
-                self.sent_at.resize(i + 1, SimTime::ZERO);
-            }
-            self.sent_at[i] = now;
-        }
-        if self.counts_in_flight
-            && !on_fallback
-            && let Some(b) = policy.budget
-        {
-            let client = self.requests.info(key).client;
-            self.budgets[b as usize].on_attempt_sent(client);
+        if self.follows_attempts {
+            self.attempt_sent(key, on_fallback);
         }
         let svc = if on_fallback { self.fallback } else { target };
         if on_fallback {

@@ -217,6 +217,7 @@ impl<'a> Simulation<'a> {
             caps_requests,
             request_caps: Vec::new(),
             counts_in_flight,
+            follows_attempts: times_attempts || counts_in_flight,
             sent_at: Vec::new(),
         };
         sim.schedule_sources();

@@ -171,6 +171,8 @@ pub struct Simulation<'a> {
     /// budget): attempts tell it when they leave and when their outcome is back, and a
     /// request gives back the retry it holds (`Request::holds_retry`).
     counts_in_flight: bool,
+    /// `times_attempts || counts_in_flight`: one test on every send for both.
+    follows_attempts: bool,
     /// Some breaker counts slow calls, so every attempt's send time is kept in `sent_at`.
     times_attempts: bool,
     /// When the current attempt of each sampled request (of every request, under
