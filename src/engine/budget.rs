@@ -631,6 +631,27 @@ mod tests {
         );
     }
 
+    /// A ratio above 1 (Finagle and tower allow up to 1000): 2.0 withdraws 500 per retry,
+    /// so 3 deposits allow 6 retries.
+    #[test]
+    fn a_ratio_above_one_allows_several_retries_per_deposit() {
+        let kind = BudgetKind::Ratio {
+            ratio: 2.0,
+            window: SimDuration::from_secs(10),
+            min_per_s: 0.0,
+            per_request: None,
+            deposit: Fill::Call,
+        };
+        let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
+        for i in 0..3 {
+            b.on_first_attempt(0, SimTime(i));
+        }
+        let n = (0..20)
+            .take_while(|_| b.try_retry(0, SimTime(5), Status::Unavailable) != Decision::Refused)
+            .count();
+        assert_eq!(n, 6);
+    }
+
     /// Finagle: "for every 10 calls to deposit(), 1 retry will be allowed": 15 first
     /// attempts at 0.1 allow one retry (1.5 is not two whole retries), 29 allow two.
     #[test]

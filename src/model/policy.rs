@@ -277,7 +277,8 @@ pub enum BudgetKind {
     /// the last `window`, a new one included, may be at most `ratio · first attempts in the
     /// window + min_per_s · window seconds`, in Finagle's integer units.
     Ratio {
-        /// Share of first attempts that may be retried, in [0, 1].
+        /// Retries per deposit, in [0, 1000] (Finagle's `percentCanRetry`: 2.0 allows two
+        /// retries per deposit).
         ratio: f64,
         /// The rolling window (> 0).
         window: SimDuration,

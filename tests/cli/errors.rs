@@ -697,13 +697,13 @@ fn fails_with_a_concurrent_budget_out_of_range() {
 }
 
 #[test]
-fn fails_with_budget_ratio_above_one() {
+fn fails_with_budget_ratio_above_finagles_scale() {
     refused(
         &tiny_with(
             "timeout = \"1s\"",
-            "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = 1.5 }",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = 1000.5 }",
         ),
-        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1], found 1.5"],
+        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1000], found 1000.5"],
     );
 }
 
@@ -826,7 +826,7 @@ fn fails_with_negative_budget_ratio() {
             "timeout = \"1s\"",
             "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = -0.1 }",
         ),
-        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1], found -0.1"],
+        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1000], found -0.1"],
     );
 }
 

@@ -76,8 +76,10 @@ impl Check<'_> {
                     *ratio,
                     "ratio",
                     0.1,
-                    |x| (0.0..=1.0).contains(&x),
-                    "a ratio in [0, 1]",
+                    // Finagle's and tower's range (`ScaleFactor`): 2.0 allows two retries
+                    // per deposit, 1000 a withdrawal of one unit.
+                    |x| (0.0..=1000.0).contains(&x),
+                    "a ratio in [0, 1000]",
                 );
                 let min_per_s = num(
                     self,
