@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 
-use crate::model::policy::{BreakerSpec, BreakerWindow, HalfOpenRule};
+use crate::model::policy::{BreakerSpec, BreakerWindow, BucketStart, HalfOpenRule};
 use crate::time::{SimDuration, SimTime};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +35,12 @@ enum Mode {
 #[derive(Debug, Clone)]
 struct State {
     mode: Mode,
-    /// (time, failed, slow) of recorded outcomes in the window, oldest first.
+    /// (stamp, failed, slow) of recorded outcomes in the window, oldest first. The stamp is
+    /// the outcome's time, or under `buckets_from = "outcome"` its bucket's start.
     window: VecDeque<(SimTime, bool, bool)>,
+    /// Under `buckets_from = "outcome"`, when the current bucket started (`SimTime::MAX`:
+    /// none open).
+    bucket_start: SimTime,
     failures: u32,
     slow: u32,
     probes_sent: u32,
@@ -79,6 +83,7 @@ impl Breakers {
         let closed = State {
             mode: Mode::Closed,
             window: VecDeque::new(),
+            bucket_start: SimTime::MAX,
             failures: 0,
             slow: 0,
             probes_sent: 0,
@@ -185,13 +190,30 @@ impl Breakers {
                 } else {
                     s.mode = Mode::Closed;
                     s.window.clear();
+                    s.bucket_start = SimTime::MAX;
                     s.failures = 0;
                     s.slow = 0;
                     Transition::Closed
                 }
             }
             Mode::Closed => {
-                s.window.push_back((now, failed, slow));
+                let stamp = match spec.window {
+                    BreakerWindow::Buckets {
+                        window,
+                        count,
+                        start: BucketStart::Outcome,
+                    } => {
+                        // Polly's UpdateCurrentWindow: a new bucket at the first outcome
+                        // once the current one is a bucket's width old.
+                        let width = window.as_nanos() / u64::from(count);
+                        if s.bucket_start == SimTime::MAX || now.0 - s.bucket_start.0 >= width {
+                            s.bucket_start = now;
+                        }
+                        s.bucket_start
+                    }
+                    _ => now,
+                };
+                s.window.push_back((stamp, failed, slow));
                 s.failures += failed as u32;
                 s.slow += slow as u32;
                 let mut forget = |(_, f, w): (SimTime, bool, bool)| {
@@ -214,6 +236,29 @@ impl Breakers {
                             forget(s.window.pop_front().expect("more than n >= 1"));
                         }
                     }
+                    BreakerWindow::Buckets {
+                        window,
+                        count,
+                        start,
+                    } => {
+                        let width = window.as_nanos() / u64::from(count);
+                        let gone = |stamp: SimTime| match start {
+                            // Resilience4j: the bucket is no longer one of the last `count`.
+                            BucketStart::Clock => {
+                                now.0 / width - stamp.0 / width >= u64::from(count)
+                            }
+                            // Polly: `now - StartedAt >= samplingDuration`.
+                            BucketStart::Outcome => now.0 - stamp.0 >= window.as_nanos(),
+                        };
+                        while let Some(&(t, f, w)) = s.window.front() {
+                            if gone(t) {
+                                s.window.pop_front();
+                                forget((t, f, w));
+                            } else {
+                                break;
+                            }
+                        }
+                    }
                 }
                 let calls = s.window.len() as u32;
                 if calls >= spec.min_calls && above_thresholds(&spec, s.failures, s.slow, calls) {
@@ -231,6 +276,7 @@ impl Breakers {
         let s = &mut self.states[index as usize];
         s.mode = Mode::Open;
         s.window.clear();
+        s.bucket_start = SimTime::MAX;
         s.failures = 0;
         s.slow = 0;
         s.opened_at = now;
@@ -300,6 +346,74 @@ mod tests {
             slow_call: None,
             slow_call_rate: 1.0,
         }
+    }
+
+    /// Bucketed time windows against the exact one: outcomes leave a bucket at a time.
+    #[test]
+    fn bucketed_windows_drop_whole_buckets() {
+        let sec = |x: f64| SimTime((x * 1e9) as u64);
+        let run = |window: BreakerWindow, failure_rate: f64, outcomes: &[(f64, bool)]| {
+            let mut b = Breakers::new(
+                &BreakerSpec {
+                    window,
+                    failure_rate,
+                    min_calls: 2,
+                    ..spec(Scope::Global)
+                },
+                1,
+            );
+            outcomes
+                .iter()
+                .map(|&(t, failed)| b.record(0, sec(t), failed, false, 0))
+                .last()
+                .unwrap()
+        };
+        let ten_s = SimDuration::from_secs(10);
+        // Resilience4j (10 buckets of 1 s on the clock): at 10.4 s the failure of 0.5 s is
+        // in bucket 0, ten buckets back: gone, though only 9.9 s old (the exact window
+        // keeps it, and opens at 2 failures of 3).
+        let outcomes = [(0.5, true), (9.9, false), (10.4, true)];
+        assert_eq!(
+            run(BreakerWindow::Time(ten_s), 0.6, &outcomes),
+            Transition::Opened
+        );
+        let clock = BreakerWindow::Buckets {
+            window: ten_s,
+            count: 10,
+            start: BucketStart::Clock,
+        };
+        assert_eq!(run(clock, 0.6, &outcomes), Transition::None);
+        // Polly (10 buckets of 3 s, each opened by an outcome): the outcomes of 2 and 3.5 s
+        // joined the bucket opened at 1 s and leave with it at 31 s, though 29 and 27.5 s
+        // old: 2 failures of 3 remain (0.67). The exact window keeps them: 3 of 5 (0.6).
+        let thirty_s = SimDuration::from_secs(30);
+        let outcomes = [
+            (1.0, false),
+            (2.0, false),
+            (3.5, true),
+            (4.5, false),
+            (5.0, true),
+            (31.0, true),
+        ];
+        assert_eq!(
+            run(BreakerWindow::Time(thirty_s), 0.65, &outcomes),
+            Transition::None
+        );
+        let polly = BreakerWindow::Buckets {
+            window: thirty_s,
+            count: 10,
+            start: BucketStart::Outcome,
+        };
+        assert_eq!(run(polly, 0.65, &outcomes), Transition::Opened);
+        // The same on the clock's 3 s buckets: 31 s is in bucket 10, so bucket 0 (1 and 2 s)
+        // has left and bucket 1 (3.5, 4.5 and 5 s) stays: 3 failures of 4.
+        let clock = BreakerWindow::Buckets {
+            window: thirty_s,
+            count: 10,
+            start: BucketStart::Clock,
+        };
+        assert_eq!(run(clock, 0.65, &outcomes), Transition::Opened);
+        assert_eq!(run(clock, 0.8, &outcomes), Transition::None);
     }
 
     /// Resilience4j's slow-call rate: 5 calls in the window, the breaker opens when the slow

@@ -417,6 +417,29 @@ pub enum BreakerWindow {
     /// The last N outcomes, however old (`window_calls = N`: Resilience4j's COUNT_BASED
     /// sliding window).
     Calls(u32),
+    /// The outcomes of the last `count` buckets of `window / count` each (`window_buckets =
+    /// count`): outcomes leave a bucket at a time, as in Resilience4j's TIME_BASED window
+    /// (buckets of 1 s on the clock) and Polly's rolling health metrics (buckets opened by
+    /// the first outcome after the last one closed).
+    Buckets {
+        /// The whole window (`window`).
+        window: SimDuration,
+        /// Buckets in it (>= 1).
+        count: u32,
+        /// Where buckets start.
+        start: BucketStart,
+    },
+}
+
+/// Where a bucketed breaker window's buckets start (`buckets_from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BucketStart {
+    /// At whole multiples of the bucket width from t = 0 (Resilience4j's epoch seconds):
+    /// an outcome counts while its bucket is one of the last `count`, the current included.
+    Clock,
+    /// At the first outcome after the current bucket's width has passed (Polly): a bucket
+    /// counts until `window` after it started.
+    Outcome,
 }
 
 /// How a half-open breaker decides (`half_open = "all" | "rate"`).

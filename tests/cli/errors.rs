@@ -1000,6 +1000,38 @@ fn fails_with_a_slow_call_rate_alone_or_slow_call_values_out_of_range() {
 }
 
 #[test]
+fn fails_with_window_buckets_without_a_time_window_or_buckets_from_alone() {
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { window_calls = 100, window_buckets = 10 }",
+        ),
+        &[
+            "bad.toml:24:50: retry.breaker.window_buckets: expected a time `window` to cut into buckets, found `window_calls`",
+        ],
+    );
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { buckets_from = \"outcome\" }",
+        ),
+        &[
+            "bad.toml:24:28: retry.breaker.buckets_from: expected `window_buckets` (the buckets whose start it sets) beside buckets_from, found none",
+        ],
+    );
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbreaker = { window = \"5ns\", window_buckets = 10, buckets_from = \"epoch\" }",
+        ),
+        &[
+            "bad.toml:24:46: retry.breaker.window_buckets: expected at most one bucket per nanosecond of the window (5ns), found 10",
+            "bad.toml:24:65: retry.breaker.buckets_from: expected \"clock\" or \"outcome\", found \"epoch\"",
+        ],
+    );
+}
+
+#[test]
 fn fails_with_breaker_zero_window_calls_or_unknown_half_open_rule() {
     refused(
         &tiny_with(

@@ -6,7 +6,8 @@ use toml::Spanned;
 
 use super::{At, Check};
 use crate::model::policy::{
-    BreakerSpec, BreakerWindow, BudgetKind, BudgetSpec, Fill, HalfOpenRule, LimiterSpec, Scope,
+    BreakerSpec, BreakerWindow, BucketStart, BudgetKind, BudgetSpec, Fill, HalfOpenRule,
+    LimiterSpec, Scope,
 };
 use crate::scenario::raw::{RawBreaker, RawBudget, RawLimiter};
 use crate::time::SimDuration;
@@ -306,6 +307,7 @@ impl Check<'_> {
             (None, None) => None,
         }
         .unwrap_or(BreakerWindow::Time(SimDuration::from_secs(10)));
+        let window = self.window_buckets(b, window, key);
         let half_open = match &b.half_open {
             None => HalfOpenRule::All,
             Some(s) => match s.get_ref().as_str() {
@@ -345,7 +347,7 @@ impl Check<'_> {
                 // minimum as N (its CircuitBreakerMetrics takes the smaller of the two).
                 match window {
                     BreakerWindow::Calls(n) => min_calls.min(n),
-                    BreakerWindow::Time(_) => min_calls,
+                    BreakerWindow::Time(_) | BreakerWindow::Buckets { .. } => min_calls,
                 }
             },
             open_for: b
@@ -391,6 +393,70 @@ impl Check<'_> {
                     )
                     .unwrap_or(1.0),
             },
+        }
+    }
+
+    /// A time window cut into `window_buckets` buckets starting at `buckets_from`, when set.
+    fn window_buckets(
+        &mut self,
+        b: &RawBreaker,
+        window: BreakerWindow,
+        key: &str,
+    ) -> BreakerWindow {
+        let k = |f: &str| format!("{key}.{f}");
+        let start = match &b.buckets_from {
+            None => BucketStart::Clock,
+            Some(s) if b.window_buckets.is_none() => {
+                self.err(
+                    Some(s.span()),
+                    &k("buckets_from"),
+                    "expected `window_buckets` (the buckets whose start it sets) beside \
+                     buckets_from, found none"
+                        .to_string(),
+                );
+                BucketStart::Clock
+            }
+            Some(s) => match s.get_ref().as_str() {
+                "clock" => BucketStart::Clock,
+                "outcome" => BucketStart::Outcome,
+                other => {
+                    self.err(
+                        Some(s.span()),
+                        &k("buckets_from"),
+                        format!("expected \"clock\" or \"outcome\", found \"{other}\""),
+                    );
+                    BucketStart::Clock
+                }
+            },
+        };
+        let Some(n) = &b.window_buckets else {
+            return window;
+        };
+        let BreakerWindow::Time(width) = window else {
+            self.err(
+                Some(n.span()),
+                &k("window_buckets"),
+                "expected a time `window` to cut into buckets, found `window_calls`".to_string(),
+            );
+            return window;
+        };
+        match self.int(n, &k("window_buckets"), 1, u32::MAX as i64) {
+            Some(count) if width.as_nanos() < count as u64 => {
+                self.err(
+                    Some(n.span()),
+                    &k("window_buckets"),
+                    format!(
+                        "expected at most one bucket per nanosecond of the window ({width}), found {count}"
+                    ),
+                );
+                window
+            }
+            Some(count) => BreakerWindow::Buckets {
+                window: width,
+                count: count as u32,
+                start,
+            },
+            None => window,
         }
     }
 

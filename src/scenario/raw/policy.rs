@@ -199,4 +199,6 @@ pub struct RawBreaker {
     pub retries_only: Option<bool>,
     pub slow_call: Option<Spanned<RawDuration>>,
     pub slow_call_rate: Option<Spanned<f64>>,
+    pub window_buckets: Option<Spanned<i64>>,
+    pub buckets_from: Option<Spanned<String>>,
 }
