@@ -261,7 +261,12 @@ impl Breakers {
                     }
                 }
                 let calls = s.window.len() as u32;
-                if calls >= spec.min_calls && above_thresholds(&spec, s.failures, s.slow, calls) {
+                // Polly judges its window only when a call fails.
+                let judged = failed || !spec.trip_on_failure;
+                if judged
+                    && calls >= spec.min_calls
+                    && above_thresholds(&spec, s.failures, s.slow, calls)
+                {
                     self.open(index, now);
                     Transition::Opened
                 } else {
@@ -345,6 +350,34 @@ mod tests {
             retries_only: false,
             slow_call: None,
             slow_call_rate: 1.0,
+            trip_on_failure: false,
+        }
+    }
+
+    /// `trip_on = "failure"` (Polly): a success that drops two older successes from the
+    /// window leaves 2 failures of 3, above 0.6: Resilience4j's rule opens there, Polly's
+    /// at the next failure.
+    #[test]
+    fn a_breaker_tripping_on_failures_waits_for_one() {
+        let sec = |x: f64| SimTime((x * 1e9) as u64);
+        for (trip_on_failure, at_success) in [(false, Transition::Opened), (true, Transition::None)]
+        {
+            let mut b = Breakers::new(
+                &BreakerSpec {
+                    failure_rate: 0.6,
+                    min_calls: 2,
+                    trip_on_failure,
+                    ..spec(Scope::Global)
+                },
+                1,
+            );
+            for (t, failed) in [(0.0, false), (0.5, false), (8.0, true), (9.0, true)] {
+                assert_eq!(b.record(0, sec(t), failed, false, 0), Transition::None);
+            }
+            assert_eq!(b.record(0, sec(10.8), false, false, 0), at_success);
+            if trip_on_failure {
+                assert_eq!(b.record(0, sec(11.0), true, false, 0), Transition::Opened);
+            }
         }
     }
 

@@ -365,7 +365,8 @@ impl BudgetKind {
 }
 
 /// `breaker = { failure_rate, window | window_calls, min_calls, open_for, half_open_probes,
-/// half_open, scope, retries_only, slow_call, slow_call_rate }`.
+/// half_open, scope, retries_only, slow_call, slow_call_rate, window_buckets, buckets_from,
+/// trip_on }`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BreakerSpec {
     /// Opens when failures / calls in the window reach this, in (0, 1].
@@ -393,6 +394,10 @@ pub struct BreakerSpec {
     /// Opens (as `failure_rate` does) when slow calls / calls in the window reach this, in
     /// (0, 1]; 1 unless set.
     pub slow_call_rate: f64,
+    /// `trip_on = "failure"`: a closed breaker judges its window only after a failure
+    /// (Polly's AdvancedCircuitBehavior); `"outcome"` (false), after every outcome
+    /// (Resilience4j).
+    pub trip_on_failure: bool,
 }
 
 /// `client_rate_limiter = { scope, beta, scale, min_fill_rate }`: the AWS SDKs' adaptive

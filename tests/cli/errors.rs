@@ -1013,10 +1013,11 @@ fn fails_with_window_buckets_without_a_time_window_or_buckets_from_alone() {
     refused(
         &tiny_with(
             "timeout = \"1s\"",
-            "timeout = \"1s\"\nbreaker = { buckets_from = \"outcome\" }",
+            "timeout = \"1s\"\nbreaker = { buckets_from = \"outcome\", trip_on = \"success\" }",
         ),
         &[
             "bad.toml:24:28: retry.breaker.buckets_from: expected `window_buckets` (the buckets whose start it sets) beside buckets_from, found none",
+            "bad.toml:24:49: retry.breaker.trip_on: expected \"outcome\" or \"failure\", found \"success\"",
         ],
     );
     refused(

@@ -368,6 +368,21 @@ impl Check<'_> {
                 Scope::Client,
             ),
             retries_only: b.retries_only.unwrap_or(false),
+            trip_on_failure: match &b.trip_on {
+                None => false,
+                Some(s) => match s.get_ref().as_str() {
+                    "outcome" => false,
+                    "failure" => true,
+                    other => {
+                        self.err(
+                            Some(s.span()),
+                            &k("trip_on"),
+                            format!("expected \"outcome\" or \"failure\", found \"{other}\""),
+                        );
+                        false
+                    }
+                },
+            },
             slow_call: b
                 .slow_call
                 .as_ref()

@@ -201,4 +201,5 @@ pub struct RawBreaker {
     pub slow_call_rate: Option<Spanned<f64>>,
     pub window_buckets: Option<Spanned<i64>>,
     pub buckets_from: Option<Spanned<String>>,
+    pub trip_on: Option<Spanned<String>>,
 }
