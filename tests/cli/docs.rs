@@ -169,3 +169,25 @@ fn every_policy_in_the_policies_page_checks() {
         );
     }
 }
+
+/// scenarios/libraries.toml runs exactly the strategies docs/libraries.md offers: each
+/// ```toml block of the page appears in the scenario verbatim, and the scenario has no
+/// other strategy.
+#[test]
+fn the_libraries_scenario_runs_the_pages_blocks_verbatim() {
+    let page = fs::read_to_string(root().join("docs/libraries.md")).expect("docs/libraries.md");
+    let scenario =
+        fs::read_to_string(root().join("scenarios/libraries.toml")).expect("libraries.toml");
+    let blocks: Vec<&str> = page
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().expect("a closed block"))
+        .collect();
+    for block in &blocks {
+        assert!(
+            scenario.contains(block),
+            "missing from the scenario:\n{block}"
+        );
+    }
+    assert_eq!(scenario.matches("[[strategy]]").count(), blocks.len());
+}

@@ -1200,6 +1200,24 @@ fn shipped_envoy_budget_holds_retries_to_a_share_of_the_traffic() {
     assert!(plain.entry().calls > e.calls + 30_000);
 }
 
+/// scenarios/libraries.toml: every request ends once under every library's policy (one
+/// replication each); Finagle's immediate requeues storm the service in the outage (at
+/// least twice the calls of the AWS SDKs' standard mode), and Google's api_core, with its
+/// 120 s deadline, gives up no call.
+#[test]
+fn shipped_libraries_scenario_ends_every_request_once() {
+    let s = scenario(include_str!("../../scenarios/libraries.toml"));
+    let mut calls = std::collections::BTreeMap::new();
+    for (i, strategy) in s.strategies.iter().enumerate() {
+        let m = run(&s, i);
+        assert_each_request_ends_once(&s, &m);
+        calls.insert(strategy.name.as_str(), (m.entry().calls, m.gave_up_total()));
+    }
+    assert!(calls["finagle"].0 > 2 * calls["aws-standard-2025"].0);
+    assert_eq!(calls["google-api-core"].1, 0);
+    assert_eq!(calls["polly-breaker"].0, 20_000);
+}
+
 /// scenarios/aws-sdk-2026.toml's adaptive mode against the standard mode it adds its limiter
 /// to (one replication of each): every request ends once, calls wait for tokens, and the
 /// limiter holds the fleet's throttled retries and its calls down.
