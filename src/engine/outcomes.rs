@@ -32,9 +32,11 @@ impl Simulation<'_> {
         r.last_status = Some(status);
         let (sampled, on_fallback, policy, probe) =
             (r.sampled(), r.on_fallback(), r.policy, r.probe);
-        if self.counts_in_flight {
-            self.in_flight_result(key, on_fallback);
-        }
+        let answered_later = if self.counts_in_flight {
+            self.in_flight_result(key, on_fallback, status)
+        } else {
+            None
+        };
         if hint.is_some() {
             self.requests.info_mut(key).last_hint = encode_hint(hint);
         }
@@ -85,7 +87,10 @@ impl Simulation<'_> {
         if status == Status::Ok {
             self.end(key, Outcome::Succeeded)
         } else {
-            self.failure(key, status, hint)
+            self.failure(key, status, hint);
+            if let Some((b, client)) = answered_later {
+                self.budgets[b as usize].on_attempt_done(client);
+            }
         }
     }
 
@@ -107,6 +112,12 @@ impl Simulation<'_> {
 
     /// The request would end for `reason`: try the fallback server once, else end it.
     pub(super) fn give_up(&mut self, key: u32, reason: GiveUpReason) {
+        if self.requests[key].holds_retry() {
+            // Given up without the retry's outcome (refused at send, given up while
+            // waiting): released before any fallback call, as Envoy's next retry decision
+            // would.
+            self.release_retry(key);
+        }
         let r = &mut self.requests[key];
         let policy = &self.policies[r.policy as usize];
         if !r.on_fallback()
@@ -283,20 +294,32 @@ impl Simulation<'_> {
         );
     }
 
-    /// An attempt's outcome is back, for a concurrent budget: the attempt is no longer in
-    /// flight (unless it went to the fallback server), and a retry the request held is no
-    /// longer in progress (Envoy's `resetRetry`, before the next retry decision).
+    /// An attempt's outcome is back, for a concurrent budget: a retry the request held is
+    /// no longer in progress (Envoy's `resetRetry`, first in `shouldRetry`), and the attempt
+    /// is no longer in flight (unless it went to the fallback server). When: a timed-out
+    /// attempt leaves now, as Envoy resets the upstream request before deciding; an
+    /// answered failure leaves after the retry decision, as Envoy decides on the response
+    /// headers while the upstream request still counts as active. The latter is returned,
+    /// (budget, client), for `result` to apply once the decision is made: by then the
+    /// request may have ended and its key been reused.
     #[cold]
-    fn in_flight_result(&mut self, key: u32, on_fallback: bool) {
-        let policy = self.policies[self.requests[key].policy as usize];
-        if let Some(b) = policy.budget
-            && !on_fallback
-        {
-            let client = self.requests.info(key).client;
-            self.budgets[b as usize].on_attempt_done(client);
-        }
+    fn in_flight_result(
+        &mut self,
+        key: u32,
+        on_fallback: bool,
+        status: Status,
+    ) -> Option<(u16, u32)> {
         if self.requests[key].holds_retry() {
             self.release_retry(key);
+        }
+        let policy = self.policies[self.requests[key].policy as usize];
+        let b = policy.budget.filter(|_| !on_fallback)?;
+        let client = self.requests.info(key).client;
+        if matches!(status, Status::Ok | Status::Timeout | Status::Unreachable) {
+            self.budgets[b as usize].on_attempt_done(client);
+            None
+        } else {
+            Some((b, client))
         }
     }
 

@@ -469,6 +469,61 @@ fn a_concurrent_budget_limits_retries_in_progress() {
     assert_eq!(m.completion.0, ms(140).0);
 }
 
+/// When the failed attempt stops counting as in flight, as Envoy has it: two clients, a
+/// global budget of 50%, no minimum. Answered with 503, the first outcome is judged while
+/// its attempt is still active (Envoy decides on the response headers, then resets the
+/// upstream request): 2 in flight, limit 1, one retry; the second sees 1, limit 0. Timed
+/// out (an unreachable server, 1 s timeout), the attempt is reset first: 1 in flight, limit
+/// 0, then 0: no retry at all.
+#[test]
+fn an_answered_failure_counts_in_flight_at_its_decision_a_timeout_does_not() {
+    for (kind, allowed) in [("down", 1), ("unreachable", 0)] {
+        let server = format!(
+            "concurrency = 2\nservice = {{ dist = \"constant\", value = \"10ms\" }}\n\
+             [[server.outages]]\nstart = \"0s\"\nend = \"1h\"\nkind = \"{kind}\""
+        );
+        let s = scenario(&exact(
+            "count = 2",
+            &server,
+            "max_attempts = 2\ntimeout = \"1s\"\n\
+             budget = { kind = \"concurrent\", percent = 50, min_retries = 0, scope = \"global\" }",
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        assert_eq!(m.entry().budget_allowed, allowed, "{kind}");
+        assert_eq!(m.entry().budget_refused, 2 - allowed, "{kind}");
+    }
+}
+
+/// A retry held by a request that ends without sending it is given back: a retry-only
+/// breaker (global, opens at the second failure and stays open) refuses retries at send;
+/// the budget (global, 1 retry in progress at most) must see those refused retries go.
+/// - 20 ms: client 0 fails, takes the retry (held); client 1 fails, opens the breaker, is
+///   refused by the budget, and starts its second request (a first attempt goes out).
+/// - 40 ms: client 1 fails again: the retry is still held by client 0: refused.
+/// - 120 ms: client 0's retry is refused by the breaker (`breaker_open`): the held retry is
+///   given back; its second request fails at 140 ms and takes the retry again, refused by
+///   the breaker at 240 ms. Had it not been given back, the 140 ms failure would be refused
+///   by the budget.
+#[test]
+fn a_held_retry_is_given_back_when_its_request_ends_without_it() {
+    let s = scenario(&exact(
+        "count = 2\nrequests = 2",
+        &down_until(2, "1h"),
+        "max_attempts = 5\n\
+         budget = { kind = \"concurrent\", percent = 0, min_retries = 1, scope = \"global\" }\n\
+         breaker = { failure_rate = 1.0, window = \"1h\", min_calls = 2, open_for = \"1h\", \
+         retries_only = true, scope = \"global\" }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_each_request_ends_once(&s, &m);
+    assert_eq!(m.entry().calls, 4);
+    assert_eq!((m.entry().budget_allowed, m.entry().budget_refused), (2, 2));
+    assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 2);
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 2);
+}
+
 /// Envoy's `max_retries` breaker (percent 0, min_retries 2): five clients failing at 20 ms;
 /// clients 0 and 1 take the two retries, the other three are refused. At 140 ms each
 /// retry's outcome gives its retry back before asking again, so both retry once more, and
@@ -706,6 +761,43 @@ fn a_breaker_opens_after_exactly_min_calls_failures_and_fails_fast() {
         );
         // It opened at (k-1) x 120 + 20 ms and half-opened a full second later.
         assert_eq!(m.breaker_open, SimDuration::from_secs(1));
+    }
+}
+
+/// `window_buckets` through a scenario: one client, five requests back to back, no retry,
+/// 10 ms each way and 10 ms of service; the server is down at the arrivals of requests 1, 4
+/// and 5, so their 503s come back 20 ms after they leave and the successes 30 ms after:
+/// outcomes F at 20, S at 50, S at 80, F at 100 (request 5 leaves then), F at 120 ms. A
+/// global breaker opens at half failures once 3 outcomes count, in a 100 ms window.
+/// - Exact window, at 100 ms: (0, 100] holds all four: 2 of 4: opens; request 5 is refused.
+/// - Ten clock buckets of 10 ms: at 100 ms, buckets 1 to 10 (10-109 ms): the same four.
+/// - Two clock buckets of 50 ms: at 100 ms, buckets 1 and 2 (50-149 ms): 1 of 3: closed, and
+///   request 5 goes out (the breaker opens at its failure, too late to refuse anything).
+/// - Two buckets opened by outcomes: the first opened at 20 ms holds 20 and 50 ms, the
+///   second opened at 80 ms; at 100 ms the first is 80 ms old, under the 100 ms window:
+///   all four count: opens.
+#[test]
+fn window_buckets_decide_which_outcomes_a_scenario_breaker_counts() {
+    for (buckets, refused) in [
+        ("", 1),
+        (", window_buckets = 10", 1),
+        (", window_buckets = 2", 0),
+        (", window_buckets = 2, buckets_from = \"outcome\"", 1),
+    ] {
+        let server = "concurrency = 1\nservice = { dist = \"constant\", value = \"10ms\" }\n\
+             [[server.outages]]\nstart = \"0s\"\nend = \"15ms\"\n\
+             [[server.outages]]\nstart = \"85ms\"\nend = \"115ms\"";
+        let s = scenario(&exact(
+            "count = 1\nrequests = 5",
+            server,
+            &format!(
+                "max_attempts = 1\nbreaker = {{ failure_rate = 0.5, min_calls = 3, \
+                 window = \"100ms\", open_for = \"1h\", scope = \"global\"{buckets} }}"
+            ),
+            CONSTANT_100MS,
+        ));
+        let m = run(&s, 0);
+        assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), refused, "{buckets}");
     }
 }
 
