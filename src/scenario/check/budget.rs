@@ -4,7 +4,7 @@
 
 use toml::Spanned;
 
-use super::{At, Check};
+use super::{At, Check, spelled};
 use crate::model::policy::{
     BreakerSpec, BreakerWindow, BucketStart, BudgetKind, BudgetSpec, Fill, HalfOpenRule,
     LimiterSpec, Scope,
@@ -14,19 +14,13 @@ use crate::time::SimDuration;
 
 impl Check<'_> {
     fn scope(&mut self, v: Option<&str>, span: At, key: &str, default: Scope) -> Scope {
-        match v {
-            None => default,
-            Some("client") => Scope::Client,
-            Some("global") => Scope::Global,
-            Some(other) => {
-                self.err(
-                    span,
-                    key,
-                    format!("expected \"client\" or \"global\", found \"{other}\""),
-                );
-                default
-            }
-        }
+        self.either(
+            v.map(|v| (v, span)),
+            key,
+            ("client", Scope::Client),
+            ("global", Scope::Global),
+            default,
+        )
     }
 
     pub(super) fn budget(&mut self, v: &Spanned<RawBudget>, key: &str) -> BudgetSpec {
@@ -60,18 +54,13 @@ impl Check<'_> {
                 deposit,
                 scope,
             } => {
-                let deposit = match deposit.as_deref() {
-                    None | Some("request") => Fill::Call,
-                    Some("success") => Fill::Success,
-                    Some(other) => {
-                        self.err(
-                            span.clone(),
-                            &format!("{key}.deposit"),
-                            format!("expected \"request\" or \"success\", found \"{other}\""),
-                        );
-                        Fill::Call
-                    }
-                };
+                let deposit = self.either(
+                    deposit.as_deref().map(|d| (d, span.clone())),
+                    &format!("{key}.deposit"),
+                    ("request", Fill::Call),
+                    ("success", Fill::Success),
+                    Fill::Call,
+                );
                 let ratio = num(
                     self,
                     *ratio,
@@ -308,21 +297,13 @@ impl Check<'_> {
         }
         .unwrap_or(BreakerWindow::Time(SimDuration::from_secs(10)));
         let window = self.window_buckets(b, window, key);
-        let half_open = match &b.half_open {
-            None => HalfOpenRule::All,
-            Some(s) => match s.get_ref().as_str() {
-                "all" => HalfOpenRule::All,
-                "rate" => HalfOpenRule::Rate,
-                other => {
-                    self.err(
-                        Some(s.span()),
-                        &k("half_open"),
-                        format!("expected \"all\" or \"rate\", found \"{other}\""),
-                    );
-                    HalfOpenRule::All
-                }
-            },
-        };
+        let half_open = self.either(
+            spelled(&b.half_open),
+            &k("half_open"),
+            ("all", HalfOpenRule::All),
+            ("rate", HalfOpenRule::Rate),
+            HalfOpenRule::All,
+        );
         BreakerSpec {
             failure_rate: b
                 .failure_rate
@@ -368,21 +349,13 @@ impl Check<'_> {
                 Scope::Client,
             ),
             retries_only: b.retries_only.unwrap_or(false),
-            trip_on_failure: match &b.trip_on {
-                None => false,
-                Some(s) => match s.get_ref().as_str() {
-                    "outcome" => false,
-                    "failure" => true,
-                    other => {
-                        self.err(
-                            Some(s.span()),
-                            &k("trip_on"),
-                            format!("expected \"outcome\" or \"failure\", found \"{other}\""),
-                        );
-                        false
-                    }
-                },
-            },
+            trip_on_failure: self.either(
+                spelled(&b.trip_on),
+                &k("trip_on"),
+                ("outcome", false),
+                ("failure", true),
+                false,
+            ),
             slow_call: b
                 .slow_call
                 .as_ref()
@@ -431,18 +404,13 @@ impl Check<'_> {
                 );
                 BucketStart::Clock
             }
-            Some(s) => match s.get_ref().as_str() {
-                "clock" => BucketStart::Clock,
-                "outcome" => BucketStart::Outcome,
-                other => {
-                    self.err(
-                        Some(s.span()),
-                        &k("buckets_from"),
-                        format!("expected \"clock\" or \"outcome\", found \"{other}\""),
-                    );
-                    BucketStart::Clock
-                }
-            },
+            from => self.either(
+                spelled(from),
+                &k("buckets_from"),
+                ("clock", BucketStart::Clock),
+                ("outcome", BucketStart::Outcome),
+                BucketStart::Clock,
+            ),
         };
         let Some(n) = &b.window_buckets else {
             return window;

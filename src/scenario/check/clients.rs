@@ -340,21 +340,13 @@ impl Check<'_> {
             (None, Some(profile)) => self.profile(profile, &k("profile")),
             (None, None) => None,
         };
-        let process = match p.process.as_ref() {
-            None => Process::Poisson,
-            Some(w) => match w.get_ref().as_str() {
-                "poisson" => Process::Poisson,
-                "uniform" => Process::Uniform,
-                other => {
-                    self.err(
-                        Some(w.span()),
-                        &k("process"),
-                        format!("expected \"poisson\" or \"uniform\", found \"{other}\""),
-                    );
-                    Process::Poisson
-                }
-            },
-        };
+        let process = self.either(
+            super::spelled(&p.process),
+            &k("process"),
+            ("poisson", Process::Poisson),
+            ("uniform", Process::Uniform),
+            Process::Poisson,
+        );
         let start = p
             .start
             .as_ref()

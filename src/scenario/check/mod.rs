@@ -77,12 +77,46 @@ fn number(v: &toml::Value) -> Option<f64> {
     }
 }
 
+/// A spelled key's text and where it was written, for [`Check::either`].
+fn spelled(v: &Option<toml::Spanned<String>>) -> Option<(&str, At)> {
+    v.as_ref().map(|s| (s.get_ref().as_str(), Some(s.span())))
+}
+
 impl Check<'_> {
     fn err(&mut self, span: At, key: &str, msg: impl Into<String>) {
         let e = error_at(self.file, self.src, span, key, msg.into());
         // A [retry] default is checked once per strategy that inherits it: report it once.
         if !self.errors.contains(&e) {
             self.errors.push(e);
+        }
+    }
+
+    /// A key spelled one of two ways: `value` (as written, and where) `first.0` gives
+    /// `first.1`, `second.0` gives `second.1`. Anything else is reported as "expected
+    /// "first" or "second", found ..." and, like an absent key, gives `absent`.
+    fn either<T>(
+        &mut self,
+        value: Option<(&str, At)>,
+        key: &str,
+        first: (&str, T),
+        second: (&str, T),
+        absent: T,
+    ) -> T {
+        match value {
+            None => absent,
+            Some((v, _)) if v == first.0 => first.1,
+            Some((v, _)) if v == second.0 => second.1,
+            Some((other, span)) => {
+                self.err(
+                    span,
+                    key,
+                    format!(
+                        "expected \"{}\" or \"{}\", found \"{other}\"",
+                        first.0, second.0
+                    ),
+                );
+                absent
+            }
         }
     }
 

@@ -153,21 +153,13 @@ impl Check<'_> {
                 retry_after: self.hint(rl.retry_after.as_ref(), &key("rate_limit.retry_after")),
             }
         });
-        let discipline = match s.discipline.as_ref() {
-            None => Discipline::Fifo,
-            Some(w) => match w.get_ref().as_str() {
-                "fifo" => Discipline::Fifo,
-                "lifo" => Discipline::Lifo,
-                other => {
-                    self.err(
-                        Some(w.span()),
-                        &key("discipline"),
-                        format!("expected \"fifo\" or \"lifo\", found \"{other}\""),
-                    );
-                    Discipline::Fifo
-                }
-            },
-        };
+        let discipline = self.either(
+            super::spelled(&s.discipline),
+            &key("discipline"),
+            ("fifo", Discipline::Fifo),
+            ("lifo", Discipline::Lifo),
+            Discipline::Fifo,
+        );
         let queue_timeout = self.limit(s.queue_timeout.as_ref(), &key("queue_timeout"));
         let slowdown = s
             .slowdown
