@@ -136,7 +136,8 @@ impl Simulation<'_> {
     pub(super) fn end(&mut self, key: u32, outcome: Outcome) {
         let now = self.now;
         if self.requests[key].holds_retry() {
-            // Ended without the retry's outcome (refused at send, given up while waiting).
+            // Ended holding a retry without going through `give_up`, which gives it back:
+            // cut off at the time limit.
             self.release_retry(key);
         }
         self.record_end(key, outcome);
