@@ -2,6 +2,24 @@
 
 use super::*;
 
+/// A ratio budget depositing per first attempt, with no per-request cap.
+fn ratio_kind(ratio: f64, window_s: u64, min_per_s: f64) -> BudgetKind {
+    BudgetKind::Ratio {
+        ratio,
+        window: SimDuration::from_secs(window_s),
+        min_per_s,
+        per_request: None,
+        deposit: Fill::Call,
+    }
+}
+
+/// How many retries `b` allows `client` at `at` one after another (at most `max`).
+fn retries_allowed(b: &mut Budgets, client: u32, at: SimTime, status: Status, max: usize) -> usize {
+    (0..max)
+        .take_while(|_| b.try_retry(client, at, status) != Decision::Refused)
+        .count()
+}
+
 fn spec(kind: BudgetKind, scope: Scope) -> BudgetSpec {
     BudgetSpec { kind, scope }
 }
@@ -55,18 +73,14 @@ fn aws_quota_drains_after_100_retries_and_refunds() {
         success_refund: 1,
     };
     let mut b = Budgets::new(&spec(quota, Scope::Global), 3);
-    let n = (0..200)
-        .take_while(|_| b.try_retry(1, SimTime(0), Status::Unavailable) != Decision::Refused)
-        .count();
+    let n = retries_allowed(&mut b, 1, SimTime(0), Status::Unavailable, 200);
     assert_eq!(n, 100);
     b.on_success(2, SimTime(0), Some(5));
     assert_eq!(b.level(0), 5);
     b.on_success(0, SimTime(0), None);
     assert_eq!(b.level(0), 6);
     let mut t = Budgets::new(&spec(quota, Scope::Client), 1);
-    let n = (0..200)
-        .take_while(|_| t.try_retry(0, SimTime(0), Status::Timeout) != Decision::Refused)
-        .count();
+    let n = retries_allowed(&mut t, 0, SimTime(0), Status::Timeout, 200);
     assert_eq!(n, 50);
 }
 
@@ -87,9 +101,7 @@ fn aws_2026_quota_charges_throttling_less() {
         (Status::TooManyRequests, 100),
     ] {
         let mut b = Budgets::new(&spec(quota, Scope::Global), 1);
-        let n = (0..200)
-            .take_while(|_| b.try_retry(0, SimTime(0), status) != Decision::Refused)
-            .count();
+        let n = retries_allowed(&mut b, 0, SimTime(0), status, 200);
         assert_eq!(n, retries, "{status:?}");
     }
 }
@@ -162,13 +174,7 @@ fn the_per_request_cap_is_a_share_of_the_whole_retries_held() {
     b.on_first_attempt(0, SimTime(0));
     assert_eq!(b.request_cap(0, SimTime(0)), Some(20));
     // Without per_request, no cap.
-    let plain = BudgetKind::Ratio {
-        ratio: 0.2,
-        window: SimDuration::from_secs(10),
-        min_per_s: 0.0,
-        per_request: None,
-        deposit: Fill::Call,
-    };
+    let plain = ratio_kind(0.2, 10, 0.0);
     let mut b = Budgets::new(&spec(plain, Scope::Global), 1);
     assert!(!b.caps_requests());
     assert_eq!(b.request_cap(0, SimTime(0)), None);
@@ -186,9 +192,7 @@ fn a_concurrent_budget_limits_retries_in_progress() {
     assert!(b.counts_in_flight());
     let retry = |b: &mut Budgets| b.try_retry(0, SimTime(0), Status::Unavailable);
     // Nothing in flight: the minimum, 3.
-    let allowed = (0..5)
-        .take_while(|_| retry(&mut b) != Decision::Refused)
-        .count();
+    let allowed = retries_allowed(&mut b, 0, SimTime(0), Status::Unavailable, 5);
     assert_eq!(allowed, 3);
     b.release_retry(0);
     assert_ne!(retry(&mut b), Decision::Refused);
@@ -210,9 +214,7 @@ fn a_concurrent_budget_limits_retries_in_progress() {
     for _ in 0..100 {
         b.on_attempt_sent(0);
     }
-    let allowed = (0..100)
-        .take_while(|_| retry(&mut b) != Decision::Refused)
-        .count();
+    let allowed = retries_allowed(&mut b, 0, SimTime(0), Status::Unavailable, 100);
     assert_eq!(allowed, 56);
     // Per client: one client's attempts do not raise another's limit.
     let mut b = Budgets::new(&spec(envoy(50.0, 0), Scope::Client), 2);
@@ -232,13 +234,7 @@ fn a_concurrent_budget_limits_retries_in_progress() {
 /// Seed 002: retries limited to 10% of calls in a rolling window.
 #[test]
 fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
-    let kind = BudgetKind::Ratio {
-        ratio: 0.1,
-        window: SimDuration::from_secs(10),
-        min_per_s: 0.0,
-        per_request: None,
-        deposit: Fill::Call,
-    };
+    let kind = ratio_kind(0.1, 10, 0.0);
     let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
     for i in 0..20 {
         b.on_first_attempt(0, SimTime(i));
@@ -262,20 +258,12 @@ fn ratio_budget_allows_one_retry_per_ten_first_attempts_in_the_window() {
 /// so 3 deposits allow 6 retries.
 #[test]
 fn a_ratio_above_one_allows_several_retries_per_deposit() {
-    let kind = BudgetKind::Ratio {
-        ratio: 2.0,
-        window: SimDuration::from_secs(10),
-        min_per_s: 0.0,
-        per_request: None,
-        deposit: Fill::Call,
-    };
+    let kind = ratio_kind(2.0, 10, 0.0);
     let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
     for i in 0..3 {
         b.on_first_attempt(0, SimTime(i));
     }
-    let n = (0..20)
-        .take_while(|_| b.try_retry(0, SimTime(5), Status::Unavailable) != Decision::Refused)
-        .count();
+    let n = retries_allowed(&mut b, 0, SimTime(5), Status::Unavailable, 20);
     assert_eq!(n, 6);
 }
 
@@ -284,20 +272,12 @@ fn a_ratio_above_one_allows_several_retries_per_deposit() {
 #[test]
 fn ratio_budget_allows_only_whole_retries() {
     for (firsts, allowed) in [(9, 0), (10, 1), (15, 1), (19, 1), (20, 2), (29, 2)] {
-        let kind = BudgetKind::Ratio {
-            ratio: 0.1,
-            window: SimDuration::from_secs(10),
-            min_per_s: 0.0,
-            per_request: None,
-            deposit: Fill::Call,
-        };
+        let kind = ratio_kind(0.1, 10, 0.0);
         let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
         for i in 0..firsts {
             b.on_first_attempt(0, SimTime(i));
         }
-        let n = (0..10)
-            .take_while(|_| b.try_retry(0, SimTime(100), Status::Unavailable) != Decision::Refused)
-            .count();
+        let n = retries_allowed(&mut b, 0, SimTime(100), Status::Unavailable, 10);
         assert_eq!(n, allowed, "{firsts} first attempts");
     }
 }
@@ -307,18 +287,10 @@ fn ratio_budget_allows_only_whole_retries() {
 #[test]
 fn ratio_budget_reserve_is_whole_retries_at_any_ratio() {
     let retries = |ratio: f64, min_per_s: f64, window_s: u64| {
-        let kind = BudgetKind::Ratio {
-            ratio,
-            window: SimDuration::from_secs(window_s),
-            min_per_s,
-            per_request: None,
-            deposit: Fill::Call,
-        };
+        let kind = ratio_kind(ratio, window_s, min_per_s);
         let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
         b.on_first_attempt(0, SimTime(0));
-        (0..100)
-            .take_while(|_| b.try_retry(0, SimTime(1), Status::Unavailable) != Decision::Refused)
-            .count()
+        retries_allowed(&mut b, 0, SimTime(1), Status::Unavailable, 100)
     };
     assert_eq!(retries(0.0, 0.29, 100), 29);
     assert_eq!(retries(1e-300, 1.0, 10), 10);
@@ -327,17 +299,9 @@ fn ratio_budget_reserve_is_whole_retries_at_any_ratio() {
 
 #[test]
 fn ratio_budget_min_per_s_is_a_floor() {
-    let kind = BudgetKind::Ratio {
-        ratio: 0.0,
-        window: SimDuration::from_secs(2),
-        min_per_s: 1.5,
-        per_request: None,
-        deposit: Fill::Call,
-    };
+    let kind = ratio_kind(0.0, 2, 1.5);
     let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
-    let n = (0..10)
-        .take_while(|_| b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused)
-        .count();
+    let n = retries_allowed(&mut b, 0, SimTime(0), Status::Unavailable, 10);
     assert_eq!(n, 3);
 }
 
@@ -351,9 +315,7 @@ fn adaptive_bucket_starts_full_and_refills_per_first_attempt() {
         fill_on: Fill::Call,
     };
     let mut b = Budgets::new(&spec(kind, Scope::Client), 2);
-    let n = (0..10)
-        .take_while(|_| b.try_retry(0, SimTime(0), Status::Unavailable) != Decision::Refused)
-        .count();
+    let n = retries_allowed(&mut b, 0, SimTime(0), Status::Unavailable, 10);
     assert_eq!(n, 5, "5.0 -> 4 -> 3 -> 2 -> 1 -> 0: five whole tokens");
     assert_eq!(b.level(0), 0);
     for _ in 0..9 {
