@@ -436,6 +436,17 @@ pub enum BreakerWindow {
     },
 }
 
+impl BreakerWindow {
+    /// The width of one bucket in nanoseconds (`window / count`, whole); 1 for the other
+    /// windows, which have none.
+    pub fn bucket_width(&self) -> u64 {
+        match self {
+            BreakerWindow::Buckets { window, count, .. } => window.as_nanos() / u64::from(*count),
+            _ => 1,
+        }
+    }
+}
+
 /// Where a bucketed breaker window's buckets start (`buckets_from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BucketStart {

@@ -52,6 +52,16 @@ struct State {
     round: u8,
 }
 
+impl State {
+    /// Forgets every outcome (the breaker opened or closed): a new window, new buckets.
+    fn clear_window(&mut self) {
+        self.window.clear();
+        self.bucket_start = SimTime::MAX;
+        self.failures = 0;
+        self.slow = 0;
+    }
+}
+
 /// How an attempt was admitted: 0 = normally (closed), otherwise a probe of that half-open
 /// round. One byte, so it fits in the client state.
 pub type Probe = u8;
@@ -189,23 +199,19 @@ impl Breakers {
                     Transition::Opened
                 } else {
                     s.mode = Mode::Closed;
-                    s.window.clear();
-                    s.bucket_start = SimTime::MAX;
-                    s.failures = 0;
-                    s.slow = 0;
+                    s.clear_window();
                     Transition::Closed
                 }
             }
             Mode::Closed => {
+                let width = spec.window.bucket_width();
                 let stamp = match spec.window {
                     BreakerWindow::Buckets {
-                        window,
-                        count,
                         start: BucketStart::Outcome,
+                        ..
                     } => {
                         // Polly's UpdateCurrentWindow: a new bucket at the first outcome
                         // once the current one is a bucket's width old.
-                        let width = window.as_nanos() / u64::from(count);
                         if s.bucket_start == SimTime::MAX || now.0 - s.bucket_start.0 >= width {
                             s.bucket_start = now;
                         }
@@ -216,49 +222,35 @@ impl Breakers {
                 s.window.push_back((stamp, failed, slow));
                 s.failures += failed as u32;
                 s.slow += slow as u32;
-                let mut forget = |(_, f, w): (SimTime, bool, bool)| {
-                    s.failures -= f as u32;
-                    s.slow -= w as u32;
-                };
-                match spec.window {
-                    BreakerWindow::Time(width) => {
-                        while let Some(&(t, f, w)) = s.window.front() {
-                            if now.0.saturating_sub(t.0) >= width.0 {
-                                s.window.pop_front();
-                                forget((t, f, w));
-                            } else {
-                                break;
-                            }
-                        }
-                    }
-                    BreakerWindow::Calls(n) => {
-                        if s.window.len() > n as usize {
-                            forget(s.window.pop_front().expect("more than n >= 1"));
-                        }
-                    }
+                // Whether an outcome stamped `t` has left the window.
+                let gone = |t: SimTime| match spec.window {
+                    BreakerWindow::Time(w) => now.0.saturating_sub(t.0) >= w.0,
+                    // The last N outcomes, however old: trimmed by count below.
+                    BreakerWindow::Calls(_) => false,
+                    // Resilience4j: the bucket is no longer one of the last `count`.
+                    BreakerWindow::Buckets {
+                        count,
+                        start: BucketStart::Clock,
+                        ..
+                    } => now.0 / width - t.0 / width >= u64::from(count),
+                    // Polly: `now - StartedAt >= samplingDuration`.
                     BreakerWindow::Buckets {
                         window,
-                        count,
-                        start,
-                    } => {
-                        let width = window.as_nanos() / u64::from(count);
-                        let gone = |stamp: SimTime| match start {
-                            // Resilience4j: the bucket is no longer one of the last `count`.
-                            BucketStart::Clock => {
-                                now.0 / width - stamp.0 / width >= u64::from(count)
-                            }
-                            // Polly: `now - StartedAt >= samplingDuration`.
-                            BucketStart::Outcome => now.0 - stamp.0 >= window.as_nanos(),
-                        };
-                        while let Some(&(t, f, w)) = s.window.front() {
-                            if gone(t) {
-                                s.window.pop_front();
-                                forget((t, f, w));
-                            } else {
-                                break;
-                            }
-                        }
+                        start: BucketStart::Outcome,
+                        ..
+                    } => now.0 - t.0 >= window.as_nanos(),
+                };
+                let over_count = |len: usize| match spec.window {
+                    BreakerWindow::Calls(n) => len > n as usize,
+                    _ => false,
+                };
+                while let Some(&(t, f, w)) = s.window.front() {
+                    if !gone(t) && !over_count(s.window.len()) {
+                        break;
                     }
+                    s.window.pop_front();
+                    s.failures -= f as u32;
+                    s.slow -= w as u32;
                 }
                 let calls = s.window.len() as u32;
                 // Polly judges its window only when a call fails.
@@ -280,10 +272,7 @@ impl Breakers {
         debug_assert!(self.states[index as usize].mode != Mode::Open);
         let s = &mut self.states[index as usize];
         s.mode = Mode::Open;
-        s.window.clear();
-        s.bucket_start = SimTime::MAX;
-        s.failures = 0;
-        s.slow = 0;
+        s.clear_window();
         s.opened_at = now;
         self.open_now += 1;
     }
