@@ -66,8 +66,9 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 /// = true` in a policy whose requests can have no deadline (no `deadline` of its own, and
 /// none propagated to it by a calling service: a common slip), a `throttle_base` that no
 /// 429 ever reaches (not retried, or taken by the `rate_limit` ladder), and a queue timeout
-/// or LIFO discipline on a server with no queue, and a client's `client_rate_limiter` when
-/// the service its clients call has no rate limiter (the only source of 429s).
+/// or LIFO discipline on a server with no queue, a client's `client_rate_limiter` when
+/// the service its clients call has no rate limiter (the only source of 429s), and a
+/// client-scoped concurrent budget in front of closed clients (one call at a time).
 fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::model::ServiceRetry;
     let name = crate::text::escape(&file.file);
@@ -109,6 +110,15 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                 if let Some(why) = slow_call_unused(&pp.strategy.retry) {
                     lines.push(format!(
                         "strategy `{}`{whose} sets breaker.slow_call but {why}: no call is ever slow{}",
+                        strategy.name,
+                        at_point(p)
+                    ));
+                }
+                if population.is_closed()
+                    && let Some(why) = concurrent_budget_unused(&pp.strategy.retry)
+                {
+                    lines.push(format!(
+                        "strategy `{}`{whose} {why}: it never refuses a retry{}",
                         strategy.name,
                         at_point(p)
                     ));
@@ -190,6 +200,27 @@ fn slow_call_unused(r: &crate::model::policy::RetryPolicy) -> Option<String> {
     (longest <= over).then(|| {
         format!("its attempts time out within {longest}, never more than slow_call ({over}) after they are sent")
     })
+}
+
+/// Why a policy's concurrent budget never refuses a closed client's retry, if it does not: a
+/// client-scoped instance counts one client's retries in progress, and a closed client sends
+/// one call at a time, so when it decides, the retry it held (if any) has just been given
+/// back and none is in progress: fewer than any `min_retries` of 1 or more. (Envoy's
+/// sidecar, one per client, is the same: its 3 concurrent retries bind only on a client
+/// with many calls at once.)
+fn concurrent_budget_unused(r: &crate::model::policy::RetryPolicy) -> Option<String> {
+    use crate::model::policy::{BudgetKind, Scope};
+    let budget = r.budget?;
+    match budget.kind {
+        BudgetKind::Concurrent { min_retries, .. }
+            if min_retries >= 1 && budget.scope == Scope::Client =>
+        {
+            Some(format!(
+                "sets a concurrent budget per client (scope = \"client\", min_retries = {min_retries}) but its clients are closed, one call at a time, so none has a retry in progress when it decides"
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// Why a policy's `throttle_base` never sets a delay, if it does not: the backoff after a

@@ -1310,6 +1310,24 @@ fn a_slow_call_no_attempt_can_exceed_draws_a_warning() {
     );
 }
 
+/// A concurrent budget per client in front of closed clients (one call at a time) never
+/// refuses a retry, whatever its min_retries above 0: a warning; none once it is global or
+/// allows no retry by itself (min_retries = 0).
+#[test]
+fn a_client_concurrent_budget_over_closed_clients_draws_a_warning() {
+    let ws = workspace_with(TINY);
+    let check = |budget: &str| {
+        let set = format!("strategy.1.budget={{ kind = \"concurrent\", {budget} }}");
+        stderr(&ok(&ws, &["check", "tiny.toml", "--set", &set]))
+    };
+    assert_eq!(
+        check("scope = \"client\""),
+        "warning: tiny.toml: strategy `full` sets a concurrent budget per client (scope = \"client\", min_retries = 3) but its clients are closed, one call at a time, so none has a retry in progress when it decides: it never refuses a retry\n"
+    );
+    assert_eq!(check("scope = \"global\""), "");
+    assert_eq!(check("scope = \"client\", min_retries = 0"), "");
+}
+
 /// A `client_rate_limiter` whose clients call a service with no rate limiter (the only
 /// source of 429s, which enable it) draws a warning; none once the service has one.
 #[test]

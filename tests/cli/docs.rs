@@ -134,7 +134,8 @@ fn links_to_repository_files_resolve() {
 }
 
 /// Every strategy docs/libraries.md offers to paste is one `herdsim check` accepts: each
-/// ```toml block, added to a small scenario, passes with exit 0.
+/// ```toml block, added to a small scenario of closed clients, passes with exit 0 and no
+/// warning but Envoy's (its per-client budget never binds on them).
 #[test]
 fn every_policy_in_the_policies_page_checks() {
     let text = fs::read_to_string(root().join("docs/libraries.md")).expect("docs/libraries.md");
@@ -162,11 +163,19 @@ fn every_policy_in_the_policies_page_checks() {
             "{block}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(
-            out.stderr.is_empty(),
-            "{block}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // Envoy's sidecar budget (3 retries at once per client) never binds on closed
+        // clients, one call at a time: the one warning a block draws here.
+        let expected = if block.contains("kind = \"concurrent\"")
+            && block.contains("scope = \"client\"")
+        {
+            format!(
+                "warning: {}: strategy `envoy` sets a concurrent budget per client (scope = \"client\", min_retries = 3) but its clients are closed, one call at a time, so none has a retry in progress when it decides: it never refuses a retry\n",
+                file.display()
+            )
+        } else {
+            String::new()
+        };
+        assert_eq!(String::from_utf8_lossy(&out.stderr), expected, "{block}");
     }
 }
 

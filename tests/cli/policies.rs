@@ -545,6 +545,44 @@ fn a_concurrent_budget_with_no_share_allows_min_retries_at_once() {
     assert_eq!(retried, [3, 3, 1, 1, 1]);
 }
 
+/// The same herd with a client-scoped concurrent budget (min_retries = 1, no share) and with
+/// none: a closed client sends one call at a time and has given its retry back before each
+/// decision, so the budget allows every retry (`check` warns so) and the runs make the same
+/// calls. The global budget of the same size does refuse: 5 clients, 1 retry at a time.
+#[test]
+fn a_client_concurrent_budget_never_refuses_a_closed_client() {
+    let with = |budget: &str| {
+        scenario(&exact(
+            "count = 5\nrequests = 2",
+            &down_until(5, "300ms"),
+            &format!("max_attempts = 4\n{budget}"),
+            CONSTANT_100MS,
+        ))
+    };
+    let client = run(
+        &with(
+            "budget = { kind = \"concurrent\", percent = 0, min_retries = 1, scope = \"client\" }",
+        ),
+        0,
+    );
+    let none = run(&with(""), 0);
+    assert_eq!(client.entry().budget_refused, 0);
+    assert!(client.entry().budget_allowed > 0);
+    assert_eq!(
+        client.entry().budget_allowed,
+        none.entry().retries.iter().sum::<u64>()
+    );
+    assert_eq!(client.entry().calls, none.entry().calls);
+    assert_eq!(client.completion, none.completion);
+    let global = run(
+        &with(
+            "budget = { kind = \"concurrent\", percent = 0, min_retries = 1, scope = \"global\" }",
+        ),
+        0,
+    );
+    assert!(global.entry().budget_refused > 0);
+}
+
 // ---- adaptive (Brooker 2022) ------------------------------------------------------------
 
 /// fill_per_call 0.5, size 3, one client, three requests, the server down for an hour.
