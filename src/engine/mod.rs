@@ -202,6 +202,11 @@ impl<'a> Simulation<'a> {
     /// events left but background ones, the next one at or after `time_limit`, or the run
     /// stalled: more events at one instant than [`SAME_INSTANT_PER_CLIENT`] allows, recorded
     /// in [`RunMetrics::stalled_at`]).
+    ///
+    /// Inlined into the run loop of [`Simulation::run_with_progress`], its only caller: as
+    /// a call, it saved and restored six registers and its stack frame for every event
+    /// (about 16 instructions of the quickstart herd's 580 per event).
+    #[inline(always)]
     pub fn step(&mut self) -> Option<SimTime> {
         if self.stopped {
             return None;
