@@ -338,6 +338,10 @@ impl EventQueue {
         self.len += 1;
         let t = event.time.0;
         let fine = t >> FINE_SHIFT;
+        // Only the two wheel pushes are written out here: the bucket being consumed (a
+        // sorted insert), the far heap and a bucket's growth are calls of their own, so the
+        // common path saves three registers instead of six (with `Wheel::push_growing`,
+        // 11 M of the quickstart herd's 605 M instructions).
         if fine == self.fine_at {
             self.push_current(event);
         } else if t >> COARSE_SHIFT == self.fine_at >> FINE_BITS {
@@ -346,13 +350,22 @@ impl EventQueue {
             self.coarse
                 .push(((t >> COARSE_SHIFT) & COARSE_MASK) as usize, event);
         } else {
-            self.far
-                .push(std::cmp::Reverse((t, event.seq, FarEvent(event))));
+            self.push_far(event);
         }
     }
 
+    /// Beyond the epoch: into the heap, by (time, insertion number).
+    #[inline(never)]
+    fn push_far(&mut self, event: Event) {
+        self.far.push(std::cmp::Reverse((
+            event.time.0,
+            event.seq,
+            FarEvent(event),
+        )));
+    }
+
     /// Into the bucket being consumed: after every pending event of no later time.
-    #[inline]
+    #[inline(never)]
     fn push_current(&mut self, event: Event) {
         if self.head > KEEP_CAPACITY && self.head * 2 >= self.current.len() {
             // A cascade at one instant (zero-delay work) keeps appending here while the

@@ -38,13 +38,27 @@ impl Wheel {
     #[inline]
     pub(super) fn push(&mut self, i: usize, event: Event) {
         let bucket = &mut self.buckets[i];
+        if bucket.len() < bucket.capacity() {
+            bucket.push(event);
+        } else {
+            // Out of line: a push that may allocate is a call, and the queue's push, which
+            // calls nothing else on its common path, then saves no registers.
+            self.push_growing(i, event);
+        }
+        self.occupied[i >> 6] |= 1 << (i & 63);
+    }
+
+    /// [`Wheel::push`] into a full bucket: one with no buffer takes a spare, else it grows.
+    #[cold]
+    #[inline(never)]
+    fn push_growing(&mut self, i: usize, event: Event) {
+        let bucket = &mut self.buckets[i];
         if bucket.capacity() == 0
             && let Some(spare) = self.spares.pop()
         {
             *bucket = spare;
         }
         bucket.push(event);
-        self.occupied[i >> 6] |= 1 << (i & 63);
     }
 
     /// The first non-empty bucket at or after `from`, if any.
