@@ -382,6 +382,10 @@ impl Simulation<'_> {
         self.record_occupancy(svc);
     }
 
+    /// Records `svc`'s occupancy gauges after a change now. Always inlined (LLVM declines
+    /// a plain hint): every arrival and end of service records them, and as a call its
+    /// register saves were a third of the work.
+    #[inline(always)]
     pub(super) fn record_occupancy(&mut self, svc: u16) {
         if let Some(t) = self.timelines.get_mut(svc as usize) {
             let s = &self.services[svc as usize];
