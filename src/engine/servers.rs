@@ -93,6 +93,10 @@ impl Simulation<'_> {
 
     /// `svc` answers an attempt now (a refusal, an OCC write, a dropped queued attempt): the
     /// response crosses the network back, and the attempt leaves the server side.
+    ///
+    /// Always inlined (four call sites): in a herd most arrivals are refused, and as a call
+    /// its register saves and stack frame were about 16 instructions per refusal.
+    #[inline(always)]
     pub(super) fn respond(
         &mut self,
         key: u32,
