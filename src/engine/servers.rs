@@ -13,6 +13,10 @@ use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
     /// An attempt (for an OCC server: its write, carrying `read_version`) reaches `svc`.
+    ///
+    /// Always inlined into the run loop, its only caller: as a call, its register saves and
+    /// stack frame cost about 16 instructions per arrival.
+    #[inline(always)]
     pub(super) fn arrive(&mut self, key: u32, serial: u32, svc: u16, read_version: u32) {
         let now = self.now;
         let r = &self.requests[key];
