@@ -346,17 +346,26 @@ impl Simulation<'_> {
     /// set at send time would (a timer armed at its own instant, after events of that
     /// instant were handled, pops next). A response due at the timeout instant still counts
     /// as arrived: the timer sees `response_at_timeout` and stands down.
-    #[inline]
+    ///
+    /// The check is always inlined and the arming is a call: most attempts are answered
+    /// before their timeout, and as one call the check cost a stack frame each time.
+    #[inline(always)]
     pub(super) fn arm_unless_earlier(&mut self, key: u32, next: SimTime) {
-        let r = &mut self.requests[key];
+        let r = &self.requests[key];
         // `SimTime::MAX`: the attempt has no timeout (nothing can be due at or after it).
         if next >= r.timeout_at && r.timeout_at != SimTime::MAX && !r.timer_armed() {
-            r.set_timer_armed(true);
-            let (at, serial, reserved) = (r.timeout_at, r.serial, r.timer_seq);
-            let timer =
-                Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout);
-            let seq = self.queue.reserved_from_low_bits(reserved);
-            self.queue.push_as_of(timer, seq);
+            self.arm_timer(key);
         }
+    }
+
+    /// Pushes the attempt's timer (see [`Simulation::arm_unless_earlier`]).
+    #[inline(never)]
+    fn arm_timer(&mut self, key: u32) {
+        let r = &mut self.requests[key];
+        r.set_timer_armed(true);
+        let (at, serial, reserved) = (r.timeout_at, r.serial, r.timer_seq);
+        let timer = Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout);
+        let seq = self.queue.reserved_from_low_bits(reserved);
+        self.queue.push_as_of(timer, seq);
     }
 }
