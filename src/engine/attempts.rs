@@ -141,6 +141,11 @@ impl Simulation<'_> {
     }
 
     /// Sends the request's next attempt now, past its client-side rate limiter.
+    ///
+    /// Always inlined (three call sites: [`Simulation::send`] and the two ways past a
+    /// limiter): as a call, its register saves and stack frame cost about 11 instructions
+    /// per attempt.
+    #[inline(always)]
     pub(super) fn send_now(&mut self, key: u32) {
         if self.orphaned(key) {
             // A retry of a call whose service crashed meanwhile: nobody is left to send it.
