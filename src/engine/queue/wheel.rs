@@ -37,15 +37,16 @@ impl Wheel {
 
     #[inline]
     pub(super) fn push(&mut self, i: usize, event: Event) {
+        // The bit first, so that a push that may allocate is the last thing done: out of
+        // line and in tail position, it leaves the queue's push, which calls nothing else
+        // on its common path, no register to save around a call.
+        self.occupied[i >> 6] |= 1 << (i & 63);
         let bucket = &mut self.buckets[i];
         if bucket.len() < bucket.capacity() {
             bucket.push(event);
         } else {
-            // Out of line: a push that may allocate is a call, and the queue's push, which
-            // calls nothing else on its common path, then saves no registers.
             self.push_growing(i, event);
         }
-        self.occupied[i >> 6] |= 1 << (i & 63);
     }
 
     /// [`Wheel::push`] into a full bucket: one with no buffer takes a spare, else it grows.
