@@ -94,9 +94,22 @@ impl SimDuration {
     /// give zero, huge values saturate (Rust's float-to-int `as` saturates). Written as
     /// `(x + 0.5) as u64` because `f64::round` is a libm call on baseline x86-64, and this
     /// sits on the hot path of every latency and service draw.
+    ///
+    /// The conversion goes through `i64`: its saturating cast is cheaper on x86-64 than
+    /// `u64`'s (no second conversion for values of 2^63 and up), and one comparison sends
+    /// the rare rest (negative: the cast gives below zero; 2^63 and up: `i64::MAX`, which no
+    /// smaller f64 truncates to) to the `u64` cast out of line, so every input, NaN included
+    /// (the `i64` cast gives 0), gives what `as u64` gives. Measured: quickstart
+    /// 551.5 M -> 547.1 M instructions (0.81%; Brooker 979.3 M -> 971.3 M).
     #[inline]
     pub fn from_nanos_f64(nanos: f64) -> Self {
-        SimDuration((nanos + 0.5) as u64)
+        let x = nanos + 0.5;
+        let i = x as i64;
+        if (i as u64) < i64::MAX as u64 {
+            SimDuration(i as u64)
+        } else {
+            SimDuration(saturate_nanos(x))
+        }
     }
 
     /// A duration for a legend or a note: as written when it is one whole unit (`20ms`, `1s`), else
@@ -252,6 +265,13 @@ fn why_not(e: &humantime::DurationError) -> String {
     }
 }
 
+/// `from_nanos_f64`'s rare inputs (negative, 2^63 ns and up): Rust's saturating `as u64`.
+#[cold]
+#[inline(never)]
+fn saturate_nanos(x: f64) -> u64 {
+    x as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +316,50 @@ mod tests {
     fn time_arithmetic_saturates() {
         assert_eq!(SimTime::MAX + SimDuration(5), SimTime::MAX);
         assert_eq!(SimTime(3) - SimTime(5), SimDuration::ZERO);
+    }
+
+    /// The `i64` route of `from_nanos_f64` gives `(x + 0.5) as u64` for every kind of input.
+    #[test]
+    fn rounding_matches_saturating_u64_cast() {
+        let two63 = 9_223_372_036_854_775_808.0_f64;
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.49,
+            0.5,
+            -0.5,
+            -0.51,
+            -1.0,
+            -1e300,
+            1.5,
+            2.5,
+            1e18,
+            two63,
+            two63 - 1024.0,
+            two63 - 2048.0,
+            two63 + 2048.0,
+            2.0 * two63,
+            4.0 * two63,
+            1e300,
+            f64::MAX,
+            f64::MIN,
+            f64::MIN_POSITIVE,
+            f64::EPSILON,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        let mut bits = 0x9E37_79B9_7F4A_7C15_u64;
+        for _ in 0..100_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            xs.push(f64::from_bits(bits));
+            xs.push((bits >> 11) as f64 / 7.0);
+        }
+        for x in xs {
+            assert_eq!(SimDuration::from_nanos_f64(x).0, (x + 0.5) as u64, "{x:e}");
+        }
     }
 }
