@@ -100,7 +100,7 @@ impl SimDuration {
     /// the rare rest (negative: the cast gives below zero; 2^63 and up: `i64::MAX`, which no
     /// smaller f64 truncates to) to the `u64` cast out of line, so every input, NaN included
     /// (the `i64` cast gives 0), gives what `as u64` gives. Measured: quickstart
-    /// 551.5 M -> 547.1 M instructions (0.81%; Brooker 979.3 M -> 971.3 M).
+    /// 551.5 M -> 547.0 M instructions (0.81%; Brooker 979.3 M -> 971.3 M).
     #[inline]
     pub fn from_nanos_f64(nanos: f64) -> Self {
         let x = nanos + 0.5;
