@@ -401,7 +401,14 @@ mod tests {
             32,
             "half a cache line"
         );
-        assert!(std::mem::size_of::<request::RequestInfo>() <= 64);
+        assert_eq!(
+            std::mem::size_of::<request::RequestInfo>(),
+            64,
+            "a cache line"
+        );
+        // Each record within one cache line, wherever the allocator puts the vector.
+        assert_eq!(std::mem::align_of::<request::Request>(), 32);
+        assert_eq!(std::mem::align_of::<request::RequestInfo>(), 64);
         assert!(std::mem::size_of::<Event>() <= 32);
     }
 }

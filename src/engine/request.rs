@@ -25,7 +25,15 @@ pub const NONE: u32 = u32::MAX;
 /// attempt. 32 bytes, half a cache line, so a herd of a million requests touches half the
 /// memory per event it would with everything in one record; the rest is in
 /// [`RequestInfo`], read when a request begins, retries or ends.
+///
+/// Aligned to its size so that a record never straddles two cache lines: the allocator
+/// places a large vector 16 bytes past a page boundary, which put every other record across
+/// a line boundary, so an event touched two lines and the prefetch of its record (which
+/// loads the line of the record's first byte) left the second to miss. With the alignment of
+/// both records, 10^6 clients (quickstart's herd scaled, one strategy) ran in 2.1 s of user
+/// time instead of 3.5 s, the same files.
 #[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
 pub struct Request {
     /// Serial of the current attempt; monotonic per slab key, so events of an earlier
     /// request in the same key never match a later one.
@@ -123,8 +131,9 @@ impl Default for Request {
 }
 
 /// The rest of a logical request's state: who it belongs to, its deadline and backoff
-/// state, what its record reports.
+/// state, what its record reports. One cache line, aligned to it (see [`Request`]).
 #[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
 pub struct RequestInfo {
     /// Global client index (budget and breaker state); 0 for a downstream call.
     pub client: u32,
