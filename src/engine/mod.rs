@@ -378,7 +378,7 @@ const PREFETCH_AHEAD: usize = 8;
 
 /// Hints the CPU to load `items[i]` into the cache; a no-op off x86-64 or out of bounds.
 #[inline(always)]
-fn prefetch<T>(items: &[T], i: usize) {
+pub(crate) fn prefetch<T>(items: &[T], i: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(item) = items.get(i) {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

@@ -44,6 +44,13 @@ impl Wheel {
         let bucket = &mut self.buckets[i];
         if bucket.len() < bucket.capacity() {
             bucket.push(event);
+            // A bucket fills one cache line every two events, and with a thousand buckets
+            // filling at once the hardware cannot guess which line comes next: at a million
+            // clients the next push then waited for its line from memory. Asking for the
+            // line after this one now gives it the time until that bucket's next push:
+            // 10^6 clients (quickstart's herd, one strategy) 2.17 -> 1.80 s, 10^4 1.41 ->
+            // 1.35 s (medians of three and four alternated runs).
+            crate::engine::prefetch(bucket.spare_capacity_mut(), 2);
         } else {
             self.push_growing(i, event);
         }
