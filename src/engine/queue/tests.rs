@@ -213,3 +213,29 @@ fn reserved_numbers_are_recovered_from_their_low_bits() {
     q.next_seq += 1 << 31;
     assert_eq!(q.reserved_from_low_bits(a as u32), a);
 }
+
+proptest::proptest! {
+    /// Every path of `sort_by_time` (insertion, one counting pass, its fallback on a crowded
+    /// sub-range, the two radix passes) sorts a bucket by (time, insertion number): times
+    /// spread over the bucket or bunched in a few nanoseconds, numbers in any order.
+    #[test]
+    fn buckets_sort_by_time_then_number(
+        keys in proptest::collection::vec((0u64..1 << FINE_SHIFT, 0u64..1_000), 0..600),
+        bunched in proptest::bool::ANY,
+    ) {
+        let base = 7u64 << FINE_SHIFT;
+        let mut events: Vec<Event> = keys
+            .iter()
+            .map(|&(t, seq)| {
+                let t = if bunched { t % 8 } else { t };
+                Event { seq, ..Event::new(EventKind::Send, SimTime(base + t), 0, 0) }
+            })
+            .collect();
+        let mut expected: Vec<(u64, u64)> = events.iter().map(|e| e.key()).collect();
+        expected.sort();
+        let mut scratch = Vec::new();
+        sort_by_time(&mut events, &mut scratch);
+        let got: Vec<(u64, u64)> = events.iter().map(|e| e.key()).collect();
+        proptest::prop_assert_eq!(got, expected);
+    }
+}
