@@ -475,10 +475,9 @@ impl EventQueue {
     /// Spreads coarse slot `j`'s events over the fine buckets, in insertion order.
     fn spread(&mut self, j: usize) {
         let events = self.coarse.take_all(j);
-        for e in &events {
-            let i = ((e.time.0 >> FINE_SHIFT) & FINE_MASK) as usize;
-            self.fine.push(i, *e);
-        }
+        self.fine.push_all::<{ 1 << FINE_BITS }>(&events, |e| {
+            ((e.time.0 >> FINE_SHIFT) & FINE_MASK) as usize
+        });
         self.coarse.give_back(j, events);
     }
 

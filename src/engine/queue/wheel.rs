@@ -60,13 +60,42 @@ impl Wheel {
     #[cold]
     #[inline(never)]
     fn push_growing(&mut self, i: usize, event: Event) {
-        let bucket = &mut self.buckets[i];
-        if bucket.capacity() == 0
-            && let Some(spare) = self.spares.pop()
-        {
-            *bucket = spare;
+        push_growing(&mut self.buckets[i], &mut self.spares, event);
+    }
+
+    /// [`Wheel::push`] of every event of `events`, each into bucket `index(e)`, which must be
+    /// below `N`, the wheel's size (panics otherwise).
+    ///
+    /// For spreading a coarse slot over the fine buckets: with the wheel's bitmap and
+    /// buckets sliced to the constant `N` once, every index is known to be in bounds, and
+    /// nothing is reloaded from the wheel per event (a growing bucket is a call that does not
+    /// take the wheel). Measured with callgrind: 36 instructions per event through `push`,
+    /// 24 here; the quickstart herd 531.9 M -> 527.4 M instructions, Brooker at 5
+    /// replications 168.7 M -> 168.3 M.
+    #[inline]
+    pub(super) fn push_all<const N: usize>(
+        &mut self,
+        events: &[Event],
+        index: impl Fn(&Event) -> usize,
+    ) {
+        let Wheel {
+            buckets,
+            occupied,
+            spares,
+            ..
+        } = self;
+        let buckets = &mut buckets[..N];
+        let occupied = &mut occupied[..N / 64];
+        for e in events {
+            let i = index(e);
+            occupied[i >> 6] |= 1 << (i & 63);
+            let bucket = &mut buckets[i];
+            if bucket.len() < bucket.capacity() {
+                bucket.push(*e);
+            } else {
+                push_growing(bucket, spares, *e);
+            }
         }
-        bucket.push(event);
     }
 
     /// The first non-empty bucket at or after `from`, if any.
@@ -145,4 +174,17 @@ impl Wheel {
             self.spares.push(buffer);
         }
     }
+}
+
+/// Pushes `event` into a full `bucket`: one with no buffer takes one of `spares`, else it
+/// grows.
+#[cold]
+#[inline(never)]
+fn push_growing(bucket: &mut Vec<Event>, spares: &mut Vec<Vec<Event>>, event: Event) {
+    if bucket.capacity() == 0
+        && let Some(spare) = spares.pop()
+    {
+        *bucket = spare;
+    }
+    bucket.push(event);
 }
