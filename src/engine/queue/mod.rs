@@ -189,9 +189,9 @@ pub struct EventQueue {
     /// Absolute number (`time >> FINE_SHIFT`) of the fine bucket being consumed.
     fine_at: u64,
     /// Fine buckets of the coarse slot being consumed.
-    fine: Wheel,
+    fine: Wheel<{ 1 << FINE_BITS }, { 1 << (FINE_BITS - 6) }>,
     /// Coarse slots of the epoch being consumed.
-    coarse: Wheel,
+    coarse: Wheel<{ 1 << COARSE_BITS }, { 1 << (COARSE_BITS - 6) }>,
     /// Events beyond the epoch, by (time, insertion number).
     far: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, FarEvent)>>,
     /// The insertion number of the next push (or reservation).
@@ -241,8 +241,8 @@ impl EventQueue {
             head: 0,
             scratch: Vec::new(),
             fine_at: 0,
-            fine: Wheel::new(FINE_BITS, KEEP_BUCKET),
-            coarse: Wheel::new(COARSE_BITS, 0),
+            fine: Wheel::new(KEEP_BUCKET),
+            coarse: Wheel::new(0),
             far: std::collections::BinaryHeap::new(),
             next_seq: 0,
             len: 0,
@@ -285,23 +285,6 @@ impl EventQueue {
         self.len = 0;
         self.last = 0;
         SPARE_QUEUE.with(|spare| *spare.borrow_mut() = Some(self));
-    }
-
-    /// A queue with no buckets and no memory, to stand in for one moved out before its
-    /// owner is dropped. Only to be dropped: a push panics.
-    pub(crate) fn hollow() -> Self {
-        EventQueue {
-            current: Vec::new(),
-            head: 0,
-            scratch: Vec::new(),
-            fine_at: 0,
-            fine: Wheel::hollow(),
-            coarse: Wheel::hollow(),
-            far: std::collections::BinaryHeap::new(),
-            next_seq: 0,
-            len: 0,
-            last: 0,
-        }
     }
 
     /// Schedules `event`; it pops after every event with a smaller time, and after every
@@ -424,14 +407,16 @@ impl EventQueue {
             self.current.clear();
         }
         self.head = 0;
-        loop {
+        // The bucket to consume next, taken and sorted at one place below: with the sort at
+        // each of the three exits, LLVM stopped inlining it once the wheels became arrays,
+        // and the calls cost Brooker more than the bounds checks saved (168.3 M -> 168.6 M
+        // instructions instead of 164.5 M).
+        let next = loop {
             let slot = self.fine_at >> FINE_BITS;
             let from = (self.fine_at & FINE_MASK) as usize + 1;
             if let Some(i) = self.fine.next(from) {
                 self.fine_at = (slot << FINE_BITS) | i as u64;
-                self.fine.take(i, &mut self.current);
-                sort_by_time(&mut self.current, &mut self.scratch);
-                return true;
+                break i;
             }
             // The coarse slot is done: spread the next non-empty one over the fine buckets.
             let epoch = slot >> COARSE_BITS;
@@ -440,10 +425,8 @@ impl EventQueue {
                 let slot = (epoch << COARSE_BITS) | j as u64;
                 self.spread(j);
                 self.fine_at = slot << FINE_BITS;
-                if let Some(i) = self.fine.next(0).filter(|&i| i == 0) {
-                    self.fine.take(i, &mut self.current);
-                    sort_by_time(&mut self.current, &mut self.scratch);
-                    return true;
+                if let Some(0) = self.fine.next(0) {
+                    break 0;
                 }
                 continue;
             }
@@ -465,19 +448,19 @@ impl EventQueue {
             self.spread(first as usize);
             self.fine_at = slot << FINE_BITS;
             if let Some(0) = self.fine.next(0) {
-                self.fine.take(0, &mut self.current);
-                sort_by_time(&mut self.current, &mut self.scratch);
-                return true;
+                break 0;
             }
-        }
+        };
+        self.fine.take(next, &mut self.current);
+        sort_by_time(&mut self.current, &mut self.scratch);
+        true
     }
 
     /// Spreads coarse slot `j`'s events over the fine buckets, in insertion order.
     fn spread(&mut self, j: usize) {
         let events = self.coarse.take_all(j);
-        self.fine.push_all::<{ 1 << FINE_BITS }>(&events, |e| {
-            ((e.time.0 >> FINE_SHIFT) & FINE_MASK) as usize
-        });
+        self.fine
+            .push_all(&events, |e| ((e.time.0 >> FINE_SHIFT) & FINE_MASK) as usize);
         self.coarse.give_back(j, events);
     }
 
