@@ -267,16 +267,19 @@ impl Simulation<'_> {
         } else {
             EventKind::Arrive
         };
-        self.requests[key].in_flight += 1;
         self.push(Event::new(kind, arrival, key, serial).at_service(svc));
         // The timer is set now, after the attempt left: if it is armed later, it must pop
         // among the events of its instant as if pushed here. So an arrival at the timeout
         // instant itself comes before the timer (it was pushed first); the server's answer
         // then decides whether the timer is armed.
+        let timer_seq = self.queue.reserve() as u32;
+        // One lookup of the request after the push (a call, after which the slab is
+        // reloaded and its bounds checked again) instead of three.
         let r = &mut self.requests[key];
-        r.timer_seq = self.queue.reserve() as u32;
-        if arrival != r.timeout_at {
-            self.arm_unless_earlier(key, arrival);
+        r.in_flight += 1;
+        r.timer_seq = timer_seq;
+        if arrival != r.timeout_at && r.timer_due_by(arrival) {
+            self.arm_timer(key);
         }
     }
 
@@ -359,16 +362,15 @@ impl Simulation<'_> {
     /// before their timeout, and as one call the check cost a stack frame each time.
     #[inline(always)]
     pub(super) fn arm_unless_earlier(&mut self, key: u32, next: SimTime) {
-        let r = &self.requests[key];
         // `SimTime::MAX`: the attempt has no timeout (nothing can be due at or after it).
-        if next >= r.timeout_at && r.timeout_at != SimTime::MAX && !r.timer_armed() {
+        if self.requests[key].timer_due_by(next) {
             self.arm_timer(key);
         }
     }
 
     /// Pushes the attempt's timer (see [`Simulation::arm_unless_earlier`]).
     #[inline(never)]
-    fn arm_timer(&mut self, key: u32) {
+    pub(super) fn arm_timer(&mut self, key: u32) {
         let r = &mut self.requests[key];
         r.set_timer_armed(true);
         let (at, serial, reserved) = (r.timeout_at, r.serial, r.timer_seq);

@@ -40,7 +40,9 @@ impl Simulation<'_> {
         if hint.is_some() {
             self.requests.info_mut(key).last_hint = encode_hint(hint);
         }
-        let target = self.policies[policy as usize].target;
+        let policy_index = policy;
+        let policy = self.policies[policy_index as usize];
+        let target = policy.target;
         if sampled {
             self.record_attempt(key, status);
         }
@@ -57,7 +59,6 @@ impl Simulation<'_> {
                 self.end(key, Outcome::GaveUp(reason))
             };
         }
-        let policy = self.policies[policy as usize];
         if let Some(set) = policy.limiter {
             self.limiter_result(set, key, status);
         }
@@ -87,7 +88,7 @@ impl Simulation<'_> {
         if status == Status::Ok {
             self.end(key, Outcome::Succeeded)
         } else {
-            self.failure(key, status, hint);
+            self.failure(key, policy_index, status, hint);
             if let Some((b, client)) = answered_later {
                 self.budgets[b as usize].on_attempt_done(client);
             }

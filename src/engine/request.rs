@@ -122,6 +122,14 @@ impl Request {
     pub fn is_live(&self, serial: u32, on_fallback: bool) -> bool {
         self.awaiting() && self.serial == serial && self.on_fallback() == on_fallback
     }
+
+    /// Whether the current attempt's timer must enter the queue now that its next step is
+    /// known to come at `next`: at or after its timeout (`SimTime::MAX`: none), and not
+    /// armed yet (see `Simulation::arm_unless_earlier`).
+    #[inline]
+    pub fn timer_due_by(&self, next: SimTime) -> bool {
+        next >= self.timeout_at && self.timeout_at != SimTime::MAX && !self.timer_armed()
+    }
 }
 
 impl Default for Request {

@@ -14,30 +14,45 @@ use crate::model::policy::Combine;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
-    /// The retry decision after a failed attempt (DESIGN.md, "Retry decision").
-    pub(super) fn failure(&mut self, key: u32, status: Status, hint: Option<SimDuration>) {
+    /// The retry decision after a failed attempt (DESIGN.md, "Retry decision") of `key`,
+    /// which follows policy `policy_index`.
+    ///
+    /// The request's fields that nothing here changes (its policy, attempt number, client,
+    /// deadline) are read once, at the top, and handed to the backoff: looked up where each
+    /// is used, every lookup reloaded the slab and checked its bounds again. Measured with
+    /// callgrind, with the single lookups after the push in `send_now` and `respond`: the
+    /// quickstart herd 518.3 M -> 514.1 M instructions, Brooker at 5 replications
+    /// 164.5 M -> 163.6 M.
+    pub(super) fn failure(
+        &mut self,
+        key: u32,
+        policy_index: u16,
+        status: Status,
+        hint: Option<SimDuration>,
+    ) {
         if self.orphaned(key) {
             // A call whose service crashed meanwhile is not retried: it ends here.
             return self.give_up(key, GiveUpReason::NonRetryable);
         }
         let now = self.now;
-        let policy = self.policies[self.requests[key].policy as usize];
+        let policy = self.policies[policy_index as usize];
         let strategy = policy.strategy;
         let retry = &strategy.retry;
         if !retry.retries(status) {
             return self.give_up(key, GiveUpReason::NonRetryable);
         }
-        let client = self.requests.info(key).client;
+        let attempt = self.requests[key].attempt;
+        let info = self.requests.info(key);
+        let (client, deadline_at) = (info.client, info.deadline_at);
         if let Some(b) = policy.budget {
             self.budgets[b as usize].on_failure(client);
         }
-        if retry.clamp_to_deadline && now >= self.requests.info(key).deadline_at {
+        if retry.clamp_to_deadline && now >= deadline_at {
             // Loops that clamp their sleep to the deadline check it first, before the
             // attempt budget: the last attempt, sent at the deadline, ends as `deadline`.
             // (No deadline is `SimTime::MAX`, which `now` never reaches.)
             return self.give_up(key, GiveUpReason::Deadline);
         }
-        let attempt = self.requests[key].attempt;
         let (delay, transport) = match retry.rate_limit {
             Some(ladder) if ladder.on.contains(status) => {
                 let info = self.requests.info_mut(key);
@@ -63,7 +78,7 @@ impl Simulation<'_> {
                     {
                         SimDuration::ZERO
                     }
-                    _ => self.backoff(key, attempt, status),
+                    _ => self.backoff(key, policy_index, attempt, status),
                 };
                 let delay = match hinted {
                     Some(h) => {
@@ -86,7 +101,6 @@ impl Simulation<'_> {
         };
         // `now + delay` saturates at `SimTime::MAX`, which is also "no deadline": a retry
         // too far ahead for the clock waits for the time limit instead.
-        let deadline_at = self.requests.info(key).deadline_at;
         let mut delay = delay;
         if deadline_at != SimTime::MAX && now + delay >= deadline_at {
             if !retry.clamp_to_deadline {
@@ -137,8 +151,8 @@ impl Simulation<'_> {
     /// The first `immediate_retries` retries of the ladder wait 0; after a 429,
     /// `throttle_base` stands for `base` when set.
     #[inline(always)]
-    fn backoff(&mut self, key: u32, attempt: u16, status: Status) -> SimDuration {
-        let policy = self.requests[key].policy as usize;
+    fn backoff(&mut self, key: u32, policy: u16, attempt: u16, status: Status) -> SimDuration {
+        let policy = policy as usize;
         let strategy = self.policies[policy].strategy;
         let retry_n = u32::from(attempt - self.requests.info(key).ladder_from);
         let Some(step) = ladder_step(retry_n, strategy.retry.immediate_retries) else {

@@ -117,16 +117,22 @@ impl Simulation<'_> {
                     .with_aux(encode_hint(hint))
                     .at_service(svc),
             );
+            // One lookup of the request after the push (a call, after which the slab is
+            // reloaded and its bounds checked again) for the flag, the timer and the
+            // attempt leaving the server, instead of three.
             let r = &mut self.requests[key];
             let at_timeout = at == r.timeout_at;
             r.set_response_at_timeout(at_timeout);
+            r.in_flight -= 1;
             // A response due at the timeout instant counts as arrived: no timer needed
             // (one armed earlier, for a queued attempt, stands down when it sees the flag).
-            if !at_timeout {
-                self.arm_unless_earlier(key, at);
+            if !at_timeout && r.timer_due_by(at) {
+                self.arm_timer(key);
             }
+            self.requests.release_if_done(key);
+        } else {
+            self.left_server(key);
         }
-        self.left_server(key);
     }
 
     /// An attempt `svc` lost in a crash will never be answered: its caller's timer (left
