@@ -30,8 +30,8 @@ impl Simulation<'_> {
         }
         r.set_awaiting(false);
         r.last_status = Some(status);
-        let (sampled, on_fallback, policy, probe) =
-            (r.sampled(), r.on_fallback(), r.policy, r.probe);
+        let (sampled, on_fallback, policy, probe, attempt) =
+            (r.sampled(), r.on_fallback(), r.policy, r.probe, r.attempt);
         let answered_later = if self.counts_in_flight {
             self.in_flight_result(key, on_fallback, status)
         } else {
@@ -88,7 +88,7 @@ impl Simulation<'_> {
         if status == Status::Ok {
             self.end(key, Outcome::Succeeded)
         } else {
-            self.failure(key, policy_index, status, hint);
+            self.failure(key, policy_index, attempt, status, hint);
             if let Some((b, client)) = answered_later {
                 self.budgets[b as usize].on_attempt_done(client);
             }

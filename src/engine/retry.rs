@@ -15,10 +15,10 @@ use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
     /// The retry decision after a failed attempt (DESIGN.md, "Retry decision") of `key`,
-    /// which follows policy `policy_index`.
+    /// which follows policy `policy_index` and has made `attempt` transport attempts.
     ///
     /// The request's fields that nothing here changes (its policy, attempt number, client,
-    /// deadline) are read once, at the top, and handed to the backoff: looked up where each
+    /// deadline) are read once (the first two by `result`) and handed to the backoff: looked up where each
     /// is used, every lookup reloaded the slab and checked its bounds again. Measured with
     /// callgrind, with the single lookups after the push in `send_now` and `respond`: the
     /// quickstart herd 518.3 M -> 514.1 M instructions, Brooker at 5 replications
@@ -27,6 +27,7 @@ impl Simulation<'_> {
         &mut self,
         key: u32,
         policy_index: u16,
+        attempt: u16,
         status: Status,
         hint: Option<SimDuration>,
     ) {
@@ -41,7 +42,6 @@ impl Simulation<'_> {
         if !retry.retries(status) {
             return self.give_up(key, GiveUpReason::NonRetryable);
         }
-        let attempt = self.requests[key].attempt;
         let info = self.requests.info(key);
         let (client, deadline_at) = (info.client, info.deadline_at);
         if let Some(b) = policy.budget {

@@ -22,9 +22,17 @@ impl Simulation<'_> {
         let r = &self.requests[key];
         let on_fallback = svc == self.fallback;
         let bad_request = r.bad_request() && !on_fallback;
+        // Whether the attempt is still awaited, read here once: admission changes the
+        // server, never the request, and the answer and the timer check below need it
+        // (looked up again after admission, the slab was reloaded and its bounds checked).
+        // With the server looked up once too, and the retry decision handed the attempt
+        // number: callgrind on the quickstart herd 514.1 M -> 510.1 M instructions, Brooker
+        // at 5 replications 163.6 M -> 162.8 M.
+        let live = r.is_live(serial, on_fallback);
         let population = self.population(r.policy);
+        let service = &mut self.services[svc as usize];
         // The queue timeout is set when the attempt joins (see `Queued::timer_seq`).
-        let timer_seq = match self.services[svc as usize].spec().queue_timeout {
+        let timer_seq = match service.spec().queue_timeout {
             Some(_) => self.queue.reserve(),
             None => 0,
         };
@@ -37,14 +45,9 @@ impl Simulation<'_> {
         };
         let d = &mut self.draws[svc as usize];
         let (instant, errors) = (d.instant_write, &mut d.errors_rng);
-        let admission = self.services[svc as usize].admit(
-            now,
-            entry,
-            bad_request,
-            read_version,
-            instant,
-            || errors.random::<f64>(),
-        );
+        let admission = service.admit(now, entry, bad_request, read_version, instant, || {
+            errors.random::<f64>()
+        });
         if on_fallback {
             self.metrics.fallback_calls += 1;
             self.timelines[0].at(now).fallback_arrivals += 1;
@@ -67,8 +70,10 @@ impl Simulation<'_> {
             }
         }
         match admission {
-            Admission::Rejected { status, hint } => self.respond(key, serial, svc, status, hint),
-            Admission::Written => self.respond(key, serial, svc, Status::Ok, None),
+            Admission::Rejected { status, hint } => {
+                self.respond_if(live, key, serial, svc, status, hint)
+            }
+            Admission::Written => self.respond_if(live, key, serial, svc, Status::Ok, None),
             Admission::Hold { version } => {
                 let d = &mut self.draws[svc as usize];
                 let at = now + d.occ_write.sample(&mut d.occ_rng);
@@ -76,7 +81,7 @@ impl Simulation<'_> {
             }
             Admission::Serve(entry) => self.start_service(svc, entry),
             Admission::Queued => {
-                if self.is_live(key, serial, svc) {
+                if live {
                     self.arm_unless_earlier(key, SimTime::MAX);
                 }
                 self.arm_queue_timer(svc);
@@ -109,7 +114,23 @@ impl Simulation<'_> {
         status: Status,
         hint: Option<SimDuration>,
     ) {
-        if self.is_live(key, serial, svc) {
+        let live = self.is_live(key, serial, svc);
+        self.respond_if(live, key, serial, svc, status, hint);
+    }
+
+    /// [`Simulation::respond`] when whether the attempt is still awaited (`live`, see
+    /// [`Simulation::is_live`]) is already known.
+    #[inline(always)]
+    pub(super) fn respond_if(
+        &mut self,
+        live: bool,
+        key: u32,
+        serial: u32,
+        svc: u16,
+        status: Status,
+        hint: Option<SimDuration>,
+    ) {
+        if live {
             let at = self.now + self.latency(svc);
             self.push(
                 Event::new(EventKind::Response, at, key, serial)
