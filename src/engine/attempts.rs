@@ -8,7 +8,7 @@ use super::request::NONE;
 use super::{Event, EventKind, Simulation};
 use crate::metrics::class_index;
 use crate::model::outcome::{GiveUpReason, Status};
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimTime;
 
 impl Simulation<'_> {
     /// Sends the request's next attempt now (first, retry or fallback call), unless its
@@ -231,19 +231,23 @@ impl Simulation<'_> {
         let d = &mut self.draws[svc as usize];
         let latency = d.latency.sample(&mut d.latency_rng);
         let arrival = now + latency;
-        let give_up_at = |limit: Option<SimDuration>| limit.map(|l| now + l);
-        let connect_limit = match (retry.connect_timeout, timeout) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        // When the attempt gives up if nothing answers: the first of its timers. Computed
+        // only on the two early-failure paths below, not for every attempt, and the first
+        // path's outage search only for a server that can be unreachable (callgrind on the
+        // quickstart herd: 510.1 M -> 503.3 M instructions; Brooker at 5 replications
+        // 162.8 M -> 162.5 M).
+        let give_up_at = || {
+            let limit = match (retry.connect_timeout, timeout) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            limit.map(|l| now + l)
         };
         let server = &self.services[svc as usize];
-        if server
-            .outage_at(arrival)
-            .is_some_and(|o| o.kind.is_unreachable())
-        {
+        if server.unreachable_at(arrival) {
             // Nothing answers: the attempt fails when the first of its timers expires (or
             // hangs until the time limit when it has none).
-            if let Some(at) = give_up_at(connect_limit) {
+            if let Some(at) = give_up_at() {
                 self.requests[key].set_timer_armed(true);
                 self.push(
                     Event::new(EventKind::Timeout, at, key, serial)
@@ -255,7 +259,7 @@ impl Simulation<'_> {
         if let Some(ct) = retry.connect_timeout
             && latency > ct
         {
-            let at = give_up_at(connect_limit).expect("connect timeout is set");
+            let at = give_up_at().expect("connect timeout is set");
             self.requests[key].set_timer_armed(true);
             self.push(Event::new(EventKind::Timeout, at, key, serial).with_status(Status::Timeout));
             return;

@@ -93,6 +93,8 @@ pub struct Service {
     /// 0).
     next_scale_id: u32,
     mean_service_ns: f64,
+    /// Some outage window makes the server unreachable (`unreachable`, `crash`).
+    can_be_unreachable: bool,
 }
 
 impl Service {
@@ -112,6 +114,7 @@ impl Service {
             pending_up: Vec::new(),
             next_scale_id: 1,
             mean_service_ns: spec.service.mean().as_nanos() as f64,
+            can_be_unreachable: spec.outages.iter().any(|o| o.kind.is_unreachable()),
         }
     }
 
@@ -152,6 +155,14 @@ impl Service {
     #[inline]
     pub fn outage_at(&self, t: SimTime) -> Option<&Outage> {
         outage_at(&self.spec.outages, t)
+    }
+
+    /// Whether nothing answers an attempt arriving at `t` (an `unreachable` or `crash`
+    /// window). Asked of every attempt sent, so a server with no such window answers
+    /// without searching its outages.
+    #[inline]
+    pub fn unreachable_at(&self, t: SimTime) -> bool {
+        self.can_be_unreachable && self.outage_at(t).is_some_and(|o| o.kind.is_unreachable())
     }
 
     /// Decides an arrival at `now`. `bad_request`: the logical request is one answered 400;
