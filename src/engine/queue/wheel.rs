@@ -99,6 +99,8 @@ impl<const N: usize, const W: usize> Wheel<N, W> {
             let bucket = &mut buckets[i];
             if bucket.len() < bucket.capacity() {
                 bucket.push(*e);
+                // As in `push`: the bucket's next line, before its next push needs it.
+                crate::engine::prefetch(bucket.spare_capacity_mut(), 2);
             } else {
                 push_growing(bucket, spares, *e);
             }
