@@ -52,30 +52,13 @@ impl<const N: usize, const W: usize> Wheel<N, W> {
 
     #[inline]
     pub(super) fn push(&mut self, i: usize, event: Event) {
-        // The bit first, so that a push that may allocate is the last thing done: out of
-        // line and in tail position, it leaves the queue's push, which calls nothing else
-        // on its common path, no register to save around a call.
-        self.occupied[i >> 6] |= 1 << (i & 63);
-        let bucket = &mut self.buckets[i];
-        if bucket.len() < bucket.capacity() {
-            bucket.push(event);
-            // A bucket fills one cache line every two events, and with a thousand buckets
-            // filling at once the hardware cannot guess which line comes next: at a million
-            // clients the next push then waited for its line from memory. Asking for the
-            // line after this one now gives it the time until that bucket's next push:
-            // 10^6 clients (quickstart's herd, one strategy) 2.17 -> 1.80 s, 10^4 1.41 ->
-            // 1.35 s (medians of three and four alternated runs).
-            crate::engine::prefetch(bucket.spare_capacity_mut(), 2);
-        } else {
-            self.push_growing(i, event);
-        }
-    }
-
-    /// [`Wheel::push`] into a full bucket: one with no buffer takes a spare, else it grows.
-    #[cold]
-    #[inline(never)]
-    fn push_growing(&mut self, i: usize, event: Event) {
-        push_growing(&mut self.buckets[i], &mut self.spares, event);
+        append(
+            &mut self.occupied,
+            &mut self.buckets,
+            &mut self.spares,
+            i,
+            event,
+        );
     }
 
     /// [`Wheel::push`] of every event of `events`, each into bucket `index(e)`, which must be
@@ -94,16 +77,7 @@ impl<const N: usize, const W: usize> Wheel<N, W> {
             ..
         } = self;
         for e in events {
-            let i = index(e);
-            occupied[i >> 6] |= 1 << (i & 63);
-            let bucket = &mut buckets[i];
-            if bucket.len() < bucket.capacity() {
-                bucket.push(*e);
-                // As in `push`: the bucket's next line, before its next push needs it.
-                crate::engine::prefetch(bucket.spare_capacity_mut(), 2);
-            } else {
-                push_growing(bucket, spares, *e);
-            }
+            append(occupied, buckets, spares, index(e), *e);
         }
     }
 
@@ -172,6 +146,35 @@ impl<const N: usize, const W: usize> Wheel<N, W> {
         } else if self.spares.len() < SPARES && buffer.capacity() <= SPARE_LIMIT {
             self.spares.push(buffer);
         }
+    }
+}
+
+/// Appends `event` to bucket `i` of a wheel's `buckets` and marks it `occupied`: the body
+/// of [`Wheel::push`] and [`Wheel::push_all`].
+#[inline(always)]
+fn append<const N: usize, const W: usize>(
+    occupied: &mut [u64; W],
+    buckets: &mut [Vec<Event>; N],
+    spares: &mut Vec<Vec<Event>>,
+    i: usize,
+    event: Event,
+) {
+    // The bit first, so that a push that may allocate is the last thing done: out of line
+    // and in tail position, it leaves the queue's push, which calls nothing else on its
+    // common path, no register to save around a call.
+    occupied[i >> 6] |= 1 << (i & 63);
+    let bucket = &mut buckets[i];
+    if bucket.len() < bucket.capacity() {
+        bucket.push(event);
+        // A bucket fills one cache line every two events, and with a thousand buckets
+        // filling at once the hardware cannot guess which line comes next: at a million
+        // clients the next push then waited for its line from memory. Asking for the line
+        // after this one now gives it the time until that bucket's next push: 10^6 clients
+        // (quickstart's herd, one strategy) 2.17 -> 1.80 s, 10^4 1.41 -> 1.35 s (medians of
+        // three and four alternated runs); spreading a coarse slot likewise, 1.84 -> 1.79 s.
+        crate::engine::prefetch(bucket.spare_capacity_mut(), 2);
+    } else {
+        push_growing(bucket, spares, event);
     }
 }
 
