@@ -379,6 +379,7 @@ fn ratio_budget_window_slides_and_min_per_s_is_a_floor() {
 /// a reserve of 10: a balance of 11 whole retries. `per_request = 0.5` caps the request at
 /// ceil(5.5) = 6 retries (7 calls), 0.2 at ceil(2.2) = 3 (4 calls), 0 at none (1 call); each
 /// ends as `budget`. Without it, `max_attempts = 10` ends it first (10 calls, `attempts`).
+/// 0.07 of a balance of 100 allows 7 retries, as decimals give.
 #[test]
 fn a_per_request_cap_ends_a_request_before_the_budget_does() {
     for (per_request, calls, reason) in [
@@ -401,6 +402,20 @@ fn a_per_request_cap_ends_a_request_before_the_budget_does() {
         assert_eq!(gave_up(&m, reason), 1, "{per_request}");
         assert_eq!(m.entry().budget_allowed, calls - 1, "{per_request}");
     }
+    // The cap is rounded up as a decimal: a reserve of 9.9/s x 10 s and the deposit make a
+    // balance of 100, and 0.07 x 100 allows 7 retries (8 calls), not the 8 of binary
+    // floating point's 7.000000000000001.
+    let s = scenario(&exact(
+        "count = 1",
+        &down_until(1, "1h"),
+        "max_attempts = 10
+budget = { kind = \"ratio\", ratio = 1.0, min_per_s = 9.9, \
+         window = \"10s\", per_request = 0.07 }",
+        CONSTANT_100MS,
+    ));
+    let m = run(&s, 0);
+    assert_eq!(m.entry().calls, 8);
+    assert_eq!(gave_up(&m, GiveUpReason::Budget), 1);
 }
 
 /// `deposit = "success"` (Finagle since 20.8.0) against `"request"` (before): ratio 1, no

@@ -164,7 +164,7 @@ impl Budgets {
         expire(firsts, now, window);
         expire(retries, now, window);
         let balance = units.count(firsts.len(), retries.len()) / units.withdraw;
-        Some((share * balance as f64).ceil().min(f64::from(u32::MAX)) as u32)
+        Some(whole_up(share * balance as f64).min(u128::from(u32::MAX)) as u32)
     }
 
     /// A retryable failure happened (gRPC throttling takes a token for every one, whether or
@@ -352,12 +352,21 @@ impl FinagleUnits {
 /// `x` rounded down to a whole number, except that a value within float rounding of the
 /// next one is that one (0.29 x 100 x 10000 is 289999.99999999994, meaning 290000).
 fn whole(x: f64) -> u128 {
+    near_whole(x).unwrap_or_else(|| x.floor()) as u128
+}
+
+/// `x` rounded up to a whole number, except that a value within float rounding of the one
+/// below is that one: the per-request cap is computed as decimals are, ceil(0.07 x 100) = 7,
+/// where binary floating point (and Finagle's doubles) make 0.07 x 100 7.000000000000001
+/// and round it up to 8.
+fn whole_up(x: f64) -> u128 {
+    near_whole(x).unwrap_or_else(|| x.ceil()) as u128
+}
+
+/// The whole number `x` is within float rounding of (a relative 1e-9), if any.
+fn near_whole(x: f64) -> Option<f64> {
     let nearest = x.round();
-    if (x - nearest).abs() <= 1e-9 * nearest.abs().max(1.0) {
-        nearest as u128
-    } else {
-        x.floor() as u128
-    }
+    ((x - nearest).abs() <= 1e-9 * nearest.abs().max(1.0)).then_some(nearest)
 }
 
 /// Drops entries at or before `now - window`: the window is `(now - window, now]`.

@@ -173,6 +173,21 @@ fn the_per_request_cap_is_a_share_of_the_whole_retries_held() {
     let mut b = Budgets::new(&spec(finagle, Scope::Global), 1);
     b.on_first_attempt(0, SimTime(0));
     assert_eq!(b.request_cap(0, SimTime(0)), Some(20));
+    // The cap is computed as decimals: 0.07 x 100 is 7 (binary floating point makes it
+    // 7.000000000000001, which Finagle's doubles round up to 8), 0.14 x 100 is 14; a share
+    // just above a whole number still rounds up (0.071 x 100 = 7.1: 8).
+    for (share, cap) in [(0.07, 7), (0.14, 14), (0.28, 28), (0.071, 8), (0.2, 20)] {
+        let kind = BudgetKind::Ratio {
+            ratio: 0.2,
+            window: SimDuration::from_secs(10),
+            min_per_s: 10.0,
+            per_request: Some(share),
+            deposit: Fill::Call,
+        };
+        let mut b = Budgets::new(&spec(kind, Scope::Global), 1);
+        b.on_first_attempt(0, SimTime(0));
+        assert_eq!(b.request_cap(0, SimTime(0)), Some(cap), "share {share}");
+    }
     // Without per_request, no cap.
     let plain = ratio_kind(0.2, 10, 0.0);
     let mut b = Budgets::new(&spec(plain, Scope::Global), 1);
