@@ -508,8 +508,12 @@ impl Simulation<'_> {
             .now
             .max(self.metrics.completion)
             .min(self.last_instant());
+        // A breaker still open when the run ends (its open period outlasts `time_limit`: the
+        // run stops there, and `now` is `time_limit`) was open until then, as the series
+        // show, not only until the last request ended.
+        let run_end = self.now.max(self.metrics.completion);
         for group in &self.breakers {
-            let open = group.breakers.open_time(self.metrics.completion);
+            let open = group.breakers.open_time(run_end);
             self.metrics.services[group.target as usize].breaker_open += open;
             if group.client {
                 self.metrics.breaker_open += open;

@@ -974,6 +974,33 @@ fn a_failed_probe_reopens_and_breaker_open_s_sums_every_open_period() {
     assert_eq!(attempts, [3, 1, 1]);
 }
 
+/// A breaker still open when the run stops at `time_limit` counts as open until then, as
+/// the series show. One client, one request, down for an hour, min_calls 3, open_for 1 h,
+/// time_limit 5 s: failures at 20, 140, 260 ms open it; the retry at 360 ms fails fast (the
+/// last request ends there). The half-open instant is past the limit: open 5 - 0.26 s.
+#[test]
+fn a_breaker_open_past_the_time_limit_counts_until_the_limit() {
+    let s = scenario(
+        &exact(
+            "count = 1",
+            &down_until(1, "1h"),
+            "max_attempts = 10\nbreaker = { failure_rate = 1.0, min_calls = 3, open_for = \"1h\", half_open_probes = 1 }",
+            CONSTANT_100MS,
+        )
+        .replace("name = \"policies\"", "name = \"policies\"\ntime_limit = \"5s\""),
+    );
+    let m = run(&s, 0);
+    assert_eq!(m.entry().calls, 3);
+    assert_eq!(gave_up(&m, GiveUpReason::BreakerOpen), 1);
+    assert_eq!(m.completion.0, ms(360).0);
+    assert_eq!(m.breaker_open, ms(4740));
+    assert_eq!(m.services[0].breaker_open, ms(4740));
+    // The series agree: open at the end of every bucket from 0.26 s to the last one.
+    let open: Vec<u32> = m.entry().timeline.iter().map(|b| b.breakers_open).collect();
+    assert_eq!(open.len(), 50);
+    assert!(open[2..].iter().all(|&n| n == 1));
+}
+
 // ---- fallback -----------------------------------------------------------------------------
 
 /// The primary rate-limits: 1 token per second, burst 2, Retry-After "auto". Five clients;
