@@ -502,16 +502,13 @@ impl Simulation<'_> {
                 }
             }
         }
+        // When the run ended: `time_limit` if it was cut there.
+        let run_end = self.now.max(self.metrics.completion);
         // The series end in the bucket of the run's last instant: not in one starting at
         // `time_limit`, where nothing happens (see `series_time`).
-        let end = self
-            .now
-            .max(self.metrics.completion)
-            .min(self.last_instant());
-        // A breaker still open when the run ends (its open period outlasts `time_limit`: the
-        // run stops there, and `now` is `time_limit`) was open until then, as the series
-        // show, not only until the last request ended.
-        let run_end = self.now.max(self.metrics.completion);
+        let end = run_end.min(self.last_instant());
+        // A breaker still open when the run ends (its open period outlasts `time_limit`) was
+        // open until then, as the series show, not only until the last request ended.
         for group in &self.breakers {
             let open = group.breakers.open_time(run_end);
             self.metrics.services[group.target as usize].breaker_open += open;
