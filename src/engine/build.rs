@@ -183,7 +183,10 @@ impl<'a> Simulation<'a> {
             budgets,
             breakers,
             limiters,
-            population_timelines: vec![Vec::new(); populations.len()],
+            population_timelines: populations
+                .iter()
+                .map(|_| crate::metrics::spare_series())
+                .collect(),
             metrics: RunMetrics {
                 services: vec![ServiceMetrics::default(); scenario.services.len()],
                 // Room for the closed populations' requests (open work is not known ahead).

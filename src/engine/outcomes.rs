@@ -536,9 +536,6 @@ impl Simulation<'_> {
         // The queue leaves last, when nothing of the run needs `self` any more: its wheels
         // are arrays of their full size, so an empty queue to stand in for it would cost
         // 17 408 buckets per run.
-        // The queue leaves last, when nothing of the run needs `self` any more: its wheels
-        // are arrays of their full size, so an empty queue to stand in for it would cost
-        // 17 408 buckets per run.
         let Simulation { queue, metrics, .. } = self;
         queue.recycle();
         metrics

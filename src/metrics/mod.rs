@@ -20,6 +20,7 @@ use crate::model::outcome::{GiveUpReason, Status};
 use crate::time::{SimDuration, SimTime};
 pub use latency::Latencies;
 pub use timeline::{BUCKET_FIELDS, Bucket, Timeline};
+pub(crate) use timeline::{give_back, spare_series};
 
 /// Where an accumulator read back from a shard's `partial.json` breaks an invariant that
 /// merging and reducing rely on: the place, as a JSON path (`groups[0].replicates[1]`), with

@@ -135,12 +135,13 @@ impl ServiceTotals {
 
 impl PopulationTotals {
     /// Adds one run's counters and time series.
-    fn add_run(&mut self, p: PopulationMetrics) {
+    fn add_run(&mut self, mut p: PopulationMetrics) {
         let series = p
             .timeline
             .iter()
             .map(|b: &PopulationBucket| [b.first_attempts, b.succeeded, b.gave_up]);
         add_series(&mut self.timeline, series);
+        crate::metrics::give_back(std::iter::once(std::mem::take(&mut p.timeline)));
         self.merge(PopulationTotals {
             requests: p.requests,
             calls: p.calls,
