@@ -284,7 +284,20 @@ impl RateCurve {
                     u64::try_from(ns).ok()?
                 }
                 _ => {
-                    let nanos = (2.0 * need / denom * NANOS_PER_SEC as f64).floor();
+                    // Rounded down, except that for a whole-number target (a uniform
+                    // arrival) a float quotient within 1e-12 (relative) of a whole nanosecond
+                    // is that nanosecond: after half an arrival, 0.5/s then 1.1/s reaches
+                    // arrival 17 at 16.5 / 1.1 = 15 s, which floats compute as
+                    // 14.999999999999998 s (1 ns early, and inside an `end` of 16 s). A
+                    // Poisson target is a continuous draw, and is simply rounded down.
+                    let quotient = 2.0 * need / denom * NANOS_PER_SEC as f64;
+                    let nanos = if whole
+                        && (quotient - quotient.round()).abs() <= 1e-12 * quotient.abs().max(1.0)
+                    {
+                        quotient.round()
+                    } else {
+                        quotient.floor()
+                    };
                     if nanos >= u64::MAX as f64 {
                         return None;
                     }

@@ -142,6 +142,31 @@ fn uniform_arrivals_on_a_profile_are_exact_to_the_nanosecond() {
     assert_eq!(&firsts[440..450], &[1; 10][..]);
 }
 
+/// A flat piece entered after a fractional number of arrivals: 0.5/s for 1 s (half an
+/// arrival), then 1.1/s. Arrival k is where 0.5 + 1.1 (t - 1 s) = k: arrival 17 at exactly
+/// 16 s, so `end = 16s` excludes it (17 requests: arrivals 0..=16), and arrival 28 at 26 s.
+/// Float division (16.5 / 1.1 = 14.999999999999998) put arrival 17 at 15.999999999 s once.
+#[test]
+fn uniform_arrivals_after_a_fractional_step_land_on_the_exact_nanosecond() {
+    let server = "concurrency = 100\nservice = { dist = \"constant\", value = \"1ms\" }";
+    let profile = "profile = [[\"0s\", 0.5], [\"1s\", 0.5], [\"1s\", 1.1]]\nprocess = \"uniform\"";
+    let short = scenario(&open(
+        &format!("{profile}\nend = \"16s\""),
+        server,
+        "max_attempts = 1",
+    ));
+    assert_eq!(run(&short, 0).entry().requests, 17);
+    let long = scenario(&open(
+        &format!("{profile}\nend = \"26000000001ns\""),
+        server,
+        "max_attempts = 1",
+    ));
+    let m = run(&long, 0);
+    assert_eq!(m.entry().requests, 29);
+    // The last arrival (28) at 26 s, then 5 + 1 + 5 ms.
+    assert_eq!(m.completion.0, ms(26_000 + 11).0);
+}
+
 /// Two populations on one server that is down throughout: the compliant clients make 3
 /// attempts each, the legacy ones (overriding `max_attempts`) 1, and their counts are kept
 /// apart.
