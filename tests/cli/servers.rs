@@ -466,6 +466,51 @@ name = "s"
     assert_eq!(&after_cut[..8], &[4, 4, 4, 1, 1, 1, 1, 2], "{after_cut:?}");
 }
 
+/// An autoscaling increase never lowers the slots: 1 slot busy over [0, 100) ms wants 2
+/// (due at 150 ms after a 50 ms warmup), but a capacity step gives 4 at 120 ms. The 2 is
+/// moot when it lands: the 4 slots stay, and the four requests arriving at 130 and 160 ms
+/// all start at once (done at 260 ms; the 2 slots it set once queued two of them to 330 ms).
+#[test]
+fn an_autoscaling_increase_landing_below_a_capacity_step_is_moot() {
+    let text = r#"
+name = "moot"
+[[clients]]
+name = "a"
+count = 1
+[[clients]]
+name = "b"
+count = 2
+start = "130ms"
+[[clients]]
+name = "c"
+count = 2
+start = "160ms"
+[network]
+latency = { dist = "constant", value = "0ms" }
+[server]
+concurrency = 1
+queue = 5
+service = { dist = "constant", value = "100ms" }
+autoscale = { min = 1, max = 4, target = 0.5, interval = "100ms", warmup = "50ms" }
+[[server.capacity]]
+at = "120ms"
+concurrency = 4
+[retry]
+max_attempts = 1
+base = "10ms"
+cap = "10ms"
+[metrics]
+bucket = "50ms"
+[[strategy]]
+name = "s"
+"#;
+    let m = run(&scenario(text), 0);
+    let slots: Vec<u32> = m.entry().timeline.iter().map(|b| b.concurrency).collect();
+    assert_eq!(&slots[..6], &[1, 1, 4, 4, 4, 4], "{slots:?}");
+    assert_eq!(m.succeeded(), 5);
+    assert_eq!(m.completion.0, ms(260).0);
+}
+
 /// A decision supersedes the increases still warming up that it does not ask for, also
 /// when it keeps the slots as they are. 2 slots, target 0.5, decisions every 100 ms,
 /// warmup 150 ms, 100 ms services, no latency:

@@ -438,10 +438,14 @@ impl Service {
     }
 
     /// The slots the autoscaling increase of decision `id` brings when its warmup ends, as
-    /// later decisions left it; `None` if one called it off. It is no longer pending.
+    /// later decisions left it; `None` if one called it off, or if a capacity step has since
+    /// given the server at least as many (an increase never lowers the slots: 1 slot
+    /// asking for 2, then a step to 4 before the warmup ends, keeps 4). It is no longer
+    /// pending.
     pub fn scale_up_lands(&mut self, id: u32) -> Option<u32> {
         let i = self.pending_up.iter().position(|&(_, i)| i == id)?;
-        Some(self.pending_up.remove(i).0)
+        let slots = self.pending_up.remove(i).0;
+        (slots > self.concurrency).then_some(slots)
     }
 }
 

@@ -166,6 +166,11 @@ fn autoscaling_increases_after_warmup_and_decreases_at_once() {
     s.admit(SimTime(7000), entry(0), false, 0, true, || 0.0);
     assert_eq!(s.autoscale(SimTime(8000)), Scaling::Later(2, 2));
     assert_eq!(s.scale_up_lands(2), Some(2));
+    // Still 1 slot, saturated: 2 wanted again; then a capacity step to 4 before those
+    // land: the increase is moot, and the 4 slots stay.
+    assert_eq!(s.autoscale(SimTime(9000)), Scaling::Later(2, 3));
+    s.set_concurrency(4);
+    assert_eq!(s.scale_up_lands(3), None, "a step to 4 came first");
 }
 
 /// Each decision supersedes the ones before it: an increase still warming up never lands
