@@ -290,8 +290,17 @@ impl<'a> Simulation<'a> {
             EventKind::DoneJob => self.done_job(e.id, e.aux),
             EventKind::Response => self.result(e.id, e.serial, e.status, decode_hint(e.aux)),
             EventKind::Timeout => {
+                let r = &mut self.requests[e.id];
+                if !r.awaiting() || r.serial != e.serial {
+                    // Its attempt was answered or abandoned first: a dead timer, counted
+                    // as background since then (see `Simulation::timer_dies`).
+                    self.background -= 1;
+                    return;
+                }
+                // The attempt's timer is out of the queue, whatever it does now.
+                r.set_timer_armed(false);
                 // A response arriving at this very instant counts as arrived.
-                if !self.requests[e.id].response_at_timeout() {
+                if !r.response_at_timeout() {
                     self.result(e.id, e.serial, e.status, None)
                 }
             }
@@ -310,20 +319,42 @@ impl<'a> Simulation<'a> {
 
     // ------------------------------------------------------------------------ helpers
 
-    /// The first of `event` and the events after it that is not a stale limiter wake-up
-    /// (`None` if there is none). A wake-up a rate change replaced creates no work: it
-    /// counts as a background event from then on (see `limiter_result`), so
-    /// it does not keep a run going, and at the time limit it does not say that work was
-    /// left.
+    /// The first of `event` and the events after it that is not a stale limiter wake-up or
+    /// a dead timer (`None` if there is none). A wake-up a rate change replaced, and the
+    /// timer of an attempt answered or abandoned first, create no work: each counts as a
+    /// background event from then on (see `limiter_result`, `Simulation::timer_dies`), so it
+    /// does not keep a run going, and at the time limit it does not say that work was left.
     #[cold]
     fn skip_stale_wakes(&mut self, mut event: Event) -> Option<Event> {
-        while event.kind == EventKind::LimiterWake
-            && self.limiters[event.service as usize].is_stale(event.id, event.serial)
-        {
+        while match event.kind {
+            EventKind::LimiterWake => {
+                self.limiters[event.service as usize].is_stale(event.id, event.serial)
+            }
+            EventKind::Timeout => {
+                let r = &self.requests[event.id];
+                !r.awaiting() || r.serial != event.serial
+            }
+            _ => false,
+        } {
             self.background -= 1;
             event = self.queue.pop()?;
         }
         Some(event)
+    }
+
+    /// The current attempt of `key`, still awaited, gets its outcome from something other
+    /// than its timer (a response, the request's end): if the timer is in the queue, it is
+    /// dead from now on, and counts as a background event until it pops. Otherwise a timer
+    /// long after the last answer kept the run going to its instant: the series ran on in
+    /// idle rows, autoscaling kept deciding and an open breaker kept counting, and one past
+    /// `time_limit` made the run look cut there.
+    #[inline]
+    pub(super) fn timer_dies(&mut self, key: u32) {
+        let r = &mut self.requests[key];
+        if r.timer_armed() {
+            r.set_timer_armed(false);
+            self.background += 1;
+        }
     }
 
     /// Whether requests wait in a server's queue while only background events are left: a

@@ -24,10 +24,13 @@ impl Simulation<'_> {
         hint: Option<SimDuration>,
     ) {
         let now = self.now;
-        let r = &mut self.requests[key];
-        if !r.awaiting() || r.serial != serial {
-            return; // a late response or timer of an abandoned attempt
+        if !self.requests[key].awaiting() || self.requests[key].serial != serial {
+            return; // a late response of an abandoned attempt
         }
+        // Its timer, if one is armed, has nothing left to do (a timer that fires took
+        // itself out of the queue first).
+        self.timer_dies(key);
+        let r = &mut self.requests[key];
         r.set_awaiting(false);
         r.last_status = Some(status);
         let (sampled, on_fallback, policy, probe, attempt) =
@@ -193,7 +196,11 @@ impl Simulation<'_> {
     /// Books the end of the request in `key`: counters, series, latency, record.
     pub(super) fn record_end(&mut self, key: u32, outcome: Outcome) {
         let now = self.now;
-        self.requests[key].set_awaiting(false);
+        if self.requests[key].awaiting() {
+            // Ended with an attempt still awaited (its deadline, the time limit...).
+            self.timer_dies(key);
+            self.requests[key].set_awaiting(false);
+        }
         let r = self.requests[key];
         let info = self.requests.info_mut(key);
         info.ended = true;

@@ -466,6 +466,41 @@ name = "s"
     assert_eq!(&after_cut[..8], &[4, 4, 4, 1, 1, 1, 1, 2], "{after_cut:?}");
 }
 
+/// A timer whose attempt was answered first does not keep the run going. One slot, a
+/// queue of one, 100 ms services, 10 ms each way, a 500 ms timeout: the queued second
+/// attempt's timer is armed (due at 510 ms), but its answer comes at 220 ms. The rows end
+/// with the bucket of that last answer (0.2 s); the dead timer ran them on to 0.5 s before.
+#[test]
+fn a_dead_timer_does_not_extend_the_run() {
+    let text = r#"
+name = "tail"
+time_limit = "10s"
+[clients]
+count = 2
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 1
+queue = 1
+service = { dist = "constant", value = "100ms" }
+autoscale = { min = 1, max = 1, target = 0.5, interval = "100ms", warmup = "0ms" }
+[retry]
+max_attempts = 3
+timeout = "500ms"
+base = "100ms"
+cap = "100ms"
+[metrics]
+bucket = "100ms"
+[[strategy]]
+name = "s"
+"#;
+    let m = run(&scenario(text), 0);
+    assert_eq!(m.succeeded(), 2);
+    assert_eq!(m.completion.0, ms(220).0);
+    let rows: Vec<u32> = m.entry().timeline.iter().map(|b| b.succeeded).collect();
+    assert_eq!(rows, vec![0, 1, 1], "{rows:?}");
+}
+
 /// An autoscaling increase never lowers the slots: 1 slot busy over [0, 100) ms wants 2
 /// (due at 150 ms after a 50 ms warmup), but a capacity step gives 4 at 120 ms. The 2 is
 /// moot when it lands: the 4 slots stay, and the four requests arriving at 130 and 160 ms
