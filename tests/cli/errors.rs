@@ -610,7 +610,7 @@ fn fails_with_error_rate_on_a_down_outage() {
     refused(
         &tiny_with("end = \"1s\"", "end = \"1s\"\nerror_rate = 0.5"),
         &[
-            "bad.toml:17:1: server.outages[0].error_rate: `error_rate` applies only to kind = \"errors\", found kind = \"down\"",
+            "bad.toml:20:14: server.outages[0].error_rate: `error_rate` applies only to kind = \"errors\", found kind = \"down\"",
         ],
     );
 }

@@ -784,7 +784,7 @@ fn fails_with_retry_after_on_a_crash_outage() {
             "calls = [\"db\"]\n",
             "calls = [\"db\"]\n[[service.outages]]\nstart = \"1s\"\nend = \"2s\"\nkind = \"crash\"\nretry_after = \"1s\"\n",
         ),
-        "bad.toml:21:1: service[0].outages[0].retry_after: `retry_after` applies only to kind = \"down\", found kind = \"crash\"",
+        "bad.toml:25:15: service[0].outages[0].retry_after: `retry_after` applies only to kind = \"down\", found kind = \"crash\"",
     );
 }
 
