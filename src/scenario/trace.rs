@@ -368,6 +368,8 @@ mod tests {
         );
         // Spaces around values, CRLF line ends and a missing final newline are fine.
         assert_eq!(ok("t_s\r\n 1 \r\n2"), [1_000_000_000, 2_000_000_000]);
+        // Spaces around the header are allowed too, as around a value.
+        assert_eq!(ok(" t_s \n1"), [1_000_000_000]);
     }
 
     #[test]
