@@ -181,6 +181,9 @@ impl Simulation<'_> {
         let retry = &policy.strategy.retry;
         let target = policy.target;
         let r = &mut self.requests[key];
+        // The previous attempt has its outcome: a timer of it still queued was counted dead
+        // then (`Simulation::timer_dies`), which the stop test relies on.
+        debug_assert!(!r.awaiting(), "a new attempt while the last is awaited");
         r.serial = r.serial.wrapping_add(1);
         r.set_awaiting(true);
         r.sent += 1;
