@@ -285,16 +285,18 @@ impl RateCurve {
                 }
                 _ => {
                     // Rounded down, except that for a whole-number target (a uniform
-                    // arrival) a float quotient within 1e-12 (relative) of a whole nanosecond
-                    // is that nanosecond: after half an arrival, 0.5/s then 1.1/s reaches
-                    // arrival 17 at 16.5 / 1.1 = 15 s, which floats compute as
-                    // 14.999999999999998 s (1 ns early, and inside an `end` of 16 s). A
-                    // Poisson target is a continuous draw, and is simply rounded down.
+                    // arrival) a float quotient less than 1e-5 ns (or, past 5 s, about eight
+                    // float steps of itself) below a whole nanosecond is that nanosecond:
+                    // after half an arrival, 0.5/s then 1.1/s reaches arrival 17 at
+                    // 16.5 / 1.1 = 15 s, which floats compute as 14.999999999999998 s (1 ns
+                    // early, and inside an `end` of 16 s: 2e-6 ns off). An instant truly
+                    // 8.4e-5 ns before a whole nanosecond (arrival 9 of a profile 10/s ->
+                    // 0 over [0, 1 s], 0 to 2 s, then up to 10/s at 3 s: 2 + sqrt(0.8) s) is
+                    // still rounded down. A Poisson target is a continuous draw, simply
+                    // rounded down.
                     let quotient = 2.0 * need / denom * NANOS_PER_SEC as f64;
-                    let nanos = if whole
-                        && (quotient - quotient.round()).abs() <= 1e-12 * quotient.abs().max(1.0)
-                    {
-                        quotient.round()
+                    let nanos = if whole {
+                        (quotient + (2e-15 * quotient).max(1e-5)).floor()
                     } else {
                         quotient.floor()
                     };

@@ -147,7 +147,7 @@ fn uniform_arrivals_on_a_profile_are_exact_to_the_nanosecond() {
 /// 16 s, so `end = 16s` excludes it (17 requests: arrivals 0..=16), and arrival 28 at 26 s.
 /// Float division (16.5 / 1.1 = 14.999999999999998) put arrival 17 at 15.999999999 s once.
 #[test]
-fn uniform_arrivals_after_a_fractional_step_land_on_the_exact_nanosecond() {
+fn uniform_arrivals_after_a_fractional_step_or_on_a_ramp_land_on_their_nanosecond() {
     let server = "concurrency = 100\nservice = { dist = \"constant\", value = \"1ms\" }";
     let profile = "profile = [[\"0s\", 0.5], [\"1s\", 0.5], [\"1s\", 1.1]]\nprocess = \"uniform\"";
     let short = scenario(&open(
@@ -165,6 +165,28 @@ fn uniform_arrivals_after_a_fractional_step_land_on_the_exact_nanosecond() {
     assert_eq!(m.entry().requests, 29);
     // The last arrival (28) at 26 s, then 5 + 1 + 5 ms.
     assert_eq!(m.completion.0, ms(26_000 + 11).0);
+    // On a ramp the instant is irrational, and rounded down even just below a whole
+    // nanosecond: 0 -> 137/s over 10 s puts arrival 548 at sqrt(548 x 20 / 137) =
+    // 8.9442719099992 s, before an `end` of 8 944 271 910 ns (549 requests); 10/s down to 0
+    // over [0, 1 s], nothing to 2 s, then up to 10/s at 3 s puts arrival 9 at
+    // 2 + sqrt(0.8) = 2.89442719099992 s, before an `end` of 2 894 427 191 ns (10 requests).
+    // Each came out 1 ns late once (549 -> 548, 10 -> 9).
+    let ramp = |profile: &str, end: &str| {
+        let s = scenario(&open(
+            &format!("profile = {profile}\nprocess = \"uniform\"\nend = \"{end}\""),
+            server,
+            "max_attempts = 1",
+        ));
+        run(&s, 0).entry().requests
+    };
+    assert_eq!(ramp("[[\"0s\", 0], [\"10s\", 137]]", "8944271910ns"), 549);
+    assert_eq!(
+        ramp(
+            "[[\"0s\", 10], [\"1s\", 0], [\"2s\", 0], [\"3s\", 10]]",
+            "2894427191ns"
+        ),
+        10
+    );
 }
 
 /// Two populations on one server that is down throughout: the compliant clients make 3
