@@ -59,8 +59,8 @@ impl Simulation<'_> {
     pub(super) fn limiter_wake(&mut self, set: u16, index: u32, generation: u32) {
         let now = self.now;
         if self.limiters[set as usize].is_stale(index, generation) {
-            // A replaced wake-up, counted as a background event since (`limiter_result`).
-            self.background -= 1;
+            // A replaced wake-up, counted as inert since (`limiter_result`).
+            self.inert -= 1;
             return;
         }
         let mut gone = Vec::new();

@@ -165,6 +165,7 @@ impl<'a> Simulation<'a> {
             edge_policies,
             queue: EventQueue::reuse_or_new(reserved as usize),
             background: 0,
+            inert: 0,
             now: SimTime::ZERO,
             time_limit: SimTime(scenario.time_limit.as_nanos()),
             requests: Requests::new(reserved),

@@ -118,9 +118,16 @@ pub struct Simulation<'a> {
     /// `edge_policy[service]`: (callee, policy index) of each downstream callee.
     edge_policies: Vec<Vec<(u16, u16)>>,
     queue: EventQueue,
-    /// Background events in the queue: capacity, autoscaling, crashes, and limiter wake-ups
-    /// a rate change replaced (none of them creates work).
+    /// Background events in the queue: capacity steps, autoscaling decisions and crashes.
+    /// They create no work of their own (a run with only these left is over), but a
+    /// capacity step or an autoscaling increase may still start requests that wait in a
+    /// queue (`waits_for_background`).
     background: usize,
+    /// Events in the queue that will do nothing at all: limiter wake-ups a rate change
+    /// replaced (`limiter_result`) and timers of attempts answered or abandoned first
+    /// (`Simulation::timer_dies`). Like background events they do not keep a run going,
+    /// and unlike them they never start queued work.
+    inert: usize,
     now: SimTime,
     time_limit: SimTime,
     requests: Requests,
@@ -211,19 +218,19 @@ impl<'a> Simulation<'a> {
         if self.stopped {
             return None;
         }
-        if self.queue.len() == self.background && !self.waits_for_background() {
+        if self.queue.len() == self.background + self.inert && !self.waits_for_background() {
             self.stopped = true;
             return None;
         }
         let event = self.queue.pop().expect("the queue holds an event");
         if event.time >= self.time_limit {
             self.stopped = true;
-            if let Some(event) = self.skip_stale_wakes(event) {
-                self.limit_reached |= !event.kind.is_background();
-                // Back where it was: the end of the run reads the pending retries' send
-                // times.
-                self.queue.push(event);
-            }
+            // Back where it was: the end of the run reads the pending retries' send times.
+            self.queue.push(event);
+            // Work was left if any event pending (all at or after the limit) is neither
+            // background nor inert: not only the first of them, which may be a capacity
+            // step while a downstream call is still being served.
+            self.limit_reached = self.queue.len() > self.background + self.inert;
             return None;
         }
         if event.kind.is_background() {
@@ -293,8 +300,8 @@ impl<'a> Simulation<'a> {
                 let r = &mut self.requests[e.id];
                 if !r.awaiting() || r.serial != e.serial {
                     // Its attempt was answered or abandoned first: a dead timer, counted
-                    // as background since then (see `Simulation::timer_dies`).
-                    self.background -= 1;
+                    // as inert since then (see `Simulation::timer_dies`).
+                    self.inert -= 1;
                     return;
                 }
                 // The attempt's timer is out of the queue, whatever it does now.
@@ -319,32 +326,9 @@ impl<'a> Simulation<'a> {
 
     // ------------------------------------------------------------------------ helpers
 
-    /// The first of `event` and the events after it that is not a stale limiter wake-up or
-    /// a dead timer (`None` if there is none). A wake-up a rate change replaced, and the
-    /// timer of an attempt answered or abandoned first, create no work: each counts as a
-    /// background event from then on (see `limiter_result`, `Simulation::timer_dies`), so it
-    /// does not keep a run going, and at the time limit it does not say that work was left.
-    #[cold]
-    fn skip_stale_wakes(&mut self, mut event: Event) -> Option<Event> {
-        while match event.kind {
-            EventKind::LimiterWake => {
-                self.limiters[event.service as usize].is_stale(event.id, event.serial)
-            }
-            EventKind::Timeout => {
-                let r = &self.requests[event.id];
-                !r.awaiting() || r.serial != event.serial
-            }
-            _ => false,
-        } {
-            self.background -= 1;
-            event = self.queue.pop()?;
-        }
-        Some(event)
-    }
-
     /// The current attempt of `key`, still awaited, gets its outcome from something other
     /// than its timer (a response, the request's end): if the timer is in the queue, it is
-    /// dead from now on, and counts as a background event until it pops. Otherwise a timer
+    /// dead from now on, and counts as inert until it pops. Otherwise a timer
     /// long after the last answer kept the run going to its instant: the series ran on in
     /// idle rows, autoscaling kept deciding and an open breaker kept counting, and one past
     /// `time_limit` made the run look cut there.
@@ -353,7 +337,7 @@ impl<'a> Simulation<'a> {
         let r = &mut self.requests[key];
         if r.timer_armed() {
             r.set_timer_armed(false);
-            self.background += 1;
+            self.inert += 1;
         }
     }
 

@@ -107,9 +107,9 @@ impl Simulation<'_> {
         let index = limiters.index(self.requests.info(key).client);
         let throttled = status == Status::TooManyRequests;
         if let Some(w) = limiters.on_response(index, self.now, throttled) {
-            // It replaces the first waiter's pending wake-up, which creates no work now: a
-            // background event until it is popped (`limiter_wake`, `skip_stale_wakes`).
-            self.background += 1;
+            // It replaces the first waiter's pending wake-up, which does nothing now: inert
+            // until it is popped (`limiter_wake`).
+            self.inert += 1;
             self.push_wake(set, w);
         }
     }
@@ -423,7 +423,13 @@ impl Simulation<'_> {
                     .any(|k| self.requests.info(k).number < *requests);
             }
         }
-        if self.open_client_requests > 0 || closed_left || self.limit_reached {
+        // A downstream call can hang with nothing scheduled (an unreachable service and no
+        // timeout) after its client request has ended: open as a hanging client request
+        // would be, it ends at the limit too, as `time_limit`. (Only keys above the closed
+        // clients' can hold one; their records end `ended` when free.)
+        let calls_open = (self.requests.reserved()..self.requests.len() as u32)
+            .any(|key| !self.requests.info(key).ended);
+        if self.open_client_requests > 0 || closed_left || calls_open || self.limit_reached {
             self.now = self.time_limit.max(self.now);
             // A request waiting out a backoff has counted the whole wait since it chose it;
             // it waited only until now. A population whose next arrival is pending has

@@ -459,3 +459,66 @@ end = "500ms"
     };
     assert_eq!(bytes(1), bytes(2));
 }
+
+/// Api -> db, `time_limit = 1s`; the client gives up at 100 ms, while api's call to db
+/// (2 s of service, a 5 s timeout) is still being served at the limit: the call ends
+/// there as `time_limit` in db's `gave_up`, and the series run to the bucket holding the
+/// limit's last instant. The same when the first event past the limit is a capacity step
+/// of db (at 1.5 s: it used to hide the call, which then never ended), and when the call
+/// hangs with nothing scheduled (db unreachable, no timeout on api's call: the run used to
+/// stop at the client's give-up, the call still open).
+#[test]
+fn a_downstream_call_still_open_at_the_limit_ends_there() {
+    let text = |db: &str, api_retry: &str| {
+        format!(
+            r#"
+name = "cut"
+time_limit = "1s"
+[clients]
+count = 1
+retry = {{ max_attempts = 1, timeout = "100ms" }}
+[network]
+latency = {{ dist = "constant", value = "10ms" }}
+[[service]]
+name = "api"
+concurrency = 1
+service = {{ dist = "constant", value = "10ms" }}
+calls = ["db"]
+retry = {{ max_attempts = 1{api_retry} }}
+[[service]]
+name = "db"
+concurrency = 1
+{db}
+[retry]
+max_attempts = 1
+base = "100ms"
+cap = "1s"
+[metrics]
+bucket = "100ms"
+[[strategy]]
+name = "a"
+"#
+        )
+    };
+    let two_seconds = "service = { dist = \"constant\", value = \"2s\" }";
+    let step = "[[service.capacity]]\nat = \"1500ms\"\nconcurrency = 2";
+    let unreachable = "service = { dist = \"constant\", value = \"10ms\" }\n\
+                       [[service.outages]]\nstart = \"0s\"\nend = \"10s\"\nkind = \"unreachable\"";
+    for (db, api_retry) in [
+        (two_seconds.to_string(), ", timeout = \"5s\""),
+        (format!("{two_seconds}\n{step}"), ", timeout = \"5s\""),
+        (unreachable.to_string(), ""),
+    ] {
+        let m = run(&scenario(&text(&db, api_retry)), 0);
+        let db_metrics = &m.services[1];
+        assert_eq!(db_metrics.requests, 1, "{db}");
+        assert_eq!(
+            db_metrics.gave_up[GiveUpReason::TimeLimit as usize],
+            1,
+            "{db}"
+        );
+        assert_eq!(db_metrics.timeline.len(), 10, "{db}");
+        assert_eq!(db_metrics.timeline[9].gave_up, 1, "{db}");
+        assert_eq!(m.entry().gave_up[GiveUpReason::Attempts as usize], 1);
+    }
+}

@@ -784,3 +784,49 @@ fn a_dropped_attempt_is_recorded_as_shed() {
         [(0, Served), (1, Served), (2, Served), (3, Shed), (4, Shed)]
     );
 }
+
+/// Queued work that can never start does not keep the run going on a dead timer: one slot,
+/// a capacity step to 0 slots at 150 ms and none after. Client `a`'s attempt queues behind
+/// `c`'s (so its 5 s timer is armed), is served and answered at 220 ms: a dead timer at
+/// 5 s. Client `b`'s attempt is stuck in the queue for good and gives up at 500 ms. The
+/// run ends there (6 rows of 100 ms); it used to run on in idle rows to 5 s.
+#[test]
+fn a_dead_timer_does_not_wait_for_a_stuck_queue() {
+    let text = r#"
+name = "stuck"
+time_limit = "1h"
+[[clients]]
+name = "c"
+count = 1
+retry = { timeout = "5s" }
+[[clients]]
+name = "a"
+count = 1
+retry = { timeout = "5s" }
+[[clients]]
+name = "b"
+count = 1
+retry = { timeout = "500ms" }
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 1
+queue = 5
+service = { dist = "constant", value = "100ms" }
+[[server.capacity]]
+at = "150ms"
+concurrency = 0
+[retry]
+max_attempts = 1
+base = "100ms"
+cap = "1s"
+[metrics]
+bucket = "100ms"
+[[strategy]]
+name = "a"
+"#;
+    let m = run(&scenario(text), 0);
+    assert_eq!((m.succeeded(), m.entry().requests), (2, 3));
+    assert_eq!(m.completion.0, ms(500).0);
+    assert_eq!(m.entry().timeline.len(), 6);
+}
