@@ -328,10 +328,9 @@ impl<'a> Simulation<'a> {
 
     /// The current attempt of `key`, still awaited, gets its outcome from something other
     /// than its timer (a response, the request's end): if the timer is in the queue, it is
-    /// dead from now on, and counts as inert until it pops. Otherwise a timer
-    /// long after the last answer kept the run going to its instant: the series ran on in
-    /// idle rows, autoscaling kept deciding and an open breaker kept counting, and one past
-    /// `time_limit` made the run look cut there.
+    /// dead from now on, and counts as inert until it pops. Otherwise a timer long after
+    /// the last answer kept the run going to its instant: the series ran on in idle rows,
+    /// autoscaling kept deciding, and one past `time_limit` made the run look cut there.
     #[inline]
     pub(super) fn timer_dies(&mut self, key: u32) {
         let r = &mut self.requests[key];

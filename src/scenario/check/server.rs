@@ -230,39 +230,32 @@ impl Check<'_> {
             .as_ref()
             .map(|k| k.get_ref().as_str())
             .unwrap_or("down");
-        // Pointed at the key's own line, not at the outage's table header.
-        let only_for =
-            |c: &mut Self, span: Option<std::ops::Range<usize>>, field: &str, kind: &str| {
-                if let Some(span) = span
-                    && kind_word != kind
-                {
-                    c.err(
+        // Each pointed at the key's own line, not at the outage's table header.
+        for (span, field, kind) in [
+            (
+                o.error_rate.as_ref().map(|v| v.span()),
+                "error_rate",
+                "errors",
+            ),
+            (o.slowdown.as_ref().map(|v| v.span()), "slowdown", "slow"),
+            (
+                o.retry_after.as_ref().map(|v| v.span()),
+                "retry_after",
+                "down",
+            ),
+        ] {
+            if let Some(span) = span
+                && kind_word != kind
+            {
+                self.err(
                     Some(span),
                     &k(field),
                     format!(
                         "`{field}` applies only to kind = \"{kind}\", found kind = \"{kind_word}\""
                     ),
                 );
-                }
-            };
-        only_for(
-            self,
-            o.error_rate.as_ref().map(|v| v.span()),
-            "error_rate",
-            "errors",
-        );
-        only_for(
-            self,
-            o.slowdown.as_ref().map(|v| v.span()),
-            "slowdown",
-            "slow",
-        );
-        only_for(
-            self,
-            o.retry_after.as_ref().map(|v| v.span()),
-            "retry_after",
-            "down",
-        );
+            }
+        }
         let kind = match kind_word {
             "down" => OutageKind::Down,
             "unreachable" => OutageKind::Unreachable,
