@@ -66,10 +66,7 @@ pub(super) fn toml_error_in(
         let expected = raw
             .strip_prefix("invalid type: ")
             .and_then(|r| r.split_once(", expected "))
-            .map(|(_, expected)| match expected {
-                "variant identifier" => tag_names(&key).to_string(),
-                e => expected_words(e),
-            })
+            .map(|(_, expected)| expected_words(expected))
             .unwrap_or_else(|| "a table".to_string());
         return error_at(
             file,
@@ -78,22 +75,6 @@ pub(super) fn toml_error_in(
             key,
             format!("expected {expected}, found the date-time {datetime}"),
         );
-    }
-    // serde's "variant identifier" is the tag of a tagged table (`dist`, a budget's `kind`);
-    // an array there is read as [tag, ...], so the fault is at its first element.
-    if raw.ends_with("expected variant identifier") {
-        let found = raw
-            .strip_prefix("invalid type: ")
-            .and_then(|r| r.split_once(", expected "))
-            .map(|(found, _)| found_words(found))
-            .unwrap_or_default();
-        let msg = if let Some(table) = key.strip_suffix("[0]") {
-            key = table.to_string();
-            format!("expected {}, found an array", tagged_table(&key))
-        } else {
-            format!("expected {}, found {found}", tag_names(&key))
-        };
-        return error_at(file, src_for_positions, span, key, msg);
     }
     // A table given as an array: serde reads structs from sequences too.
     if raw.starts_with("invalid length ") && raw.contains(", expected struct ") {
@@ -286,24 +267,6 @@ fn friendlier(msg: &str, table: &str) -> String {
     strip_type_names(msg)
 }
 
-/// The names the tag at `key` takes: a budget's `kind` or a distribution's `dist`.
-fn tag_names(key: &str) -> &'static str {
-    if key.ends_with(".kind") {
-        "one of `ratio`, `token_bucket`, `quota`, `adaptive`, `concurrent`"
-    } else {
-        "one of `constant`, `uniform`, `normal`, `exponential`, `lognormal`"
-    }
-}
-
-/// The tagged table expected at `key`: a budget or a distribution.
-fn tagged_table(key: &str) -> &'static str {
-    if key.ends_with("budget") {
-        "a budget table such as { kind = \"ratio\", ratio = 0.1 }"
-    } else {
-        "a distribution table such as { dist = \"constant\", value = \"10ms\" }"
-    }
-}
-
 /// serde's "expected" side in the user's words: no Rust type or enum names.
 fn expected_words(expected: &str) -> String {
     match expected {
@@ -313,8 +276,6 @@ fn expected_words(expected: &str) -> String {
         "f64" | "f32" => "a number".to_string(),
         "a sequence" => "an array".to_string(),
         "a boolean" | "bool" => "true or false".to_string(),
-        e if e.contains("RawDist") => tagged_table("").to_string(),
-        e if e.contains("RawBudget") => tagged_table("budget").to_string(),
         e if e.starts_with("struct ") || e.starts_with("map") => "a table".to_string(),
         e if e.starts_with("internally tagged enum") || e.starts_with("enum ") => {
             "one of the documented forms".to_string()
@@ -349,13 +310,12 @@ fn found_words(found: &str) -> String {
     }
 }
 
-/// Removes Rust type names (`i64`, `u32`, `RawDist`, ...) that serde puts in messages.
+/// Removes Rust type names (`i64`, `u32`, ...) that serde puts in messages.
 fn strip_type_names(msg: &str) -> String {
     let mut out = msg.to_string();
     for (rust, words) in [
         (" as i128", ""),
         (" as u128", ""),
-        ("internally tagged enum RawDist", "a distribution table"),
         ("i64", "integer"),
         ("u64", "integer"),
         ("u32", "integer"),

@@ -97,7 +97,7 @@ fn fails_with_unknown_key_in_distribution() {
             "service = { dist = \"constant\", value = \"10ms\", sd = \"1ms\" }",
         ),
         &[
-            "bad.toml:15:11: server.service.sd: unknown key `sd` in server.service, expected `value`",
+            "bad.toml:15:48: server.service.sd: unknown key `sd` in server.service, expected `value`",
         ],
     );
 }
@@ -335,7 +335,7 @@ fn fails_with_zero_exponential_mean() {
             "service = { dist = \"exponential\", mean = \"0ms\" }",
         ),
         &[
-            "bad.toml:15:11: server.service.mean: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+            "bad.toml:15:42: server.service.mean: expected a duration > 0 with a unit, such as \"100ms\", found \"0ms\"",
         ],
     );
 }
@@ -690,9 +690,69 @@ fn fails_with_a_concurrent_budget_out_of_range() {
             "timeout = \"1s\"\nbudget = { kind = \"concurrent\", percent = 150, min_retries = -1 }",
         ),
         &[
-            "bad.toml:24:10: retry.budget.percent: expected a percentage in [0, 100], found 150",
-            "bad.toml:24:10: retry.budget.min_retries: expected an integer >= 0, found -1",
+            "bad.toml:24:43: retry.budget.percent: expected a percentage in [0, 100], found 150",
+            "bad.toml:24:62: retry.budget.min_retries: expected an integer >= 0, found -1",
         ],
+    );
+}
+
+#[test]
+fn fails_at_the_key_inside_a_budget_table_with_its_own_name() {
+    // A wrong type inside `budget = {...}` names the key and points at its value (it used
+    // to name only `retry.budget`, at the `{`); problems come in file order.
+    let budget = |table: &str| {
+        tiny_with(
+            "timeout = \"1s\"",
+            &format!("timeout = \"1s\"\nbudget = {table}"),
+        )
+    };
+    refused(
+        &budget("{ kind = \"quota\", capacity = 1.5 }"),
+        &["bad.toml:24:39: retry.budget.capacity: expected an integer, found the number 1.5"],
+    );
+    refused(
+        &budget("{ kind = \"token_bucket\", max_tokens = \"x\" }"),
+        &["bad.toml:24:48: retry.budget.max_tokens: expected a number, found a string \"x\""],
+    );
+    refused(
+        &budget("{ kind = \"ratio\", ratio = 1979-05-27 }"),
+        &["bad.toml:24:36: retry.budget.ratio: expected a number, found the date-time 1979-05-27"],
+    );
+    let both = refused(
+        &budget("{ kind = \"ratio\", min_per_s = -3, ratio = -1 }"),
+        &[],
+    );
+    assert_eq!(
+        problems(&both),
+        [
+            "herdsim: error: bad.toml:24:40: retry.budget.min_per_s: expected a rate >= 0, found -3",
+            "bad.toml:24:52: retry.budget.ratio: expected a ratio in [0, 1000], found -1",
+        ]
+    );
+    // A key written before `kind` is still checked against that kind's keys, at the key.
+    refused(
+        &budget("{ ratio = \"x\", kind = \"quota\" }"),
+        &[
+            "bad.toml:24:12: retry.budget.ratio: unknown key `ratio` in retry.budget, expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
+        ],
+    );
+}
+
+#[test]
+fn fails_at_the_key_inside_a_distribution_table() {
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"lognormal\", median = \"10ms\", sigma = \"x\" }",
+        ),
+        &["bad.toml:15:58: server.service.sigma: expected a number, found a string \"x\""],
+    );
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"normal\", mean = \"10ms\" }",
+        ),
+        &["bad.toml:15:11: server.service.sd: missing required key `sd` in server.service"],
     );
 }
 
@@ -703,7 +763,7 @@ fn fails_with_budget_ratio_above_finagles_scale() {
             "timeout = \"1s\"",
             "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = 1000.5 }",
         ),
-        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1000], found 1000.5"],
+        &["bad.toml:24:36: retry.budget.ratio: expected a ratio in [0, 1000], found 1000.5"],
     );
 }
 
@@ -715,8 +775,8 @@ fn fails_with_a_negative_per_request_cap_or_one_outside_a_ratio_budget() {
             "timeout = \"1s\"\nbudget = { kind = \"ratio\", per_request = -0.2, deposit = \"always\" }",
         ),
         &[
-            "bad.toml:24:10: retry.budget.per_request: expected a share of the balance >= 0, found -0.2",
-            "bad.toml:24:10: retry.budget.deposit: expected \"request\" or \"success\", found \"always\"",
+            "bad.toml:24:42: retry.budget.per_request: expected a share of the balance >= 0, found -0.2",
+            "bad.toml:24:58: retry.budget.deposit: expected \"request\" or \"success\", found \"always\"",
         ],
     );
     refused(
@@ -725,7 +785,7 @@ fn fails_with_a_negative_per_request_cap_or_one_outside_a_ratio_budget() {
             "timeout = \"1s\"\nbudget = { kind = \"quota\", per_request = 0.2 }",
         ),
         &[
-            "bad.toml:24:10: retry.budget.per_request: unknown key `per_request` in retry.budget, expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
+            "bad.toml:24:28: retry.budget.per_request: unknown key `per_request` in retry.budget, expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
         ],
     );
 }
@@ -738,7 +798,7 @@ fn fails_with_budget_zero_window() {
             "timeout = \"1s\"\nbudget = { kind = \"ratio\", window = \"0s\" }",
         ),
         &[
-            "bad.toml:24:10: retry.budget.window: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+            "bad.toml:24:37: retry.budget.window: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
         ],
     );
 }
@@ -764,7 +824,7 @@ fn fails_with_budget_key_of_another_kind() {
             "jitter = \"full\"\nbudget = { kind = \"ratio\", max_tokens = 10 }",
         ),
         &[
-            "bad.toml:36:10: strategy[1].budget.max_tokens: unknown key `max_tokens` in strategy[1].budget, expected one of `ratio`",
+            "bad.toml:36:28: strategy[1].budget.max_tokens: unknown key `max_tokens` in strategy[1].budget, expected one of `ratio`",
         ],
     );
 }
@@ -776,7 +836,7 @@ fn fails_with_unknown_budget_scope() {
             "timeout = \"1s\"",
             "timeout = \"1s\"\nbudget = { kind = \"token_bucket\", scope = \"fleet\" }",
         ),
-        &["bad.toml:24:10: retry.budget.scope: expected \"client\" or \"global\", found \"fleet\""],
+        &["bad.toml:24:43: retry.budget.scope: expected \"client\" or \"global\", found \"fleet\""],
     );
 }
 
@@ -826,7 +886,7 @@ fn fails_with_negative_budget_ratio() {
             "timeout = \"1s\"",
             "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = -0.1 }",
         ),
-        &["bad.toml:24:10: retry.budget.ratio: expected a ratio in [0, 1000], found -0.1"],
+        &["bad.toml:24:36: retry.budget.ratio: expected a ratio in [0, 1000], found -0.1"],
     );
 }
 
@@ -848,7 +908,7 @@ fn fails_with_token_bucket_above_grpcs_1000_tokens() {
             "timeout = \"1s\"",
             "timeout = \"1s\"\nbudget = { kind = \"token_bucket\", max_tokens = 1001 }",
         ),
-        &["bad.toml:24:10: retry.budget.max_tokens: expected max_tokens in (0, 1000], found 1001"],
+        &["bad.toml:24:48: retry.budget.max_tokens: expected max_tokens in (0, 1000], found 1001"],
     );
 }
 
@@ -860,7 +920,7 @@ fn fails_with_adaptive_bucket_smaller_than_one_token() {
             "timeout = \"1s\"\nbudget = { kind = \"adaptive\", size = 0.5 }",
         ),
         &[
-            "bad.toml:24:10: retry.budget.size: expected a size of at least 1 (a retry takes a whole token), found 0.5",
+            "bad.toml:24:38: retry.budget.size: expected a size of at least 1 (a retry takes a whole token), found 0.5",
         ],
     );
 }
@@ -873,7 +933,7 @@ fn fails_with_adaptive_bucket_filled_both_ways() {
             "timeout = \"1s\"\nbudget = { kind = \"adaptive\", fill_per_call = 0.1, fill_per_success = 0.1 }",
         ),
         &[
-            "bad.toml:24:10: retry.budget.fill_per_success: expected one of `fill_per_call` (each first attempt fills the bucket) or `fill_per_success` (each success does), found both",
+            "bad.toml:24:52: retry.budget.fill_per_success: expected one of `fill_per_call` (each first attempt fills the bucket) or `fill_per_success` (each success does), found both",
         ],
     );
     refused(
@@ -881,7 +941,7 @@ fn fails_with_adaptive_bucket_filled_both_ways() {
             "timeout = \"1s\"",
             "timeout = \"1s\"\nbudget = { kind = \"adaptive\", fill_per_success = 0 }",
         ),
-        &["bad.toml:24:10: retry.budget.fill_per_success: expected fill_per_success > 0, found 0"],
+        &["bad.toml:24:50: retry.budget.fill_per_success: expected fill_per_success > 0, found 0"],
     );
 }
 
@@ -1068,7 +1128,7 @@ fn fails_with_uniform_max_below_min() {
             "latency = { dist = \"constant\", value = \"10ms\" }",
             "latency = { dist = \"uniform\", min = \"15ms\", max = \"5ms\" }",
         ),
-        &["bad.toml:10:11: network.latency.max: expected max >= min (15ms), found 5ms"],
+        &["bad.toml:10:51: network.latency.max: expected max >= min (15ms), found 5ms"],
     );
 }
 
@@ -1251,7 +1311,7 @@ fn fails_with_unknown_keys_and_wrong_types_reported_with_the_other_problems() {
     );
     assert!(
         lines[3].starts_with(
-            "bad.toml:37:10: strategy[1].budget.ratoi: unknown key `ratoi` in strategy[1].budget"
+            "bad.toml:37:12: strategy[1].budget.ratoi: unknown key `ratoi` in strategy[1].budget"
         ),
         "{stderr}"
     );

@@ -4,18 +4,18 @@
 
 use toml::Spanned;
 
-use super::{At, Check, spelled};
+use super::{Check, spelled};
 use crate::model::policy::{
     BreakerSpec, BreakerWindow, BucketStart, BudgetKind, BudgetSpec, Fill, HalfOpenRule,
     LimiterSpec, Scope,
 };
-use crate::scenario::raw::{RawBreaker, RawBudget, RawLimiter};
+use crate::scenario::raw::{BUDGET_KINDS, RawBreaker, RawBudget, RawLimiter};
 use crate::time::SimDuration;
 
 impl Check<'_> {
-    fn scope(&mut self, v: Option<&str>, span: At, key: &str, default: Scope) -> Scope {
+    fn scope(&mut self, v: &Option<Spanned<String>>, key: &str, default: Scope) -> Scope {
         self.either(
-            v.map(|v| (v, span)),
+            spelled(v),
             key,
             ("client", Scope::Client),
             ("global", Scope::Global),
@@ -23,101 +23,83 @@ impl Check<'_> {
         )
     }
 
-    pub(super) fn budget(&mut self, v: &Spanned<RawBudget>, key: &str) -> BudgetSpec {
-        let span = Some(v.span());
-        // Values inside a tagged table carry no position of their own: point at the table.
+    /// A `budget` table; `None` (reported) when its `kind` is missing or unknown.
+    pub(super) fn budget(&mut self, v: &Spanned<RawBudget>, key: &str) -> Option<BudgetSpec> {
+        let b = v.get_ref();
+        let kind = self.kind_of(Some(v.span()), key, "kind", &b.tag, BUDGET_KINDS)?;
+        let k = |f: &str| format!("{key}.{f}");
+        // An optional number: `default` when absent, and (reported) when out of range.
         let num = |c: &mut Self,
-                   x: Option<f64>,
+                   x: &Option<Spanned<f64>>,
                    field: &str,
                    default: f64,
                    ok: fn(f64) -> bool,
                    expected: &str| {
-            let x = x.unwrap_or(default);
-            if x.is_finite() && ok(x) {
-                x
-            } else {
-                c.err(
-                    span.clone(),
-                    &format!("{key}.{field}"),
-                    format!("expected {expected}, found {x}"),
-                );
-                default
-            }
+            x.as_ref()
+                .and_then(|x| c.float(x, &k(field), ok, expected))
+                .unwrap_or(default)
         };
+        let count =
+            |c: &mut Self, x: &Option<Spanned<i64>>, field: &str, default: u64, min: i64| {
+                x.as_ref()
+                    .and_then(|x| c.int(x, &k(field), min, i64::MAX))
+                    .map_or(default, |x| x as u64)
+            };
         let milli = |x: f64| (x * 1000.0).round() as u64;
-        match v.get_ref() {
-            RawBudget::Ratio {
-                ratio,
-                window,
-                min_per_s,
-                per_request,
-                deposit,
-                scope,
-            } => {
+        let scope = |c: &mut Self, default: Scope| c.scope(&b.scope, &k("scope"), default);
+        let spec = match kind {
+            "ratio" => {
                 let deposit = self.either(
-                    deposit.as_deref().map(|d| (d, span.clone())),
-                    &format!("{key}.deposit"),
+                    spelled(&b.deposit),
+                    &k("deposit"),
                     ("request", Fill::Call),
                     ("success", Fill::Success),
                     Fill::Call,
                 );
-                let ratio = num(
-                    self,
-                    *ratio,
-                    "ratio",
-                    0.1,
-                    // Finagle's and tower's range (`ScaleFactor`): 2.0 allows two retries
-                    // per deposit, 1000 a withdrawal of one unit.
-                    |x| (0.0..=1000.0).contains(&x),
-                    "a ratio in [0, 1000]",
-                );
-                let min_per_s = num(
-                    self,
-                    *min_per_s,
-                    "min_per_s",
-                    0.0,
-                    |x| x >= 0.0,
-                    "a rate >= 0",
-                );
-                let window = match window {
-                    Some(w) => self
-                        .duration_at(w, span.clone(), &format!("{key}.window"), true)
-                        .unwrap_or(SimDuration::from_secs(10)),
-                    None => SimDuration::from_secs(10),
-                };
+                // Finagle's and tower's range (`ScaleFactor`): 2.0 allows two retries per
+                // deposit, 1000 a withdrawal of one unit.
+                let ratio_ok = |x: f64| (0.0..=1000.0).contains(&x);
                 BudgetSpec {
                     kind: BudgetKind::Ratio {
-                        ratio,
-                        window,
-                        min_per_s,
-                        per_request: per_request.map(|x| {
-                            num(
-                                self,
-                                Some(x),
-                                "per_request",
-                                0.0,
+                        ratio: num(
+                            self,
+                            &b.ratio,
+                            "ratio",
+                            0.1,
+                            ratio_ok,
+                            "a ratio in [0, 1000]",
+                        ),
+                        window: b
+                            .window
+                            .as_ref()
+                            .and_then(|w| self.duration(w, &k("window"), true))
+                            .unwrap_or(SimDuration::from_secs(10)),
+                        min_per_s: num(
+                            self,
+                            &b.min_per_s,
+                            "min_per_s",
+                            0.0,
+                            |x| x >= 0.0,
+                            "a rate >= 0",
+                        ),
+                        per_request: b.per_request.as_ref().map(|x| {
+                            self.float(
+                                x,
+                                &k("per_request"),
                                 |x| x >= 0.0,
                                 "a share of the balance >= 0",
                             )
+                            .unwrap_or(0.0)
                         }),
                         deposit,
                     },
-                    scope: self.scope(
-                        scope.as_deref(),
-                        span.clone(),
-                        &format!("{key}.scope"),
-                        Scope::Global,
-                    ),
+                    scope: scope(self, Scope::Global),
                 }
             }
-            RawBudget::TokenBucket {
-                max_tokens,
-                token_ratio,
-                scope,
-            } => {
+            "token_bucket" => {
                 let max = num(
                     self,
-                    *max_tokens,
+                    &b.max_tokens,
                     "max_tokens",
                     10.0,
                     |x| x > 0.0 && x <= 1000.0,
@@ -125,7 +107,7 @@ impl Check<'_> {
                 );
                 let ratio = num(
                     self,
-                    *token_ratio,
+                    &b.token_ratio,
                     "token_ratio",
                     0.1,
                     |x| x > 0.0,
@@ -136,72 +118,36 @@ impl Check<'_> {
                         max_milli: milli(max),
                         ratio_milli: milli(ratio).max(1),
                     },
-                    scope: self.scope(
-                        scope.as_deref(),
-                        span.clone(),
-                        &format!("{key}.scope"),
-                        Scope::Client,
-                    ),
+                    scope: scope(self, Scope::Client),
                 }
             }
-            RawBudget::Quota {
-                capacity,
-                retry_cost,
-                timeout_cost,
-                throttle_cost,
-                success_refund,
-                scope,
-            } => {
-                let count = |c: &mut Self, x: Option<i64>, field: &str, default: i64, min: i64| {
-                    let x = x.unwrap_or(default);
-                    if x < min {
-                        c.err(
-                            span.clone(),
-                            &format!("{key}.{field}"),
-                            format!("expected an integer >= {min}, found {x}"),
-                        );
-                        default as u64
-                    } else {
-                        x as u64
-                    }
-                };
-                let retry = count(self, *retry_cost, "retry_cost", 5, 0);
-                let kind = BudgetKind::Quota {
-                    capacity: count(self, *capacity, "capacity", 500, 1),
-                    retry_cost: retry,
-                    timeout_cost: count(self, *timeout_cost, "timeout_cost", 10, 0),
-                    throttle_cost: count(self, *throttle_cost, "throttle_cost", retry as i64, 0),
-                    success_refund: count(self, *success_refund, "success_refund", 1, 0),
-                };
+            "quota" => {
+                let retry = count(self, &b.retry_cost, "retry_cost", 5, 0);
                 BudgetSpec {
-                    kind,
-                    scope: self.scope(
-                        scope.as_deref(),
-                        span.clone(),
-                        &format!("{key}.scope"),
-                        Scope::Client,
-                    ),
+                    kind: BudgetKind::Quota {
+                        capacity: count(self, &b.capacity, "capacity", 500, 1),
+                        retry_cost: retry,
+                        timeout_cost: count(self, &b.timeout_cost, "timeout_cost", 10, 0),
+                        throttle_cost: count(self, &b.throttle_cost, "throttle_cost", retry, 0),
+                        success_refund: count(self, &b.success_refund, "success_refund", 1, 0),
+                    },
+                    scope: scope(self, Scope::Client),
                 }
             }
-            RawBudget::Adaptive {
-                fill_per_call,
-                fill_per_success,
-                size,
-                scope,
-            } => {
-                let (fill_key, fill_value, fill_on) = match (fill_per_call, fill_per_success) {
-                    (Some(_), Some(_)) => {
+            "adaptive" => {
+                let (fill_key, fill_value, fill_on) = match (&b.fill_per_call, &b.fill_per_success)
+                {
+                    (Some(_), Some(second)) => {
                         self.err(
-                            span.clone(),
-                            &format!("{key}.fill_per_success"),
+                            Some(self.key_span("fill_per_success", second.span())),
+                            &k("fill_per_success"),
                             "expected one of `fill_per_call` (each first attempt fills the \
-                             bucket) or `fill_per_success` (each success does), found both"
-                                .to_string(),
+                             bucket) or `fill_per_success` (each success does), found both",
                         );
-                        ("fill_per_call", *fill_per_call, Fill::Call)
+                        ("fill_per_call", &b.fill_per_call, Fill::Call)
                     }
-                    (None, Some(x)) => ("fill_per_success", Some(*x), Fill::Success),
-                    (call, None) => ("fill_per_call", *call, Fill::Call),
+                    (None, Some(_)) => ("fill_per_success", &b.fill_per_success, Fill::Success),
+                    (_, None) => ("fill_per_call", &b.fill_per_call, Fill::Call),
                 };
                 let fill = num(
                     self,
@@ -213,7 +159,7 @@ impl Check<'_> {
                 );
                 let size = num(
                     self,
-                    *size,
+                    &b.size,
                     "size",
                     5.0,
                     |x| x >= 1.0,
@@ -225,52 +171,25 @@ impl Check<'_> {
                         size_milli: milli(size),
                         fill_on,
                     },
-                    scope: self.scope(
-                        scope.as_deref(),
-                        span.clone(),
-                        &format!("{key}.scope"),
-                        Scope::Client,
-                    ),
+                    scope: scope(self, Scope::Client),
                 }
             }
-            RawBudget::Concurrent {
-                percent,
-                min_retries,
-                scope,
-            } => {
-                let percent = num(
-                    self,
-                    *percent,
-                    "percent",
-                    20.0,
-                    |x| (0.0..=100.0).contains(&x),
-                    "a percentage in [0, 100]",
-                );
-                let min_retries = match min_retries.unwrap_or(3) {
-                    x if x >= 0 => x as u64,
-                    x => {
-                        self.err(
-                            span.clone(),
-                            &format!("{key}.min_retries"),
-                            format!("expected an integer >= 0, found {x}"),
-                        );
-                        3
-                    }
-                };
-                BudgetSpec {
-                    kind: BudgetKind::Concurrent {
-                        percent,
-                        min_retries,
-                    },
-                    scope: self.scope(
-                        scope.as_deref(),
-                        span.clone(),
-                        &format!("{key}.scope"),
-                        Scope::Client,
+            _ => BudgetSpec {
+                kind: BudgetKind::Concurrent {
+                    percent: num(
+                        self,
+                        &b.percent,
+                        "percent",
+                        20.0,
+                        |x| (0.0..=100.0).contains(&x),
+                        "a percentage in [0, 100]",
                     ),
-                }
-            }
-        }
+                    min_retries: count(self, &b.min_retries, "min_retries", 3, 0),
+                },
+                scope: scope(self, Scope::Client),
+            },
+        };
+        Some(spec)
     }
 
     pub(super) fn breaker(&mut self, v: &Spanned<RawBreaker>, key: &str) -> BreakerSpec {
@@ -342,12 +261,7 @@ impl Check<'_> {
                 .and_then(|x| self.int(x, &k("half_open_probes"), 1, u32::MAX as i64))
                 .unwrap_or(3) as u32,
             half_open,
-            scope: self.scope(
-                b.scope.as_ref().map(|s| s.get_ref().as_str()),
-                b.scope.as_ref().map(|s| s.span()),
-                &k("scope"),
-                Scope::Client,
-            ),
+            scope: self.scope(&b.scope, &k("scope"), Scope::Client),
             retries_only: b.retries_only.unwrap_or(false),
             trip_on_failure: self.either(
                 spelled(&b.trip_on),
@@ -474,12 +388,7 @@ impl Check<'_> {
                 |x| x > 0.0,
                 "a rate > 0 (tokens per second)",
             ),
-            scope: self.scope(
-                l.scope.as_ref().map(|s| s.get_ref().as_str()),
-                l.scope.as_ref().map(|s| s.span()),
-                &k("scope"),
-                Scope::Client,
-            ),
+            scope: self.scope(&l.scope, &k("scope"), Scope::Client),
         }
     }
 }

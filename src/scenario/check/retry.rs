@@ -336,7 +336,7 @@ impl Check<'_> {
                 max_wait: wait(self, &r.max_wait, "max_wait", 60),
             }
         });
-        let budget = pick!(budget).map(|(v, key)| self.budget(v, &key));
+        let budget = pick!(budget).and_then(|(v, key)| self.budget(v, &key));
         let breaker = pick!(breaker).map(|(v, key)| self.breaker(v, &key));
         let client_rate_limiter = pick!(client_rate_limiter).map(|(v, key)| self.limiter(v, &key));
         let fallback_on = match pick!(fallback_on) {

@@ -20,10 +20,10 @@ use toml::Spanned;
 use crate::time::{SimDuration, parse_duration};
 
 mod policy;
+mod tagged;
 
-pub use policy::{
-    RawBreaker, RawBudget, RawJitter, RawLimiter, RawPolicy, RawRateLimitLadder, RawRetryAfter,
-};
+pub use policy::{RawBreaker, RawJitter, RawLimiter, RawPolicy, RawRateLimitLadder, RawRetryAfter};
+pub use tagged::{BUDGET_KINDS, DIST_KINDS, RawBudget, RawDist, Stray, Tag};
 
 /// The key under which the `toml` crate hands a date-time to a deserializer.
 const TOML_DATETIME_KEY: &str = "$__toml_private_datetime";
@@ -118,43 +118,6 @@ impl RawDuration {
     pub fn deserialize_value(v: &toml::Value) -> Option<RawDuration> {
         RawDuration::deserialize(v.clone()).ok()
     }
-}
-
-/// A distribution table: `{ dist = "normal", mean = "10ms", sd = "2ms" }`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "dist", rename_all = "snake_case", deny_unknown_fields)]
-pub enum RawDist {
-    /// Always `value`.
-    Constant {
-        /// The value.
-        value: RawDuration,
-    },
-    /// Uniform over `[min, max)`.
-    Uniform {
-        /// Lower bound.
-        min: RawDuration,
-        /// Upper bound.
-        max: RawDuration,
-    },
-    /// Normal, negative samples folded to `|x|`.
-    Normal {
-        /// Mean.
-        mean: RawDuration,
-        /// Standard deviation.
-        sd: RawDuration,
-    },
-    /// Exponential with the given mean.
-    Exponential {
-        /// Mean.
-        mean: RawDuration,
-    },
-    /// Log-normal with the given median and shape sigma (heavy-tailed service times).
-    Lognormal {
-        /// Median (`exp(mu)`).
-        median: RawDuration,
-        /// Shape: standard deviation of the underlying normal.
-        sigma: f64,
-    },
 }
 
 /// The whole scenario file.

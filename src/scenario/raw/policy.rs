@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
-use super::RawDuration;
+use super::{RawBudget, RawDuration};
 
 /// The jitter key: a word (`"full"`) or a one-key table (`{ proportional = 0.1 }`).
 #[derive(Debug, Clone, PartialEq)]
@@ -129,49 +129,6 @@ pub struct RawRateLimitLadder {
     pub escalate_after: Option<Spanned<i64>>,
     pub default_wait: Option<Spanned<RawDuration>>,
     pub max_wait: Option<Spanned<RawDuration>>,
-}
-
-/// `budget = { kind = "...", ... }`
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum RawBudget {
-    /// Retries limited to a share of first attempts in a rolling window (seed 002, Finagle).
-    Ratio {
-        ratio: Option<f64>,
-        window: Option<RawDuration>,
-        min_per_s: Option<f64>,
-        per_request: Option<f64>,
-        deposit: Option<String>,
-        scope: Option<String>,
-    },
-    /// gRPC retry throttling.
-    TokenBucket {
-        max_tokens: Option<f64>,
-        token_ratio: Option<f64>,
-        scope: Option<String>,
-    },
-    /// AWS SDK standard-mode retry quota.
-    Quota {
-        capacity: Option<i64>,
-        retry_cost: Option<i64>,
-        timeout_cost: Option<i64>,
-        throttle_cost: Option<i64>,
-        success_refund: Option<i64>,
-        scope: Option<String>,
-    },
-    /// Brooker's adaptive bucket: first attempts (or successes) fill it, retries drain it.
-    Adaptive {
-        fill_per_call: Option<f64>,
-        fill_per_success: Option<f64>,
-        size: Option<f64>,
-        scope: Option<String>,
-    },
-    /// Envoy's retry budget: a limit on retries in progress.
-    Concurrent {
-        percent: Option<f64>,
-        min_retries: Option<i64>,
-        scope: Option<String>,
-    },
 }
 
 /// `client_rate_limiter = { scope = "client", beta = 0.7, scale = 0.4, min_fill_rate = 0.5 }`
