@@ -103,11 +103,8 @@ pub(super) fn toml_error_in(
         && let Some(text) = src.get(span.clone())
     {
         let leaf = text.trim().trim_matches(['"', '\'']);
-        key = if key.is_empty() {
-            leaf.to_string()
-        } else {
-            format!("{key}.{leaf}")
-        };
+        let (path, msg) = duplicate_key(src, span.start, leaf);
+        return error_at(file, src_for_positions, Some(span.clone()), path, msg);
     }
     let table = match key.rsplit_once('.') {
         Some((table, _)) if named.is_some() => format!(" in {table}"),
@@ -133,6 +130,176 @@ pub(super) fn toml_error_in(
         );
     }
     error_at(file, src_for_positions, span, key, msg)
+}
+
+/// A duplicate key (or table header) `leaf` written at byte `at`: its full path with array
+/// indices (`strategy[1].base`), and a message saying where it was first written. toml stops
+/// at the duplicate with no path, so the path is rebuilt from the text before that line.
+fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
+    use toml_edit::{Item, Table, TableLike, Value};
+    let join = |a: &str, b: &str| match a {
+        "" => b.to_string(),
+        a => format!("{a}.{b}"),
+    };
+    let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = src[line_start..].lines().next().unwrap_or("");
+    let before = &src[line_start..at];
+    let said = |first: Option<usize>, what: &str| match first {
+        Some(offset) => {
+            let (l, c) = super::line_col(src, offset);
+            format!(
+                "duplicate key: expected each {what} once, found `{leaf}` a second time (first at line {l}, column {c})"
+            )
+        }
+        None => format!("duplicate key: expected each {what} once, found `{leaf}` a second time"),
+    };
+    // A second `[table]` header: its first one is the same line, earlier.
+    if before.trim_start().starts_with('[') {
+        let header = line.split('#').next().unwrap_or("").trim();
+        let name = header.trim_matches(['[', ']']).trim().to_string();
+        let first = src[..line_start]
+            .match_indices(header)
+            .map(|(i, _)| i)
+            .find(|&i| i == 0 || src.as_bytes()[i - 1] == b'\n');
+        return (name, said(first, "table"));
+    }
+    // The table the line belongs to: the one whose header comes last before it.
+    let Ok(doc) = toml_edit::Document::parse(&src[..line_start]) else {
+        return (leaf.to_string(), said(None, "key"));
+    };
+    fn last_header<'d>(t: &'d Table, path: String, best: &mut (usize, String, &'d Table)) {
+        let consider = |sub: &'d Table, p: String, best: &mut (usize, String, &'d Table)| {
+            if let Some(s) = sub.span()
+                && s.start >= best.0
+            {
+                *best = (s.start, p.clone(), sub);
+            }
+            last_header(sub, p, best);
+        };
+        for (k, item) in t.iter() {
+            let p = if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            };
+            match item {
+                // A dotted key's table (`count.a = 1`) has no header of its own.
+                Item::Table(sub) if !sub.is_dotted() => consider(sub, p, best),
+                Item::ArrayOfTables(a) => {
+                    for (i, sub) in a.iter().enumerate() {
+                        consider(sub, format!("{p}[{i}]"), best);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut best = (0, String::new(), doc.as_table());
+    last_header(doc.as_table(), String::new(), &mut best);
+    let (_, table_path, table) = best;
+    // Inside an inline table on this line: `budget = { kind = "a", kind = "b" }`.
+    let open = open_inline_tables(before);
+    if let Some((_, keys_start)) = open.last() {
+        let path = open
+            .iter()
+            .map(|(parent, _)| parent.as_str())
+            .filter(|p| !p.is_empty())
+            .fold(table_path, |path, parent| join(&path, parent));
+        let inside = &before[*keys_start..];
+        let first = top_level_keys(inside)
+            .into_iter()
+            .find(|&i| {
+                let rest = inside[i..].trim_start_matches(['"', '\'']);
+                rest.starts_with(leaf)
+                    && rest[leaf.len()..]
+                        .trim_start_matches(['"', '\''])
+                        .trim_start()
+                        .starts_with('=')
+            })
+            .map(|i| line_start + keys_start + i);
+        return (join(&path, leaf), said(first, "key"));
+    }
+    // A `key = value` line, the key perhaps dotted (`count.a`).
+    let written = line.split('=').next().unwrap_or("").trim();
+    let segments: Vec<&str> = written
+        .split('.')
+        .map(|s| s.trim().trim_matches(['"', '\'']))
+        .collect();
+    let mut here: Option<&dyn TableLike> = Some(table);
+    let mut first = None;
+    for (i, segment) in segments.iter().enumerate() {
+        let Some((key, item)) = here.and_then(|t| t.get_key_value(segment)) else {
+            break;
+        };
+        if i + 1 == segments.len() {
+            first = key.span().map(|s| s.start);
+            break;
+        }
+        here = match item {
+            Item::Table(t) => Some(t),
+            Item::Value(Value::InlineTable(t)) => Some(t),
+            _ => None,
+        };
+    }
+    (join(&table_path, &segments.join(".")), said(first, "key"))
+}
+
+/// The inline tables still open at the end of `text` (one line), outermost first: the key
+/// each is the value of (empty inside an array), and where its first key starts.
+fn open_inline_tables(text: &str) -> Vec<(String, usize)> {
+    let mut open = Vec::new();
+    let mut quote = None;
+    let mut prev = ' ';
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q && prev != '\\' => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '{') => {
+                let parent = text[..i]
+                    .trim_end()
+                    .strip_suffix('=')
+                    .map(|t| {
+                        t.trim_end()
+                            .rsplit([' ', '{', ',', '\t'])
+                            .next()
+                            .unwrap_or("")
+                    })
+                    .unwrap_or("")
+                    .trim_matches(['"', '\'']);
+                open.push((parent.to_string(), i + 1));
+            }
+            (None, '}') => {
+                open.pop();
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    open
+}
+
+/// Where the keys of an inline table's own pairs start in `inside` (the text after its
+/// `{`): at its start and after each comma outside nested tables, arrays and strings.
+fn top_level_keys(inside: &str) -> Vec<usize> {
+    let mut starts = vec![inside.len() - inside.trim_start().len()];
+    let (mut depth, mut quote, mut prev) = (0i32, None, ' ');
+    for (i, c) in inside.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q && prev != '\\' => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '{' | '[') => depth += 1,
+            (None, '}' | ']') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                let rest = &inside[i + 1..];
+                starts.push(i + 1 + rest.len() - rest.trim_start().len());
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    starts
 }
 
 /// The dotted `path` with the index of each array element the byte `offset` falls in:
@@ -239,9 +406,6 @@ fn friendlier(msg: &str, table: &str) -> String {
     if let Some(rest) = msg.strip_prefix("unknown variant ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
         return format!("expected {expected}, found {found}");
-    }
-    if msg == "duplicate key" {
-        return "duplicate key: each key may appear only once in a table".to_string();
     }
     let typed = msg
         .strip_prefix("invalid type: ")

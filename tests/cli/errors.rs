@@ -222,7 +222,32 @@ fn fails_with_missing_distribution_kind() {
 fn fails_with_duplicate_key() {
     refused(
         &tiny_with("seed = 7\n", "seed = 7\nseed = 8\n"),
-        &["bad.toml:4:1: seed: duplicate key"],
+        &[
+            "bad.toml:4:1: seed: duplicate key: expected each key once, found `seed` a second time (first at line 3, column 1)",
+        ],
+    );
+    // The key is named with its table, the array index included, also inside an inline
+    // table; a second table header is a duplicate too.
+    refused(
+        &tiny_with("timeout = \"1s\"", "timeout = \"1s\"\ntimeout = \"2s\""),
+        &[
+            "bad.toml:24:1: retry.timeout: duplicate key: expected each key once, found `timeout` a second time (first at line 23, column 1)",
+        ],
+    );
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", ratio = 0.1, ratio = 0.2 }",
+        ),
+        &[
+            "bad.toml:24:41: retry.budget.ratio: duplicate key: expected each key once, found `ratio` a second time (first at line 24, column 28)",
+        ],
+    );
+    refused(
+        &format!("{TINY}\n[server]\nqueue = 3\n"),
+        &[
+            "bad.toml:37:2: server: duplicate key: expected each table once, found `server` a second time (first at line 12, column 1)",
+        ],
     );
 }
 
