@@ -153,14 +153,17 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
         }
         None => format!("duplicate key: expected each {what} once, found `{leaf}` a second time"),
     };
-    // A second `[table]` header: its first one is the same line, earlier.
+    // A second `[table]` header: the one it repeats is the same line, earlier (the latest,
+    // as `[strategy.budget]` may also head the tables of earlier strategies).
     if before.trim_start().starts_with('[') {
         let header = line.split('#').next().unwrap_or("").trim();
-        let name = header.trim_matches(['[', ']']).trim().to_string();
+        let name = header.trim_matches(['[', ']']).trim();
+        let name = indexed_path(&src[..line_start], name, line_start);
         let first = src[..line_start]
             .match_indices(header)
             .map(|(i, _)| i)
-            .find(|&i| i == 0 || src.as_bytes()[i - 1] == b'\n');
+            .filter(|&i| i == 0 || src.as_bytes()[i - 1] == b'\n')
+            .last();
         return (name, said(first, "table"));
     }
     // The table the line belongs to: the one whose header comes last before it.

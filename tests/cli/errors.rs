@@ -249,6 +249,17 @@ fn fails_with_duplicate_key() {
             "bad.toml:37:2: server: duplicate key: expected each table once, found `server` a second time (first at line 12, column 1)",
         ],
     );
+    // The latest header it repeats, in the same [[strategy]], with its index.
+    refused(
+        &format!(
+            "{TINY}\n[[strategy]]\nname = \"c\"\n[strategy.budget]\nkind = \"ratio\"\n\
+             [[strategy]]\nname = \"d\"\n[strategy.budget]\nkind = \"ratio\"\n\
+             [strategy.budget]\nkind = \"ratio\"\n"
+        ),
+        &[
+            "bad.toml:45:11: strategy[3].budget: duplicate key: expected each table once, found `budget` a second time (first at line 43, column 1)",
+        ],
+    );
 }
 
 // ---- durations --------------------------------------------------------------------------
