@@ -80,14 +80,8 @@ fn load_each(
     let mut errors = Vec::new();
     for path in paths {
         let name = path.display().to_string();
-        match std::fs::read_to_string(path) {
-            Err(e) => errors.push(ScenarioError {
-                file: name,
-                line: None,
-                col: None,
-                key: String::new(),
-                msg: format!("cannot read the scenario file: {e}"),
-            }),
+        match read_scenario(path, &name)? {
+            Err(problem) => errors.push(problem),
             Ok(src) => match load_with_settings(
                 &name,
                 &src,
@@ -116,6 +110,55 @@ fn load_each(
         }
     }
     Ok((files, errors))
+}
+
+/// The largest scenario file herdsim reads. Scenarios are a few kilobytes; a file near this
+/// size is not one (a trace, a log, a device such as `/dev/zero`), and reading it whole
+/// would take memory without bound.
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// Reads a scenario file: its text; or a problem with it, listed with every other file's
+/// (exit 2: no such file, a folder, too large, not UTF-8); or an I/O failure (exit 1: a
+/// file that exists but cannot be read, such as one without read permission).
+fn read_scenario(path: &Path, name: &str) -> Result<std::result::Result<String, ScenarioError>> {
+    use std::io::{ErrorKind, Read};
+    let problem = |at: Option<(usize, usize)>, msg: String| ScenarioError {
+        file: name.to_string(),
+        line: at.map(|(line, _)| line),
+        col: at.map(|(_, col)| col),
+        key: String::new(),
+        msg,
+    };
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes));
+    match read {
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::IsADirectory) => {
+            return Ok(Err(problem(
+                None,
+                format!("cannot read the scenario file: {e}"),
+            )));
+        }
+        Err(e) => return Err(Error::io("cannot read the scenario file", path, e)),
+        Ok(_) => {}
+    }
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Ok(Err(problem(
+            None,
+            format!(
+                "expected a scenario file of at most {} MiB, found a larger file (is it the scenario?)",
+                MAX_SCENARIO_BYTES >> 20
+            ),
+        )));
+    }
+    Ok(String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let valid = std::str::from_utf8(valid).expect("valid up to here");
+        problem(
+            Some(crate::scenario::line_col(valid, valid.len())),
+            "expected UTF-8 text, found bytes that are not UTF-8".to_string(),
+        )
+    }))
 }
 
 fn run_command(args: &RunArgs) -> Result<()> {

@@ -22,6 +22,26 @@ pub const COLUMN: &str = "t_s";
 /// made by a herdsim that stored no copies); `merge` looks for it in the messages.
 pub const NO_COPY: &str = "the shard stored no copy of this trace";
 
+/// The largest trace file herdsim reads (about 50 million arrivals): a file is read whole,
+/// so a larger one, or a device such as `/dev/zero`, would take memory without bound.
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+
+/// The bytes of a trace file, at most [`MAX_TRACE_BYTES`].
+fn read_bounded(path: &std::path::Path) -> Result<Vec<u8>, TraceProblem> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| TraceProblem::Unreadable(e.to_string()))?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        return Err(TraceProblem::Unreadable(format!(
+            "it holds more than {} GiB, the most herdsim reads",
+            MAX_TRACE_BYTES >> 30
+        )));
+    }
+    Ok(bytes)
+}
+
 /// Problems reported per trace file before reading stops.
 const MAX_PROBLEMS: usize = 10;
 
@@ -112,9 +132,7 @@ impl Traces {
             return read.clone();
         }
         let read = match self.source(written) {
-            Some(source) => {
-                std::fs::read(source).map_err(|e| TraceProblem::Unreadable(e.to_string()))
-            }
+            Some(source) => read_bounded(&source),
             None => Err(TraceProblem::Unreadable(NO_COPY.to_string())),
         };
         let read = read.and_then(|text| {

@@ -1247,6 +1247,60 @@ fn fails_with_nonexistent_scenario_file() {
 }
 
 #[test]
+fn fails_with_a_scenario_file_that_is_not_utf8_at_the_first_bad_byte() {
+    let ws = Workspace::new();
+    let path = ws.file("bad.toml", "");
+    std::fs::write(&path, b"name = \"x\"\ndescription = \"caf\xe9\"\n").unwrap();
+    let stderr = refused_in(&ws, &["run", "bad.toml", "--out", "out"]);
+    assert_eq!(
+        problems(&stderr),
+        ["herdsim: error: bad.toml:2:19: expected UTF-8 text, found bytes that are not UTF-8"]
+    );
+}
+
+/// A device or a huge file given as the scenario is refused after 16 MiB, not read whole.
+#[cfg(target_os = "linux")]
+#[test]
+fn fails_with_a_scenario_file_larger_than_16_mib() {
+    let ws = Workspace::new();
+    let stderr = refused_in(&ws, &["check", "/dev/zero"]);
+    assert!(
+        stderr
+            .contains("/dev/zero: expected a scenario file of at most 16 MiB, found a larger file"),
+        "{stderr}"
+    );
+    ws.file(
+        "bad.toml",
+        &tiny_with("count = 50", "trace = \"/dev/zero\""),
+    );
+    let stderr = refused_in(&ws, &["check", "bad.toml"]);
+    assert!(
+        stderr.contains("found \"/dev/zero\": it holds more than 1 GiB, the most herdsim reads"),
+        "{stderr}"
+    );
+}
+
+/// A scenario file that exists but cannot be read is an I/O failure: exit 1, nothing
+/// written (`/proc/self/mem` fails to read at offset 0, even for root).
+#[cfg(target_os = "linux")]
+#[test]
+fn fails_with_exit_1_for_a_scenario_file_that_cannot_be_read() {
+    let ws = Workspace::new();
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "/proc/self/mem", "--out", "out"])
+        .output()
+        .expect("run herdsim");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("herdsim: error: cannot read the scenario file /proc/self/mem: "),
+        "{stderr}"
+    );
+    assert!(!ws.path().join("out").exists());
+}
+
+#[test]
 fn fails_with_two_scenarios_of_the_same_name() {
     let ws = Workspace::new();
     ws.file("a.toml", TINY);
