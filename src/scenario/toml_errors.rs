@@ -5,6 +5,9 @@
 
 use super::{ScenarioError, error_at};
 
+/// How much of the text where the parser stopped a syntax error quotes.
+const QUOTED_CHARS: usize = 40;
+
 /// Turns a toml/serde error into a positioned [`ScenarioError`].
 pub(crate) fn toml_error(file: &str, src: &str, e: toml::de::Error) -> ScenarioError {
     toml_error_in(file, src, src, e)
@@ -42,10 +45,14 @@ pub(super) fn toml_error_in(
         let found = span
             .as_ref()
             .and_then(|s| src.get(s.start..))
-            .map(|rest| rest.lines().next().unwrap_or("").trim())
+            .map(|rest| rest.split(['\n', '\r']).next().unwrap_or("").trim())
             .map_or("the end of the file".to_string(), |rest| match rest {
                 "" => "the end of the line".to_string(),
-                rest => format!("`{}`", crate::text::escape(rest)),
+                // A long line (a minified value, 200 000 brackets) is quoted up to a point.
+                rest => match rest.char_indices().nth(QUOTED_CHARS) {
+                    Some((cut, _)) => format!("`{}`...", crate::text::escape(&rest[..cut])),
+                    None => format!("`{}`", crate::text::escape(rest)),
+                },
             });
         return error_at(
             file,

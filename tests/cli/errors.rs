@@ -1237,6 +1237,16 @@ fn fails_with_unclosed_table_header() {
 }
 
 #[test]
+fn fails_with_a_syntax_error_quoting_at_most_40_characters_of_a_long_line() {
+    let long = format!("seed = 7 {}", "x".repeat(100_000));
+    let stderr = refused(
+        &tiny_with("seed = 7", &long),
+        &["found `7 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`...\n"],
+    );
+    assert!(stderr.len() < 400, "{} bytes", stderr.len());
+}
+
+#[test]
 fn fails_with_nonexistent_scenario_file() {
     let ws = Workspace::new();
     let stderr = refused_in(&ws, &["run", "nope.toml", "--out", "out"]);
