@@ -566,7 +566,7 @@ fn fails_with_additive_jitter_that_is_not_a_duration() {
 fn fails_with_proportional_jitter_of_one() {
     refused(
         &tiny_with("jitter = \"full\"", "jitter = { proportional = 1.0 }"),
-        &["bad.toml:35:10: strategy[1].jitter: expected proportional in [0, 1), found 1"],
+        &["bad.toml:35:27: strategy[1].jitter.proportional: expected a number in [0, 1), found 1"],
     );
 }
 
@@ -574,7 +574,9 @@ fn fails_with_proportional_jitter_of_one() {
 fn fails_with_negative_proportional_jitter() {
     refused(
         &tiny_with("jitter = \"full\"", "jitter = { proportional = -0.1 }"),
-        &["bad.toml:35:10: strategy[1].jitter: expected proportional in [0, 1), found -0.1"],
+        &[
+            "bad.toml:35:27: strategy[1].jitter.proportional: expected a number in [0, 1), found -0.1",
+        ],
     );
 }
 
@@ -582,7 +584,7 @@ fn fails_with_negative_proportional_jitter() {
 fn fails_with_jitter_fraction_above_one() {
     refused(
         &tiny_with("jitter = \"full\"", "jitter = { fraction = 1.5 }"),
-        &["bad.toml:35:10: strategy[1].jitter: expected fraction in [0, 1], found 1.5"],
+        &["bad.toml:35:23: strategy[1].jitter.fraction: expected a number in [0, 1], found 1.5"],
     );
 }
 
@@ -594,6 +596,14 @@ fn fails_with_unknown_jitter_table_key() {
             "bad.toml:35:10: strategy[1].jitter: expected { proportional = f }, { fraction = j } or { additive = d }",
             "found `fractoin`",
         ],
+    );
+    // Two keys: both named.
+    refused(
+        &tiny_with(
+            "jitter = \"full\"",
+            "jitter = { fraction = 0.5, additive = \"1s\" }",
+        ),
+        &["found `additive` and `fraction`"],
     );
 }
 

@@ -416,20 +416,22 @@ impl Check<'_> {
                     Jitter::None
                 }
             },
-            RawJitter::Proportional(f) if (0.0..1.0).contains(f) => Jitter::Proportional(*f),
-            RawJitter::Proportional(f) => {
-                self.err(
-                    span,
-                    key,
-                    format!("expected proportional in [0, 1), found {f}"),
-                );
-                Jitter::None
-            }
-            RawJitter::Fraction(j) if (0.0..=1.0).contains(j) => Jitter::Fraction(*j),
-            RawJitter::Fraction(j) => {
-                self.err(span, key, format!("expected fraction in [0, 1], found {j}"));
-                Jitter::None
-            }
+            RawJitter::Proportional(f) => self
+                .float(
+                    f,
+                    &format!("{key}.proportional"),
+                    |f| (0.0..1.0).contains(&f),
+                    "a number in [0, 1)",
+                )
+                .map_or(Jitter::None, Jitter::Proportional),
+            RawJitter::Fraction(j) => self
+                .float(
+                    j,
+                    &format!("{key}.fraction"),
+                    |j| (0.0..=1.0).contains(&j),
+                    "a number in [0, 1]",
+                )
+                .map_or(Jitter::None, Jitter::Fraction),
             RawJitter::Additive(d) => self
                 .duration(d, &format!("{key}.additive"), false)
                 .map_or(Jitter::None, Jitter::Additive),

@@ -16,9 +16,9 @@ pub enum RawJitter {
     /// validation).
     Word(String),
     /// `{ proportional = f }`.
-    Proportional(f64),
+    Proportional(Spanned<f64>),
     /// `{ fraction = j }`.
-    Fraction(f64),
+    Fraction(Spanned<f64>),
     /// `{ additive = "250ms" }` (checked during validation).
     Additive(Spanned<RawDuration>),
     /// A table with another key or shape, with what was found.
@@ -40,7 +40,9 @@ impl<'de> Deserialize<'de> for RawJitter {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawJitter, A::Error> {
                 let mut result = None;
-                let mut extra = Vec::new();
+                // Every key, when there is more than one or an unknown one.
+                let mut keys = Vec::new();
+                let mut extra = false;
                 while let Some(key) = map.next_key::<String>()? {
                     if key == super::TOML_DATETIME_KEY {
                         // A date-time: reported as what was written, like any wrong type.
@@ -48,6 +50,7 @@ impl<'de> Deserialize<'de> for RawJitter {
                     }
                     // Each value through its own type, so a wrong one is reported as any
                     // number or duration key's would be.
+                    keys.push(key.clone());
                     match key.as_str() {
                         "proportional" if result.is_none() => {
                             result = Some(RawJitter::Proportional(map.next_value()?))
@@ -60,17 +63,17 @@ impl<'de> Deserialize<'de> for RawJitter {
                         }
                         _ => {
                             map.next_value::<de::IgnoredAny>()?;
-                            extra.push(key)
+                            extra = true;
                         }
                     }
                 }
-                Ok(match (result, extra.is_empty()) {
-                    (Some(j), true) => j,
-                    (_, false) => RawJitter::Bad(format!(
+                Ok(match (result, extra) {
+                    (Some(j), false) => j,
+                    (_, true) => RawJitter::Bad(format!(
                         "a jitter table takes exactly one of `proportional`, `fraction` or `additive`, found `{}`",
-                        extra.join("`, `")
+                        keys.join("` and `")
                     )),
-                    (None, true) => RawJitter::Bad("found an empty table".to_string()),
+                    (None, false) => RawJitter::Bad("found an empty table".to_string()),
                 })
             }
         }
