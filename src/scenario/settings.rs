@@ -253,7 +253,11 @@ pub fn load_with_settings(
                         if s.is_oversized_integer() {
                             e.msg = e.msg.replace(
                                 &format!("found a string \"{}\"", s.text),
-                                &format!("found the integer {} (too large)", s.text),
+                                &format!(
+                                    "found the integer {} {}",
+                                    s.text,
+                                    super::toml_errors::TOO_LARGE
+                                ),
                             );
                         }
                         e.msg = format!("{} (from {})", e.msg, s.flag());

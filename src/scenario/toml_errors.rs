@@ -5,6 +5,9 @@
 
 use super::{ScenarioError, error_at};
 
+/// What an integer beyond 64 bits is, in "found the integer ... (this)": no key takes one.
+pub(crate) const TOO_LARGE: &str = "(above 9223372036854775807, the largest integer TOML holds)";
+
 /// How much of the text where the parser stopped a syntax error quotes.
 const QUOTED_CHARS: usize = 40;
 
@@ -464,7 +467,7 @@ fn found_words(found: &str) -> String {
     let value = |s: &str| s.trim().trim_matches('`').to_string();
     if let Some(v) = found.strip_prefix("integer ") {
         return match v.split_once(" as ") {
-            Some((n, _)) => format!("the integer {} (too large)", value(n)),
+            Some((n, _)) => format!("the integer {} {TOO_LARGE}", value(n)),
             None => format!("the integer {}", value(v)),
         };
     }

@@ -182,7 +182,7 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
         // string").
         (
             "clients.count=99999999999999999999",
-            "clients.count: expected an integer, found the integer 99999999999999999999 (too large) (from --set clients.count=99999999999999999999)",
+            "clients.count: expected an integer, found the integer 99999999999999999999 (above 9223372036854775807, the largest integer TOML holds) (from --set clients.count=99999999999999999999)",
         ),
     ];
     for (set, expected) in cases {

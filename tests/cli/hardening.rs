@@ -710,7 +710,7 @@ fn messages_use_the_users_words_and_short_numbers() {
         (
             "count = 50",
             "count = 99999999999999999999",
-            "clients.count: expected an integer, found the integer 99999999999999999999 (too large)",
+            "clients.count: expected an integer, found the integer 99999999999999999999 (above 9223372036854775807, the largest integer TOML holds)",
         ),
         (
             "[retry]",
