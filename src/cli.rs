@@ -65,7 +65,7 @@ pub struct MergeArgs {
     pub out: Option<PathBuf>,
     /// Refuse to merge when the estimated memory exceeds this, e.g. 2GiB or 500MB
     /// (default: 80% of this machine's memory).
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, value_parser = size_arg, value_name = "SIZE", allow_hyphen_values = true)]
     pub max_memory: Option<u64>,
     /// Print nothing on stdout.
     #[arg(long)]
@@ -91,17 +91,17 @@ pub struct RunArgs {
     #[arg(long, default_value = "output")]
     pub out: PathBuf,
     /// Override the scenario's seed.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = u64_arg)]
     pub seed: Option<u64>,
     /// Override the number of replications (1 to 1000000, as in the scenario file).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = u32_arg)]
     pub replications: Option<u32>,
     /// Worker threads (1 to 1024; default: one per core). Results do not depend on it.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = usize_arg)]
     pub threads: Option<usize>,
     /// Refuse to start when the estimated memory exceeds this, e.g. 2GiB or 500MB
     /// (default: 80% of this machine's memory).
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, value_parser = size_arg, value_name = "SIZE", allow_hyphen_values = true)]
     pub max_memory: Option<u64>,
     /// Print nothing on stdout and no progress on stderr (errors and warnings still show).
     #[arg(long)]
@@ -130,11 +130,11 @@ pub struct RunArgs {
     /// Run only shard I of N of the jobs (sweep point x strategy x replication, round
     /// robin) and write partial results to `<out>/<name>/shard-I-of-N/` for `herdsim
     /// merge`; `auto` reads the shard from a Slurm, Kubernetes Indexed Job or AWS Batch array.
-    #[arg(long, value_name = "I/N|auto", value_parser = crate::shard::parse_shard)]
+    #[arg(long, value_name = "I/N|auto", value_parser = crate::shard::parse_shard, allow_hyphen_values = true)]
     pub shard: Option<crate::shard::ShardArg>,
     /// With `--shard auto` in a Kubernetes Indexed Job: the Job's completions (the shard
     /// count, which the Job does not put in the environment).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = u32_arg)]
     pub shard_count: Option<u32>,
 }
 
@@ -207,7 +207,7 @@ pub struct ScheduleArgs {
     #[arg(long, default_value = "full", value_parser = jitter_arg)]
     pub jitter: Jitter,
     /// Growth per retry (>= 1).
-    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true, value_parser = f64_arg)]
     pub multiplier: f64,
     /// Added to the ladder per retry after the first, e.g. 100ms (Polly's linear backoff:
     /// --multiplier 1 --increment equal to --base).
@@ -219,14 +219,14 @@ pub struct ScheduleArgs {
     pub jitter_past_cap: bool,
     /// Retries sent at once before the ladder starts (urllib3 retries its first failure
     /// immediately: 1).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=65_535))]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = immediate_retries_arg)]
     pub immediate_retries: u32,
     /// Attempts, counting the first (so attempts - 1 retries are shown).
     #[arg(
         long,
         default_value_t = 8,
         allow_negative_numbers = true,
-        value_parser = clap::value_parser!(u32).range(1..)
+        value_parser = u32_arg
     )]
     pub attempts: u32,
     /// Clients to draw schedules for.
@@ -234,15 +234,15 @@ pub struct ScheduleArgs {
         long,
         default_value_t = 100,
         allow_negative_numbers = true,
-        value_parser = clap::value_parser!(u32).range(1..)
+        value_parser = u32_arg
     )]
     pub clients: u32,
     /// Refuse when the delays to keep (clients x retries x 8 bytes) exceed this, e.g. 1GiB
     /// (default: 80% of this machine's memory).
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, value_parser = size_arg, value_name = "SIZE", allow_hyphen_values = true)]
     pub max_memory: Option<u64>,
     /// Seed of the random stream.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = u64_arg)]
     pub seed: u64,
     /// A Retry-After header value received with every failure (e.g. "3", "3600", "soon").
     #[arg(long)]
@@ -299,6 +299,44 @@ fn draws_arg(s: &str) -> Result<Draws, String> {
 
 fn setting_arg(s: &str) -> Result<Setting, String> {
     Setting::parse(s)
+}
+
+/// A whole number of at most `max`, refused in herdsim's words (clap's would be "invalid
+/// digit found in string"); the commands check each flag's own range and say it.
+fn whole(s: &str, max: u64) -> Result<u64, String> {
+    let shown = crate::text::escape(s);
+    let digits = s.trim();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("expected a whole number, found \"{shown}\""));
+    }
+    digits
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n <= max)
+        .ok_or_else(|| format!("expected a whole number of at most {max}, found \"{shown}\""))
+}
+
+fn u64_arg(s: &str) -> Result<u64, String> {
+    whole(s, u64::MAX)
+}
+
+fn u32_arg(s: &str) -> Result<u32, String> {
+    whole(s, u32::MAX.into()).map(|n| n as u32)
+}
+
+fn usize_arg(s: &str) -> Result<usize, String> {
+    whole(s, usize::MAX as u64).map(|n| n as usize)
+}
+
+fn immediate_retries_arg(s: &str) -> Result<u32, String> {
+    whole(s, 65_535).map(|n| n as u32)
+}
+
+fn f64_arg(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .ok_or_else(|| format!("expected a number, found \"{}\"", crate::text::escape(s)))
 }
 
 fn size_arg(s: &str) -> Result<u64, String> {

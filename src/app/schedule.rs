@@ -56,10 +56,12 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
             args.base, args.cap
         )));
     }
-    if args.clients == 0 || args.attempts == 0 {
-        return Err(Error::Usage(
-            "--clients and --attempts: expected numbers >= 1, found 0".into(),
-        ));
+    for (flag, n) in [("--clients", args.clients), ("--attempts", args.attempts)] {
+        if n == 0 {
+            return Err(Error::Usage(format!(
+                "{flag}: expected a whole number >= 1, found 0"
+            )));
+        }
     }
     let backoff = Backoff {
         base: args.base,

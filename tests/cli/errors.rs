@@ -1458,6 +1458,36 @@ fn fails_with_zero_threads() {
     );
 }
 
+/// Numbers in flags are refused in herdsim's words (not "invalid digit found in string"),
+/// and a negative one reaches the check (not "unexpected argument '-5' found").
+#[test]
+fn fails_with_flag_numbers_that_are_not_whole_numbers() {
+    let ws = tiny_workspace();
+    for (flag, value, said) in [
+        ("--seed", "-1", "expected a whole number, found \"-1\""),
+        (
+            "--seed",
+            "99999999999999999999999",
+            "expected a whole number of at most 18446744073709551615, found \"99999999999999999999999\"",
+        ),
+        ("--threads", "1.5", "expected a whole number, found \"1.5\""),
+        (
+            "--replications",
+            "abc",
+            "expected a whole number, found \"abc\"",
+        ),
+        ("--max-memory", "-5GB", "found \"-5GB\""),
+        ("--shard", "-1/2", "found \"-1/2\""),
+    ] {
+        let stderr = refused_in(&ws, &["run", "tiny.toml", "--out", "out", flag, value]);
+        assert!(
+            stderr.contains(&format!("invalid value '{value}' for '{flag} "))
+                && stderr.contains(said),
+            "{flag} {value}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn fails_with_zero_replications_flag() {
     let ws = tiny_workspace();
@@ -1526,7 +1556,7 @@ fn fails_with_schedule_zero_clients_naming_the_flag() {
         ],
     );
     assert!(
-        stderr.contains("invalid value '0' for '--clients <CLIENTS>': 0 is not in 1.."),
+        stderr.contains("herdsim: error: --clients: expected a whole number >= 1, found 0"),
         "{stderr}"
     );
     let stderr = refused_in(
@@ -1542,7 +1572,7 @@ fn fails_with_schedule_zero_clients_naming_the_flag() {
         ],
     );
     assert!(
-        stderr.contains("invalid value '0' for '--attempts <ATTEMPTS>'"),
+        stderr.contains("herdsim: error: --attempts: expected a whole number >= 1, found 0"),
         "{stderr}"
     );
 }
