@@ -625,7 +625,7 @@ fn fails_with_unknown_retry_on_class() {
             "timeout = \"1s\"\nretry_on = [\"503\", \"502\"]",
         ),
         &[
-            "bad.toml:24:20: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"502\"",
+            "bad.toml:24:20: retry.retry_on[1]: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"502\"",
         ],
     );
 }
@@ -635,7 +635,7 @@ fn fails_with_400_in_retry_on() {
     refused(
         &tiny_with("timeout = \"1s\"", "timeout = \"1s\"\nretry_on = [\"400\"]"),
         &[
-            "bad.toml:24:13: retry.retry_on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"400\" (4xx other than 409 and 429 are never retried)",
+            "bad.toml:24:13: retry.retry_on[0]: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"400\" (4xx other than 409 and 429 are never retried)",
         ],
     );
 }
@@ -999,7 +999,7 @@ fn fails_with_a_rate_limit_ladder_on_a_status_that_is_never_retried() {
             "timeout = \"1s\"\nrate_limit = { on = [\"429\", \"404\"] }",
         ),
         &[
-            "retry.rate_limit.on: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"404\" (4xx other than 409 and 429 are never retried)",
+            "retry.rate_limit.on[1]: expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found \"404\" (4xx other than 409 and 429 are never retried)",
         ],
     );
 }

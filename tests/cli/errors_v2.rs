@@ -480,7 +480,7 @@ fn fails_with_calls_on_an_occ_service() {
 fn fails_with_an_unknown_service_in_calls() {
     refused_once(
         &v2_with("calls = [\"db\"]", "calls = [\"db\", \"dbx\"]"),
-        "bad.toml:20:16: service[0].calls: expected the name of a [[service]] (one of `db`), found \"dbx\"",
+        "bad.toml:20:16: service[0].calls[1]: expected the name of a [[service]] (one of `db`), found \"dbx\"",
     );
 }
 
@@ -488,7 +488,7 @@ fn fails_with_an_unknown_service_in_calls() {
 fn fails_with_a_service_calling_itself() {
     refused_once(
         &v2_with("calls = [\"db\"]", "calls = [\"db\", \"api\"]"),
-        "bad.toml:20:16: service[0].calls: expected the names of other services (a service may not call itself), found \"api\"",
+        "bad.toml:20:16: service[0].calls[1]: expected the names of other services (a service may not call itself), found \"api\"",
     );
 }
 

@@ -448,7 +448,7 @@ impl Check<'_> {
 
     fn retry_on(&mut self, v: &Spanned<Vec<Spanned<toml::Value>>>, key: &str) -> StatusSet {
         let mut set = StatusSet::default();
-        for item in v.get_ref() {
+        for (i, item) in v.get_ref().iter().enumerate() {
             let (text, shown) = match item.get_ref() {
                 toml::Value::String(s) => (s.clone(), format!("\"{s}\"")),
                 other => (other.to_string(), other.to_string()),
@@ -463,7 +463,7 @@ impl Check<'_> {
                     };
                     self.err(
                         Some(item.span()),
-                        key,
+                        &format!("{key}[{i}]"),
                         format!(
                             "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found {shown}{why}"
                         ),

@@ -144,12 +144,19 @@ impl Check<'_> {
         for (i, t) in raw.service.iter().enumerate() {
             let mut calls = Vec::new();
             let mut spans = Vec::new();
-            for callee in t.get_ref().calls.iter().flat_map(|c| c.get_ref()) {
+            for (c, callee) in t
+                .get_ref()
+                .calls
+                .iter()
+                .flat_map(|c| c.get_ref())
+                .enumerate()
+            {
                 let name = callee.get_ref();
+                let at = format!("service[{i}].calls[{c}]");
                 match index.get(name) {
                     Some(&j) if j == i => self.err(
                         Some(callee.span()),
-                        &format!("service[{i}].calls"),
+                        &at,
                         format!(
                             "expected the names of other services (a service may not call itself), found \"{name}\""
                         ),
@@ -169,7 +176,7 @@ impl Check<'_> {
                         }
                         self.err(
                             Some(callee.span()),
-                            &format!("service[{i}].calls"),
+                            &at,
                             format!(
                                 "expected the name of a [[service]] ({}), found \"{name}\"",
                                 if known.is_empty() {
