@@ -57,12 +57,21 @@ pub(super) fn toml_error_in(
                     None => format!("`{}`", crate::text::escape(rest)),
                 },
             });
+        // A `{` or `[` left open runs on to the next lines (TOML 1.1 inline tables may span
+        // lines), so the parser stops far below it, at the next header: say where it opened.
+        let unclosed = span
+            .as_ref()
+            .and_then(|s| unclosed_bracket(src, s.start))
+            .map_or(String::new(), |(bracket, at)| {
+                let (line, col) = super::line_col(src, at);
+                format!(" (the `{bracket}` at line {line}, column {col} is not closed)")
+            });
         return error_at(
             file,
             src_for_positions,
             span,
             key,
-            format!("TOML syntax: {raw}, found {found}"),
+            format!("TOML syntax: {raw}, found {found}{unclosed}"),
         );
     }
     // toml hands a date-time to serde as a table with one private key: say what was written.
@@ -255,6 +264,66 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
         };
     }
     (join(&table_path, &segments.join(".")), said(first, "key"))
+}
+
+/// The innermost `{` or `[` still open at byte `end` of `src`, opened on an earlier line:
+/// the bracket and where. Strings and comments are skipped; `None` when every bracket
+/// before `end` is closed, or the open one is on `end`'s own line (the parser's message
+/// then points close enough).
+fn unclosed_bracket(src: &str, end: usize) -> Option<(char, usize)> {
+    let text = src.get(..end)?;
+    let mut open: Vec<(char, usize)> = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '#' => {
+                // A comment runs to the end of its line.
+                while chars.next_if(|&(_, c)| c != '\n').is_some() {}
+            }
+            '"' | '\'' => {
+                let triple = text[i..].starts_with(if c == '"' { "\"\"\"" } else { "\'\'\'" });
+                let close: &str = match (c, triple) {
+                    ('"', true) => "\"\"\"",
+                    ('"', false) => "\"",
+                    (_, true) => "\'\'\'",
+                    _ => "\'",
+                };
+                let from = i + close.len();
+                let mut j = from;
+                // The closing quote: not escaped in a basic string, and not past the line
+                // end in a one-line string.
+                let end_at = loop {
+                    match text[j..].find(close) {
+                        None => break None,
+                        Some(k) => {
+                            let at = j + k;
+                            let escaped = c == '"'
+                                && text[from..at].ends_with('\\')
+                                && !text[from..at].ends_with("\\\\");
+                            if escaped {
+                                j = at + 1;
+                            } else {
+                                break Some(at + close.len());
+                            }
+                        }
+                    }
+                };
+                // An unclosed string: the parser's own message says so.
+                let after = end_at?;
+                if !triple && text[i..after].contains('\n') {
+                    return None;
+                }
+                while chars.next_if(|&(k, _)| k < after).is_some() {}
+            }
+            '{' | '[' => open.push((c, i)),
+            '}' | ']' => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    let (bracket, at) = *open.last()?;
+    text[at..].contains('\n').then_some((bracket, at))
 }
 
 /// The inline tables still open at the end of `text` (one line), outermost first: the key

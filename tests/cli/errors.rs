@@ -1256,6 +1256,25 @@ fn fails_with_a_syntax_error_quoting_at_most_40_characters_of_a_long_line() {
     assert!(stderr.len() < 400, "{} bytes", stderr.len());
 }
 
+/// An inline table or array left open is blamed by the parser on the next header; the
+/// message says where the bracket opened (strings holding brackets do not count).
+#[test]
+fn fails_with_an_unclosed_inline_table_naming_where_it_opened() {
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"constant\", value = \"10ms\"",
+        )
+        .replace(
+            "name = \"tiny\"",
+            "name = \"tiny\"\ndescription = \"a } and a ]\"",
+        ),
+        &[
+            "missing key for inline table element, expected `,`, found `[[server.outages]]` (the `{` at line 16, column 11 is not closed)",
+        ],
+    );
+}
+
 #[test]
 fn fails_with_nonexistent_scenario_file() {
     let ws = Workspace::new();
