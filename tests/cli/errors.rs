@@ -1004,6 +1004,33 @@ fn fails_with_a_rate_limit_ladder_on_a_status_that_is_never_retried() {
     );
 }
 
+/// A default wait above the maximum wait would never be waited (the wait is min(hint or
+/// default, max)); a max_wait set alone lowers the default instead.
+#[test]
+fn fails_with_a_rate_limit_default_wait_above_max_wait() {
+    let ladder = |table: &str| {
+        tiny_with(
+            "timeout = \"1s\"",
+            &format!("timeout = \"1s\"\nrate_limit = {table}"),
+        )
+    };
+    refused(
+        &ladder("{ default_wait = \"5s\", max_wait = \"1s\" }"),
+        &[
+            "bad.toml:24:48: retry.rate_limit.max_wait: expected max_wait >= default_wait (5s), found 1s",
+        ],
+    );
+    refused(
+        &ladder("{ default_wait = \"90s\" }"),
+        &[
+            "bad.toml:24:31: retry.rate_limit.default_wait: expected default_wait <= max_wait (1m, its default), found 1m 30s",
+        ],
+    );
+    let s = crate::common::scenario(&ladder("{ max_wait = \"2s\" }"));
+    let ladder = s.strategies[0].retry.rate_limit.expect("a ladder");
+    assert_eq!(ladder.wait(None).as_nanos(), 2_000_000_000);
+}
+
 #[test]
 fn fails_with_breaker_zero_window() {
     refused(

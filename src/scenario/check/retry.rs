@@ -328,12 +328,36 @@ impl Check<'_> {
                 }
                 Some(v) => self.retry_on(v, &format!("{key}.on")),
             };
+            let default_wait = wait(self, &r.default_wait, "default_wait", 5);
+            let max_wait = wait(self, &r.max_wait, "max_wait", 60);
+            // The wait is min(hint or default_wait, max_wait): a default written above the
+            // maximum would never be waited, as a `cap` below `base` would not. (A lower
+            // `max_wait` alone lowers the default wait with it.)
+            if max_wait < default_wait {
+                match (&r.default_wait, &r.max_wait) {
+                    (Some(_), Some(written)) => self.err(
+                        Some(written.span()),
+                        &format!("{key}.max_wait"),
+                        format!(
+                            "expected max_wait >= default_wait ({default_wait}), found {max_wait}"
+                        ),
+                    ),
+                    (Some(written), None) => self.err(
+                        Some(written.span()),
+                        &format!("{key}.default_wait"),
+                        format!(
+                            "expected default_wait <= max_wait ({max_wait}, its default), found {default_wait}"
+                        ),
+                    ),
+                    _ => {}
+                }
+            }
             RateLimitLadder {
                 on,
                 max_retries,
                 escalate_after,
-                default_wait: wait(self, &r.default_wait, "default_wait", 5),
-                max_wait: wait(self, &r.max_wait, "max_wait", 60),
+                default_wait,
+                max_wait,
             }
         });
         let budget = pick!(budget).and_then(|(v, key)| self.budget(v, &key));
