@@ -244,6 +244,20 @@ pub fn partial_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
+/// What is wrong with a JSON file herdsim wrote, in words rather than the JSON reader's.
+fn json_problem(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let at = format!("line {}, column {}", e.line(), e.column());
+    match e.classify() {
+        Category::Eof => format!("it ends early, at {at}: cut short?"),
+        Category::Syntax => format!("it is not valid JSON at {at}: altered?"),
+        Category::Data => format!(
+            "a value at {at} is not what herdsim writes there: altered, or written by another herdsim?"
+        ),
+        Category::Io => format!("it could not be read at {at}"),
+    }
+}
+
 /// Reads and checks every `shard-*-of-*` folder of `dir` (a scenario's output folder):
 /// one scenario hash, one shard count, one herdsim version, every shard and every job
 /// exactly once, data files intact. Refusals are [`Error::Usage`] (exit 2).
@@ -291,13 +305,29 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
         if !folder.join("manifest.json").exists() {
             // A folder named like a shard but holding no manifest is bad input (a shard
             // still running, one that failed, a stray folder), not an I/O failure.
+            let named = folder
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let valid_name = named
+                .strip_prefix("shard-")
+                .and_then(|rest| rest.split_once("-of-"))
+                .and_then(|(i, n)| Some((i.parse::<u32>().ok()?, n.parse::<u32>().ok()?)))
+                .is_some_and(|(i, n)| i < n && folder_name(Shard { index: i, count: n }) == named);
+            // One that no run makes (shard 5 of 3) is not asked to be run again.
+            if !valid_name {
+                return Err(bad(
+                    "is named like a shard folder but is none (shard-i-of-n, i from 0 to n - 1): remove or rename it".into(),
+                ));
+            }
             return Err(bad(
                 "holds no manifest.json: not a finished shard (still running, or failed); run this shard again, or remove the folder".into(),
             ));
         }
         let manifest: Manifest = serde_json::from_slice(&read("manifest.json")?).map_err(|e| {
             bad(format!(
-                "manifest.json is not a herdsim shard manifest ({e})"
+                "manifest.json is not a herdsim shard manifest ({})",
+                json_problem(&e)
             ))
         })?;
         let expected = folder_name(Shard {
@@ -318,8 +348,12 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
                 "partial.json does not match its checksum in manifest.json (altered or truncated); run this shard again".into(),
             ));
         }
-        let partial: Partial = serde_json::from_slice(&data)
-            .map_err(|e| bad(format!("partial.json cannot be read ({e})")))?;
+        let partial: Partial = serde_json::from_slice(&data).map_err(|e| {
+            bad(format!(
+                "partial.json cannot be read ({})",
+                json_problem(&e)
+            ))
+        })?;
         let source = String::from_utf8(read("scenario.toml")?)
             .map_err(|_| bad("scenario.toml is not UTF-8".into()))?;
         for (k, t) in manifest.traces.iter().enumerate() {

@@ -223,15 +223,41 @@ fn a_shard_folder_without_a_manifest_is_refused() {
     ws.file("sweep.toml", &sweep());
     run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
     run(&ws, "out", &["--no-charts", "--shard", "1/2"]);
-    std::fs::create_dir_all(ws.path().join("out/tiny/shard-5-of-x")).unwrap();
+    std::fs::create_dir_all(ws.path().join("out/tiny/shard-1-of-3")).unwrap();
     let m = merge(&ws, "out/tiny", &[]);
     assert_eq!(m.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&m.stderr);
     assert!(
-        stderr.contains("shard-5-of-x: holds no manifest.json: not a finished shard"),
+        stderr.contains("shard-1-of-3: holds no manifest.json: not a finished shard"),
         "{stderr}"
     );
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
+    // A folder named like a shard that cannot exist is not asked to be run again.
+    std::fs::remove_dir(ws.path().join("out/tiny/shard-1-of-3")).unwrap();
+    for stray in ["shard-5-of-x", "shard-5-of-3"] {
+        std::fs::create_dir_all(ws.path().join("out/tiny").join(stray)).unwrap();
+        let m = merge(&ws, "out/tiny", &[]);
+        assert_eq!(m.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&m.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "{stray}: is named like a shard folder but is none (shard-i-of-n, i from 0 to n - 1): remove or rename it"
+            )),
+            "{stderr}"
+        );
+        std::fs::remove_dir(ws.path().join("out/tiny").join(stray)).unwrap();
+    }
+    // A manifest cut short is said to be so, not in the JSON reader's words.
+    let manifest = ws.path().join("out/tiny/shard-0-of-2/manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, &text[..text.len() / 2]).unwrap();
+    let m = merge(&ws, "out/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        stderr.contains("manifest.json is not a herdsim shard manifest (it ends early, at line "),
+        "{stderr}"
+    );
 }
 
 /// A folder that is not there (or is a file) is a bad argument, exit 2, as a missing
