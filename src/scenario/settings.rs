@@ -155,7 +155,7 @@ fn apply_settings(
 /// `path` in the dotted form `[sweep]` uses (`server.outages[0].end` is
 /// `server.outages.0.end`); a bracket that is not an index is left as written, for the path
 /// writer to refuse.
-fn dotted(path: &str) -> String {
+pub(super) fn dotted(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut rest = path;
     while let Some(open) = rest.find('[') {

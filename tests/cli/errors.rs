@@ -1657,6 +1657,29 @@ fn fails_with_schedule_unknown_jitter() {
 
 // ---- sweeps -----------------------------------------------------------------------------
 
+/// A sweep key spelled with an index in brackets, as `--set` takes it, sweeps that entry;
+/// a key of [sweep] itself is refused as such.
+#[test]
+fn sweeps_a_key_with_a_bracketed_index_and_refuses_one_of_sweep_itself() {
+    let file = herdsim::scenario::sweep::load_str(
+        "s.toml",
+        &format!("{TINY}\n[sweep]\n\"strategy[1].base\" = [\"20ms\", \"30ms\"]\n"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let bases: Vec<u64> = file
+        .points
+        .iter()
+        .map(|p| p.scenario.strategies[1].backoff.base.as_nanos())
+        .collect();
+    assert_eq!(bases, [20_000_000, 30_000_000]);
+    refused(
+        &format!("{TINY}\n[sweep]\n\"sweep.x\" = [1, 2]\n"),
+        &[
+            "bad.toml:38:13: sweep.\"sweep.x\": expected a key of the scenario, found one of [sweep] itself",
+        ],
+    );
+}
+
 #[test]
 fn fails_with_sweep_path_into_no_table() {
     refused(

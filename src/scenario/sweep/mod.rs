@@ -233,13 +233,23 @@ pub fn load_with(
         // Whether every swept key replaced one written in the file (so no line moved).
         let mut same_lines = true;
         for (axis, &pick) in axes.iter().zip(&picks) {
-            let segments: Vec<&str> = axis.path.split('.').collect();
-            match set_path(
-                point_doc.as_table_mut(),
-                &segments,
-                axis.values[pick].clone(),
-                "to sweep into",
-            ) {
+            // `strategy[1].jitter`, as `--set` takes it, is `strategy.1.jitter`.
+            let dotted = super::settings::dotted(&axis.path);
+            let segments: Vec<&str> = dotted.split('.').collect();
+            let written = if segments.first() == Some(&"sweep") {
+                // [sweep] is gone from the points; saying "no table `sweep`" would puzzle.
+                Err("expected a key of the scenario, found one of [sweep] itself".to_string())
+            } else {
+                Ok(())
+            };
+            match written.and_then(|()| {
+                set_path(
+                    point_doc.as_table_mut(),
+                    &segments,
+                    axis.values[pick].clone(),
+                    "to sweep into",
+                )
+            }) {
                 Ok(replaced) => same_lines &= replaced,
                 Err(msg) => {
                     errors.push(error_at(
