@@ -800,6 +800,13 @@ fn fails_at_the_key_inside_a_distribution_table() {
         ),
         &["bad.toml:15:11: server.service.sd: missing required key `sd` in server.service"],
     );
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"lognormal\", median = \"10ms\", sigma = 1e308 }",
+        ),
+        &["bad.toml:15:58: server.service.sigma: expected a number from 0 to 1000, found 1e308"],
+    );
 }
 
 #[test]

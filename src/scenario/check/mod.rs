@@ -400,12 +400,13 @@ impl Check<'_> {
             _ => {
                 let median = d(self, &raw.median, "median", true).max(SimDuration(1));
                 let sigma = match &raw.sigma {
+                    // Beyond 1000 every draw saturates: refused, not clamped unsaid.
                     Some(sigma) => self
                         .float(
                             sigma,
                             &format!("{key}.sigma"),
-                            |x| x >= 0.0,
-                            "a number >= 0",
+                            |x| (0.0..=1e3).contains(&x),
+                            "a number from 0 to 1000",
                         )
                         .unwrap_or(0.0),
                     None => {
@@ -413,10 +414,7 @@ impl Check<'_> {
                         0.0
                     }
                 };
-                Dist::LogNormal {
-                    median,
-                    sigma: sigma.min(1e3),
-                }
+                Dist::LogNormal { median, sigma }
             }
         }
     }
