@@ -182,7 +182,10 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
             .match_indices(header)
             .map(|(i, _)| i)
             .filter(|&i| i == 0 || src.as_bytes()[i - 1] == b'\n')
-            .last();
+            .last()
+            // Written another way: `[clients]` before `[[clients]]`, `outages = []` before
+            // `[[server.outages]]`.
+            .or_else(|| key_written_at(&src[..line_start], &name));
         return (name, said(first, "table"));
     }
     // The table the line belongs to: the one whose header comes last before it.
@@ -264,6 +267,30 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
         };
     }
     (join(&table_path, &segments.join(".")), said(first, "key"))
+}
+
+/// Where the last key of `path` (`server.outages`, `strategy[1].budget`) is written in
+/// `text`, when `text` parses.
+fn key_written_at(text: &str, path: &str) -> Option<usize> {
+    use toml_edit::{Item, TableLike, Value};
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let mut table: &dyn TableLike = doc.as_table();
+    let segments: Vec<&str> = path.split('.').collect();
+    let (last, parents) = segments.split_last()?;
+    for segment in parents {
+        let (name, index) = match segment.split_once('[') {
+            Some((name, i)) => (name, i.trim_end_matches(']').parse::<usize>().ok()),
+            None => (*segment, None),
+        };
+        table = match (table.get(name)?, index) {
+            (Item::Table(t), None) => t,
+            (Item::Value(Value::InlineTable(t)), None) => t,
+            (Item::ArrayOfTables(a), Some(i)) => a.get(i)?,
+            _ => return None,
+        };
+    }
+    let (key, _) = table.get_key_value(last.split('[').next()?)?;
+    key.span().map(|s| s.start)
 }
 
 /// The innermost `{` or `[` still open at byte `end` of `src`, opened on an earlier line:

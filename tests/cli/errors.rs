@@ -249,6 +249,13 @@ fn fails_with_duplicate_key() {
             "bad.toml:37:2: server: duplicate key: expected each table once, found `server` a second time (first at line 12, column 1)",
         ],
     );
+    // Written first another way: `[clients]` before `[[clients]]`.
+    refused(
+        &format!("{TINY}\n[[clients]]\nrate = 1\n"),
+        &[
+            "bad.toml:37:3: clients: duplicate key: expected each table once, found `clients` a second time (first at line 6, column 2)",
+        ],
+    );
     // The latest header it repeats, in the same [[strategy]], with its index.
     refused(
         &format!(
