@@ -47,8 +47,23 @@ pub(super) fn toml_error_in(
     if path.is_empty() && raw != "duplicate key" && src.parse::<toml_edit::DocumentMut>().is_err() {
         let found = span
             .as_ref()
-            .and_then(|s| src.get(s.start..))
-            .map(|rest| rest.split(['\n', '\r']).next().unwrap_or("").trim())
+            .and_then(|s| {
+                // The parser may stop just past a control character (an escape sequence's
+                // ESC): quote from it, so that it is shown.
+                let control = src
+                    .get(..s.start)?
+                    .chars()
+                    .next_back()
+                    .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'));
+                src.get(s.start - control.map_or(0, char::len_utf8)..)
+            })
+            // Only blanks are trimmed: a form feed or other control character is shown.
+            .map(|rest| {
+                rest.split(['\n', '\r'])
+                    .next()
+                    .unwrap_or("")
+                    .trim_matches([' ', '\t'])
+            })
             .map_or("the end of the file".to_string(), |rest| match rest {
                 "" => "the end of the line".to_string(),
                 // A long line (a minified value, 200 000 brackets) is quoted up to a point.

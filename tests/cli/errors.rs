@@ -1316,6 +1316,20 @@ fn fails_with_an_unclosed_inline_table_naming_where_it_opened() {
     );
 }
 
+/// Control characters where the parser stopped are shown escaped, not dropped (an escape
+/// sequence's ESC) or trimmed away as blanks (a form feed).
+#[test]
+fn fails_with_a_syntax_error_showing_control_characters() {
+    refused(
+        &tiny_with("seed = 7", "seed = 7 \u{1b}[31mRED"),
+        &["found `\\u{1b}[31mRED`"],
+    );
+    refused(
+        &tiny_with("seed = 7", "seed = 7 # c\u{c}"),
+        &["expected printable characters, found `\\u{c}`"],
+    );
+}
+
 #[test]
 fn fails_with_nonexistent_scenario_file() {
     let ws = Workspace::new();
