@@ -489,13 +489,6 @@ impl Check<'_> {
                 "unknown key `name` in [retry]: strategy names belong in [[strategy]]",
             );
         }
-        if raw.strategy.is_empty() {
-            self.err(
-                None,
-                "strategy",
-                "expected at least one [[strategy]] table, found none",
-            );
-        }
         // max_attempts usually lives in [retry]: when no strategy sets it either, say so once
         // there rather than once per strategy.
         if retry.max_attempts.is_none()
@@ -514,6 +507,15 @@ impl Check<'_> {
         }
 
         let services = self.services(raw, network.as_ref(), retry);
+        // After the server's problems: file-level problems (no position) come out in the
+        // order a scenario is written, clients, network, server, strategies.
+        if raw.strategy.is_empty() {
+            self.err(
+                None,
+                "strategy",
+                "expected at least one [[strategy]] table, found none",
+            );
+        }
         let fallback = raw.fallback.as_ref().map(|f| {
             self.not_a_service(
                 f,
