@@ -103,7 +103,12 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let before = &src[..floor_char_boundary(src, offset)];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let col = before[line_start..].chars().count() + 1;
+    // A byte-order mark opening the file is no column an editor shows.
+    let col = before[line_start..]
+        .trim_start_matches('\u{feff}')
+        .chars()
+        .count()
+        + 1;
     (line, col)
 }
 
@@ -286,16 +291,42 @@ fn blank_range(text: &str, path: &str) -> Option<(String, Range<usize>)> {
         let (Some(k), Some(v)) = (key.span(), value.span()) else {
             return None;
         };
-        let rest = &text[v.end..];
-        let comma = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-        let end = if rest[comma..].starts_with(',') {
-            v.end + comma + 1
+        // A dotted key (`value.x = 1`): its span is its first part only, and the pair runs
+        // on to the next comma, brace or line end (blanking `value` alone left `.x = 1`).
+        let v_end = if text[k.end..].trim_start().starts_with('.') {
+            pair_end(text, k.end).max(v.end)
         } else {
             v.end
+        };
+        let rest = &text[v_end..];
+        let comma = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        let end = if rest[comma..].starts_with(',') {
+            v_end + comma + 1
+        } else {
+            v_end
         };
         return Some((segments[..len].join("."), k.start..end));
     }
     None
+}
+
+/// Where the `key = value` pair going on at byte `from` ends: at the next `,`, `}` or line
+/// end outside brackets and strings.
+fn pair_end(text: &str, from: usize) -> usize {
+    let (mut depth, mut quote, mut prev) = (0i32, None, ' ');
+    for (i, c) in text[from..].char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q && prev != '\\' => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') if depth > 0 => depth -= 1,
+            (None, ',' | '}' | '\n') if depth == 0 => return from + i,
+            _ => {}
+        }
+        prev = c;
+    }
+    text.len()
 }
 
 #[cfg(test)]

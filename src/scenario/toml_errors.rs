@@ -59,15 +59,22 @@ pub(super) fn toml_error_in(
             })
             // Only blanks are trimmed: a form feed or other control character is shown.
             .map(|rest| {
-                rest.split(['\n', '\r'])
-                    .next()
-                    .unwrap_or("")
-                    .trim_matches([' ', '\t'])
+                // Nothing but blanks to the end: the end of the file, not of a line.
+                if rest.trim().is_empty() {
+                    return None;
+                }
+                Some(
+                    rest.split(['\n', '\r'])
+                        .next()
+                        .unwrap_or("")
+                        .trim_matches([' ', '\t']),
+                )
             })
             .map_or("the end of the file".to_string(), |rest| match rest {
-                "" => "the end of the line".to_string(),
+                None => "the end of the file".to_string(),
+                Some("") => "the end of the line".to_string(),
                 // A long line (a minified value, 200 000 brackets) is quoted up to a point.
-                rest => match rest.char_indices().nth(QUOTED_CHARS) {
+                Some(rest) => match rest.char_indices().nth(QUOTED_CHARS) {
                     Some((cut, _)) => format!("`{}`...", crate::text::escape(&rest[..cut])),
                     None => format!("`{}`", crate::text::escape(rest)),
                 },
@@ -191,8 +198,14 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
     // as `[strategy.budget]` may also head the tables of earlier strategies).
     if before.trim_start().starts_with('[') {
         let header = line.split('#').next().unwrap_or("").trim();
-        let name = header.trim_matches(['[', ']']).trim();
-        let name = indexed_path(&src[..line_start], name, line_start);
+        // `["server"]` is `[server]`.
+        let name = header
+            .trim_matches(['[', ']'])
+            .split('.')
+            .map(|segment| segment.trim().trim_matches(['"', '\'']))
+            .collect::<Vec<_>>()
+            .join(".");
+        let name = indexed_path(&src[..line_start], &name, line_start);
         let first = src[..line_start]
             .match_indices(header)
             .map(|(i, _)| i)

@@ -1330,6 +1330,54 @@ fn fails_with_a_syntax_error_showing_control_characters() {
     );
 }
 
+/// Found by fuzzing the error paths: each problem is reported once, where it is.
+#[test]
+fn fails_once_for_each_problem_found_by_fuzzing() {
+    // A dotted key where a value belongs: one error, not also a made-up syntax error.
+    let stderr = refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"constant\", value.x = 1 }",
+        ),
+        &["bad.toml:15:32: server.service.value: expected a duration string with a unit, such as \"100ms\", found a table"],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    // A uniform max that is no duration: not also "expected max >= min, found 0s".
+    let stderr = refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"uniform\", min = \"1ms\", max = true }",
+        ),
+        &[
+            "server.service.max: expected a duration with a unit, such as \"100ms\", found the boolean true",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    // A negative bare number is not told to become "-5ms".
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"constant\", value = -5 }",
+        ),
+        &[
+            "found the bare number -5 (a duration is never negative, and needs a unit and quotes, such as \"100ms\")",
+        ],
+    );
+    // An array left open at the end of the file.
+    refused(
+        &format!("{TINY}seed2 = [1, 2\n"),
+        &["TOML syntax: unclosed array, expected `]`, found the end of the file"],
+    );
+    // A byte-order mark is no column.
+    refused(
+        &format!(
+            "\u{feff}name = \"x\" 5\n{}",
+            TINY.replace("name = \"tiny\"\n", "")
+        ),
+        &["bad.toml:1:12: TOML syntax: unexpected key or value"],
+    );
+}
+
 #[test]
 fn fails_with_nonexistent_scenario_file() {
     let ws = Workspace::new();

@@ -329,8 +329,9 @@ impl Check<'_> {
     fn key_span(&self, key: &str, value: Range<usize>) -> Range<usize> {
         let before = self.src.get(..value.start).unwrap_or("").trim_end();
         if let Some(before) = before.strip_suffix('=').map(str::trim_end) {
-            for written in [key.to_string(), format!("\"{key}\""), format!("'{key}'")] {
-                if before.ends_with(&written) {
+            for written in [format!("\"{key}\""), format!("'{key}'"), key.to_string()] {
+                // An empty key is only ever quoted: `""`, not the empty text before `=`.
+                if !written.is_empty() && before.ends_with(&written) {
                     return before.len() - written.len()..before.len();
                 }
             }
@@ -360,23 +361,31 @@ impl Check<'_> {
         };
         // Every duration a distribution takes is required; a missing one is reported at the
         // table, a wrong one at its value.
-        let d = |c: &mut Self, x: &Option<Spanned<RawDuration>>, field: &str, positive: bool| {
-            let path = format!("{key}.{field}");
-            match x {
-                Some(x) => c.duration(x, &path, positive),
-                None => {
-                    c.missing(span.clone(), &path);
-                    None
+        let valid =
+            |c: &mut Self, x: &Option<Spanned<RawDuration>>, field: &str, positive: bool| {
+                let path = format!("{key}.{field}");
+                match x {
+                    Some(x) => c.duration(x, &path, positive),
+                    None => {
+                        c.missing(span.clone(), &path);
+                        None
+                    }
                 }
-            }
-            .unwrap_or(SimDuration::ZERO)
+            };
+        let d = |c: &mut Self, x: &Option<Spanned<RawDuration>>, field: &str, positive: bool| {
+            valid(c, x, field, positive).unwrap_or(SimDuration::ZERO)
         };
         match kind {
             "constant" => Dist::Constant(d(self, &raw.value, "value", false)),
             "uniform" => {
                 let (lo, hi) = (
-                    d(self, &raw.min, "min", false),
-                    d(self, &raw.max, "max", false),
+                    valid(self, &raw.min, "min", false),
+                    valid(self, &raw.max, "max", false),
+                );
+                // Compared only when both are durations (a wrong one is reported alone).
+                let (lo, hi) = (
+                    lo.unwrap_or(SimDuration::ZERO),
+                    hi.unwrap_or(lo.unwrap_or(SimDuration::ZERO)),
                 );
                 if hi < lo {
                     self.err(

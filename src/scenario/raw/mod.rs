@@ -76,6 +76,11 @@ impl<'de> Deserialize<'de> for RawDuration {
                 })
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawDuration, E> {
+                if v < 0 {
+                    return Ok(RawDuration::Bad(format!(
+                        "found the bare number {v} (a duration is never negative, and needs a unit and quotes, such as \"100ms\")"
+                    )));
+                }
                 Ok(RawDuration::Bad(format!(
                     "found the bare number {v} (a duration needs a unit and quotes, e.g. \"{v}ms\" or \"{v}s\")"
                 )))
@@ -87,6 +92,11 @@ impl<'de> Deserialize<'de> for RawDuration {
                 if !v.is_finite() {
                     return Ok(RawDuration::Bad(format!(
                         "found {v} (a duration is a number and a unit in quotes, such as \"100ms\")"
+                    )));
+                }
+                if v < 0.0 {
+                    return Ok(RawDuration::Bad(format!(
+                        "found the bare number {v} (a duration is never negative, and needs a unit and quotes, such as \"100ms\")"
                     )));
                 }
                 Ok(RawDuration::Bad(format!(
