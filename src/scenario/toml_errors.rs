@@ -152,6 +152,14 @@ pub(super) fn toml_error_in(
         _ => String::new(),
     };
     let mut msg = friendlier(&raw, &table);
+    if raw == "floating-point number overflowed"
+        && let Some(written) = span.as_ref().and_then(|s| src.get(s.clone()))
+    {
+        msg = format!(
+            "expected a number of at most 1.8e308, found {}",
+            crate::text::escape(written.trim())
+        );
+    }
     // serde shows a float as Rust prints it (`1e4` as `10000.0`): quote what was written.
     if let Some(shown) = raw
         .split("floating point `")
@@ -439,6 +447,15 @@ fn top_level_keys(inside: &str) -> Vec<usize> {
     starts
 }
 
+/// The largest char boundary of `s` at or before `i`.
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
 /// The dotted `path` with the index of each array element the byte `offset` falls in:
 /// `strategy.budget` -> `strategy[1].budget`. Unchanged when the text cannot be re-read.
 pub(super) fn indexed_path(src: &str, path: &str, offset: usize) -> String {
@@ -446,7 +463,15 @@ pub(super) fn indexed_path(src: &str, path: &str, offset: usize) -> String {
     if path.is_empty() {
         return String::new();
     }
-    let Ok(doc) = toml_edit::Document::parse(src) else {
+    // A value toml_edit refuses too (a float beyond 1.8e308): the text before its line,
+    // which holds every array element up to it.
+    let before_line = || {
+        let end = src[..floor_boundary(src, offset)]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        toml_edit::Document::parse(&src[..end])
+    };
+    let Ok(doc) = toml_edit::Document::parse(src).or_else(|_| before_line()) else {
         return path.to_string();
     };
     let mut out: Vec<String> = Vec::new();

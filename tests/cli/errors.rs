@@ -1339,7 +1339,9 @@ fn fails_once_for_each_problem_found_by_fuzzing() {
             "service = { dist = \"constant\", value = \"10ms\" }",
             "service = { dist = \"constant\", value.x = 1 }",
         ),
-        &["bad.toml:15:32: server.service.value: expected a duration string with a unit, such as \"100ms\", found a table"],
+        &[
+            "bad.toml:15:32: server.service.value: expected a duration string with a unit, such as \"100ms\", found a table",
+        ],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
     // A uniform max that is no duration: not also "expected max >= min, found 0s".
@@ -1367,6 +1369,13 @@ fn fails_once_for_each_problem_found_by_fuzzing() {
     refused(
         &format!("{TINY}seed2 = [1, 2\n"),
         &["TOML syntax: unclosed array, expected `]`, found the end of the file"],
+    );
+    // A float beyond 1.8e308 in an array of tables: the element's index, in words.
+    refused(
+        &tiny_with("jitter = \"full\"", "jitter = { proportional = 1e400 }"),
+        &[
+            "bad.toml:35:27: strategy[1].jitter.proportional: expected a number of at most 1.8e308, found 1e400",
+        ],
     );
     // A byte-order mark is no column.
     refused(
