@@ -213,16 +213,32 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
             .map(|segment| segment.trim().trim_matches(['"', '\'']))
             .collect::<Vec<_>>()
             .join(".");
-        let name = indexed_path(&src[..line_start], &name, line_start);
-        let first = src[..line_start]
+        let plain = name;
+        let name = indexed_path(&src[..line_start], &plain, line_start);
+        let same = src[..line_start]
             .match_indices(header)
             .map(|(i, _)| i)
             .filter(|&i| i == 0 || src.as_bytes()[i - 1] == b'\n')
-            .last()
-            // Written another way: `[clients]` before `[[clients]]`, `outages = []` before
-            // `[[server.outages]]`.
-            .or_else(|| key_written_at(&src[..line_start], &name));
-        return (name, said(first, "table"));
+            .last();
+        if same.is_some() {
+            return (name, said(same, "table"));
+        }
+        // Written another way: `[clients]` before `[[clients]]`, `outages = []` before
+        // `[[server.outages]]`.
+        let earlier = key_written_at(&src[..line_start], &name);
+        let array_header = header.starts_with("[[");
+        return match earlier {
+            Some((at, Some(array))) if array != array_header => {
+                let (l, c) = super::line_col(src, at);
+                (
+                    plain.clone(),
+                    format!(
+                        "duplicate key: expected one form of `{plain}`, found both [{plain}] and [[{plain}]] (the first at line {l}, column {c})"
+                    ),
+                )
+            }
+            _ => (name, said(earlier.map(|(at, _)| at), "table")),
+        };
     }
     // The table the line belongs to: the one whose header comes last before it.
     let Ok(doc) = toml_edit::Document::parse(&src[..line_start]) else {
@@ -306,8 +322,9 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
 }
 
 /// Where the last key of `path` (`server.outages`, `strategy[1].budget`) is written in
-/// `text`, when `text` parses.
-fn key_written_at(text: &str, path: &str) -> Option<usize> {
+/// `text`, when `text` parses, and whether it holds an array of tables (`Some(true)`), a
+/// table with a header (`Some(false)`) or a value (`None`).
+fn key_written_at(text: &str, path: &str) -> Option<(usize, Option<bool>)> {
     use toml_edit::{Item, TableLike, Value};
     let doc = toml_edit::Document::parse(text).ok()?;
     let mut table: &dyn TableLike = doc.as_table();
@@ -325,8 +342,13 @@ fn key_written_at(text: &str, path: &str) -> Option<usize> {
             _ => return None,
         };
     }
-    let (key, _) = table.get_key_value(last.split('[').next()?)?;
-    key.span().map(|s| s.start)
+    let (key, item) = table.get_key_value(last.split('[').next()?)?;
+    let kind = match item {
+        Item::ArrayOfTables(_) => Some(true),
+        Item::Table(_) => Some(false),
+        _ => None,
+    };
+    key.span().map(|s| (s.start, kind))
 }
 
 /// The innermost `{` or `[` still open at byte `end` of `src`, opened on an earlier line:

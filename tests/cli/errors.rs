@@ -253,7 +253,7 @@ fn fails_with_duplicate_key() {
     refused(
         &format!("{TINY}\n[[clients]]\nrate = 1\n"),
         &[
-            "bad.toml:37:3: clients: duplicate key: expected each table once, found `clients` a second time (first at line 6, column 2)",
+            "bad.toml:37:3: clients: duplicate key: expected one form of `clients`, found both [clients] and [[clients]] (the first at line 6, column 2)",
         ],
     );
     // The latest header it repeats, in the same [[strategy]], with its index.
