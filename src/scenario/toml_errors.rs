@@ -45,6 +45,7 @@ pub(super) fn toml_error_in(
     let raw = e.message().trim().replace('\n', "; ");
     // Not TOML at all: say so, and what stands where the parser stopped.
     if path.is_empty() && raw != "duplicate key" && src.parse::<toml_edit::DocumentMut>().is_err() {
+        let (span, raw) = value_then_text(src, span, raw);
         let found = span
             .as_ref()
             .and_then(|s| {
@@ -467,6 +468,36 @@ fn top_level_keys(inside: &str) -> Vec<usize> {
         prev = c;
     }
     starts
+}
+
+/// `seed = 42 xxx`: toml reads `42 xxx` as one unquoted word and asks for quotes around
+/// it, which would make a valid number a string. Said as for `name = "x" y`: the text after
+/// the value is unexpected, at that text.
+fn value_then_text(
+    src: &str,
+    span: Option<std::ops::Range<usize>>,
+    raw: String,
+) -> (Option<std::ops::Range<usize>>, String) {
+    let Some(at) = span.as_ref().map(|s| s.start) else {
+        return (span, raw);
+    };
+    if !raw.starts_with("string values must be quoted") {
+        return (span, raw);
+    }
+    let line = src
+        .get(at..)
+        .and_then(|rest| rest.split(['\n', '\r']).next())
+        .unwrap_or("");
+    let head = line.split([' ', '\t']).next().unwrap_or("");
+    let tail = line[head.len()..].trim_start_matches([' ', '\t']);
+    if tail.is_empty() || tail.starts_with('#') || head.parse::<toml_edit::Value>().is_err() {
+        return (span, raw);
+    }
+    let start = at + line.len() - tail.len();
+    (
+        Some(start..start + 1),
+        "unexpected key or value, expected newline, `#`".to_string(),
+    )
 }
 
 /// The largest char boundary of `s` at or before `i`.
