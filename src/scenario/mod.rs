@@ -12,6 +12,7 @@ pub mod raw;
 mod settings;
 pub mod sweep;
 mod toml_errors;
+mod toml_text;
 pub mod trace;
 
 pub use raw::RawScenario;
@@ -294,7 +295,7 @@ fn blank_range(text: &str, path: &str) -> Option<(String, Range<usize>)> {
         // A dotted key (`value.x = 1`): its span is its first part only, and the pair runs
         // on to the next comma, brace or line end (blanking `value` alone left `.x = 1`).
         let v_end = if text[k.end..].trim_start().starts_with('.') {
-            pair_end(text, k.end).max(v.end)
+            toml_text::pair_end(text, k.end).max(v.end)
         } else {
             v.end
         };
@@ -308,25 +309,6 @@ fn blank_range(text: &str, path: &str) -> Option<(String, Range<usize>)> {
         return Some((segments[..len].join("."), k.start..end));
     }
     None
-}
-
-/// Where the `key = value` pair going on at byte `from` ends: at the next `,`, `}` or line
-/// end outside brackets and strings.
-fn pair_end(text: &str, from: usize) -> usize {
-    let (mut depth, mut quote, mut prev) = (0i32, None, ' ');
-    for (i, c) in text[from..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q && prev != '\\' => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '[' | '{') => depth += 1,
-            (None, ']' | '}') if depth > 0 => depth -= 1,
-            (None, ',' | '}' | '\n') if depth == 0 => return from + i,
-            _ => {}
-        }
-        prev = c;
-    }
-    text.len()
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! serde's terse messages reworded so that every one says what was expected and what was
 //! found, without Rust type names.
 
-use super::{ScenarioError, error_at};
+use super::{ScenarioError, error_at, toml_text};
 
 /// What an integer beyond 64 bits is, in "found the integer ... (this)": no key takes one.
 pub(crate) const TOO_LARGE: &str = "(above 9223372036854775807, the largest integer TOML holds)";
@@ -84,7 +84,7 @@ pub(super) fn toml_error_in(
         // lines), so the parser stops far below it, at the next header: say where it opened.
         let unclosed = span
             .as_ref()
-            .and_then(|s| unclosed_bracket(src, s.start))
+            .and_then(|s| toml_text::unclosed_bracket(src, s.start))
             .map_or(String::new(), |(bracket, at)| {
                 let (line, col) = super::line_col(src, at);
                 format!(" (the `{bracket}` at line {line}, column {col} is not closed)")
@@ -276,7 +276,7 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
     last_header(doc.as_table(), String::new(), &mut best);
     let (_, table_path, table) = best;
     // Inside an inline table on this line: `budget = { kind = "a", kind = "b" }`.
-    let open = open_inline_tables(before);
+    let open = toml_text::open_inline_tables(before);
     if let Some((_, keys_start)) = open.last() {
         let path = open
             .iter()
@@ -284,7 +284,7 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
             .filter(|p| !p.is_empty())
             .fold(table_path, |path, parent| join(&path, parent));
         let inside = &before[*keys_start..];
-        let first = top_level_keys(inside)
+        let first = toml_text::top_level_keys(inside)
             .into_iter()
             .find(|&i| {
                 let rest = inside[i..].trim_start_matches(['"', '\'']);
@@ -350,124 +350,6 @@ fn key_written_at(text: &str, path: &str) -> Option<(usize, Option<bool>)> {
         _ => None,
     };
     key.span().map(|s| (s.start, kind))
-}
-
-/// The innermost `{` or `[` still open at byte `end` of `src`, opened on an earlier line:
-/// the bracket and where. Strings and comments are skipped; `None` when every bracket
-/// before `end` is closed, or the open one is on `end`'s own line (the parser's message
-/// then points close enough).
-fn unclosed_bracket(src: &str, end: usize) -> Option<(char, usize)> {
-    let text = src.get(..end)?;
-    let mut open: Vec<(char, usize)> = Vec::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '#' => {
-                // A comment runs to the end of its line.
-                while chars.next_if(|&(_, c)| c != '\n').is_some() {}
-            }
-            '"' | '\'' => {
-                let triple = text[i..].starts_with(if c == '"' { "\"\"\"" } else { "\'\'\'" });
-                let close: &str = match (c, triple) {
-                    ('"', true) => "\"\"\"",
-                    ('"', false) => "\"",
-                    (_, true) => "\'\'\'",
-                    _ => "\'",
-                };
-                let from = i + close.len();
-                let mut j = from;
-                // The closing quote: not escaped in a basic string, and not past the line
-                // end in a one-line string.
-                let end_at = loop {
-                    match text[j..].find(close) {
-                        None => break None,
-                        Some(k) => {
-                            let at = j + k;
-                            let escaped = c == '"'
-                                && text[from..at].ends_with('\\')
-                                && !text[from..at].ends_with("\\\\");
-                            if escaped {
-                                j = at + 1;
-                            } else {
-                                break Some(at + close.len());
-                            }
-                        }
-                    }
-                };
-                // An unclosed string: the parser's own message says so.
-                let after = end_at?;
-                if !triple && text[i..after].contains('\n') {
-                    return None;
-                }
-                while chars.next_if(|&(k, _)| k < after).is_some() {}
-            }
-            '{' | '[' => open.push((c, i)),
-            '}' | ']' => {
-                open.pop();
-            }
-            _ => {}
-        }
-    }
-    let (bracket, at) = *open.last()?;
-    text[at..].contains('\n').then_some((bracket, at))
-}
-
-/// The inline tables still open at the end of `text` (one line), outermost first: the key
-/// each is the value of (empty inside an array), and where its first key starts.
-fn open_inline_tables(text: &str) -> Vec<(String, usize)> {
-    let mut open = Vec::new();
-    let mut quote = None;
-    let mut prev = ' ';
-    for (i, c) in text.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q && prev != '\\' => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '{') => {
-                let parent = text[..i]
-                    .trim_end()
-                    .strip_suffix('=')
-                    .map(|t| {
-                        t.trim_end()
-                            .rsplit([' ', '{', ',', '\t'])
-                            .next()
-                            .unwrap_or("")
-                    })
-                    .unwrap_or("")
-                    .trim_matches(['"', '\'']);
-                open.push((parent.to_string(), i + 1));
-            }
-            (None, '}') => {
-                open.pop();
-            }
-            _ => {}
-        }
-        prev = c;
-    }
-    open
-}
-
-/// Where the keys of an inline table's own pairs start in `inside` (the text after its
-/// `{`): at its start and after each comma outside nested tables, arrays and strings.
-fn top_level_keys(inside: &str) -> Vec<usize> {
-    let mut starts = vec![inside.len() - inside.trim_start().len()];
-    let (mut depth, mut quote, mut prev) = (0i32, None, ' ');
-    for (i, c) in inside.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q && prev != '\\' => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '{' | '[') => depth += 1,
-            (None, '}' | ']') => depth -= 1,
-            (None, ',') if depth == 0 => {
-                let rest = &inside[i + 1..];
-                starts.push(i + 1 + rest.len() - rest.trim_start().len());
-            }
-            _ => {}
-        }
-        prev = c;
-    }
-    starts
 }
 
 /// `seed = 42 xxx`: toml reads `42 xxx` as one unquoted word and asks for quotes around
