@@ -43,6 +43,11 @@ pub(super) fn toml_error_in(
         None => path.to_string(),
     };
     let raw = e.message().trim().replace('\n', "; ");
+    if raw.starts_with("cannot extend value of type ")
+        && let Some((span, path, msg)) = span.as_ref().and_then(|s| dotted_over_value(src, s.start))
+    {
+        return error_at(file, src_for_positions, Some(span), path, msg);
+    }
     // Not TOML at all: say so, and what stands where the parser stopped.
     if path.is_empty() && raw != "duplicate key" && src.parse::<toml_edit::DocumentMut>().is_err() {
         let (span, raw) = value_then_text(src, span, raw);
@@ -184,9 +189,8 @@ pub(super) fn toml_error_in(
 
 /// A duplicate key (or table header) `leaf` written at byte `at`: its full path with array
 /// indices (`strategy[1].base`), and a message saying where it was first written. toml stops
-/// at the duplicate with no path, so the path is rebuilt from the text before that line.
+/// at the duplicate with no path, so the path is rebuilt from the text before its statement.
 fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
-    use toml_edit::{Item, Table, TableLike, Value};
     let join = |a: &str, b: &str| match a {
         "" => b.to_string(),
         a => format!("{a}.{b}"),
@@ -241,10 +245,111 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
             _ => (name, said(earlier.map(|(at, _)| at), "table")),
         };
     }
-    // The table the line belongs to: the one whose header comes last before it.
-    let Ok(doc) = toml_edit::Document::parse(&src[..line_start]) else {
+    // The table the statement belongs to: the one whose header comes last before it (an
+    // array of inline tables may have begun lines before).
+    let statement_start = toml_text::statement_start(src, at);
+    let Ok(doc) = toml_edit::Document::parse(&src[..statement_start]) else {
         return (leaf.to_string(), said(None, "key"));
     };
+    let (table_path, table) = last_table(&doc);
+    // Inside an inline table: `budget = { kind = "a", kind = "b" }`, `outages = [{ .. }]`.
+    let statement = &src[statement_start..at];
+    if let Some((inner, keys_start)) = toml_text::open_inline_table(statement) {
+        let inside = &statement[keys_start..];
+        let first = toml_text::top_level_keys(inside)
+            .into_iter()
+            .find(|&i| {
+                let rest = inside[i..].trim_start_matches(['"', '\'']);
+                rest.starts_with(leaf)
+                    && rest[leaf.len()..]
+                        .trim_start_matches(['"', '\''])
+                        .trim_start()
+                        .starts_with('=')
+            })
+            .map(|i| statement_start + keys_start + i);
+        return (join(&join(&table_path, &inner), leaf), said(first, "key"));
+    }
+    // A `key = value` line, the key perhaps dotted (`count.a`).
+    let segments = dotted_key(line);
+    let written = written_keys(table, &segments);
+    let first = (written.len() == segments.len())
+        .then(|| written.last().map(|&(at, _)| at))
+        .flatten();
+    (join(&table_path, &segments.join(".")), said(first, "key"))
+}
+
+/// The segments of the key of a `key = value` line, unquoted: `count.a` is `count`, `a`.
+fn dotted_key(line: &str) -> Vec<&str> {
+    line.split('=')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .split('.')
+        .map(|s| s.trim().trim_matches(['"', '\'']))
+        .collect()
+}
+
+/// Where each segment of a dotted key is already written under `table` (the start of its
+/// key), and whether it holds a table, for as many segments as are written: the walk stops
+/// at the first one that is not, or that holds a value.
+fn written_keys(table: &dyn toml_edit::TableLike, segments: &[&str]) -> Vec<(usize, bool)> {
+    use toml_edit::{Item, Value};
+    let mut written = Vec::new();
+    let mut here = Some(table);
+    for segment in segments {
+        let Some((key, item)) = here.and_then(|t| t.get_key_value(segment)) else {
+            break;
+        };
+        here = match item {
+            Item::Table(t) => Some(t as &dyn toml_edit::TableLike),
+            Item::Value(Value::InlineTable(t)) => Some(t),
+            _ => None,
+        };
+        written.push((key.span().map_or(0, |s| s.start), here.is_some()));
+    }
+    written
+}
+
+/// `count.x = 2` after `count = 50`: a dotted key that runs through a key already holding a
+/// value, at byte `at` (the start of its line). Said as a duplicate of that key, with its
+/// path and where it was first written; `None` when the text does not show it.
+fn dotted_over_value(src: &str, at: usize) -> Option<(std::ops::Range<usize>, String, String)> {
+    let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = src[line_start..].lines().next()?;
+    let doc = toml_edit::Document::parse(&src[..line_start]).ok()?;
+    let (table_path, table) = last_table(&doc);
+    let segments = dotted_key(line);
+    let written = written_keys(table, &segments);
+    let (first, false) = *written.last()? else {
+        return None;
+    };
+    let culprit = written.len() - 1;
+    if culprit + 1 == segments.len() {
+        return None;
+    }
+    let key_at = line_start + line.len() - line.trim_start().len();
+    let (l, c) = super::line_col(src, first);
+    let leaf = segments[culprit];
+    let path = segments[..=culprit]
+        .iter()
+        .fold(table_path, |path, segment| match path.as_str() {
+            "" => segment.to_string(),
+            _ => format!("{path}.{segment}"),
+        });
+    Some((
+        key_at..key_at + 1,
+        path,
+        format!(
+            "duplicate key: expected each key once, found `{leaf}` a second time, as a table in `{}` (first at line {l}, column {c})",
+            segments.join(".")
+        ),
+    ))
+}
+
+/// The table whose header comes last in `doc` (the one a following `key = value` belongs
+/// to), with its path (array indices included); the root table when there is no header.
+fn last_table<'d>(doc: &'d toml_edit::Document<&str>) -> (String, &'d toml_edit::Table) {
+    use toml_edit::{Item, Table};
     fn last_header<'d>(t: &'d Table, path: String, best: &mut (usize, String, &'d Table)) {
         let consider = |sub: &'d Table, p: String, best: &mut (usize, String, &'d Table)| {
             if let Some(s) = sub.span()
@@ -274,52 +379,7 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
     }
     let mut best = (0, String::new(), doc.as_table());
     last_header(doc.as_table(), String::new(), &mut best);
-    let (_, table_path, table) = best;
-    // Inside an inline table on this line: `budget = { kind = "a", kind = "b" }`.
-    let open = toml_text::open_inline_tables(before);
-    if let Some((_, keys_start)) = open.last() {
-        let path = open
-            .iter()
-            .map(|(parent, _)| parent.as_str())
-            .filter(|p| !p.is_empty())
-            .fold(table_path, |path, parent| join(&path, parent));
-        let inside = &before[*keys_start..];
-        let first = toml_text::top_level_keys(inside)
-            .into_iter()
-            .find(|&i| {
-                let rest = inside[i..].trim_start_matches(['"', '\'']);
-                rest.starts_with(leaf)
-                    && rest[leaf.len()..]
-                        .trim_start_matches(['"', '\''])
-                        .trim_start()
-                        .starts_with('=')
-            })
-            .map(|i| line_start + keys_start + i);
-        return (join(&path, leaf), said(first, "key"));
-    }
-    // A `key = value` line, the key perhaps dotted (`count.a`).
-    let written = line.split('=').next().unwrap_or("").trim();
-    let segments: Vec<&str> = written
-        .split('.')
-        .map(|s| s.trim().trim_matches(['"', '\'']))
-        .collect();
-    let mut here: Option<&dyn TableLike> = Some(table);
-    let mut first = None;
-    for (i, segment) in segments.iter().enumerate() {
-        let Some((key, item)) = here.and_then(|t| t.get_key_value(segment)) else {
-            break;
-        };
-        if i + 1 == segments.len() {
-            first = key.span().map(|s| s.start);
-            break;
-        }
-        here = match item {
-            Item::Table(t) => Some(t),
-            Item::Value(Value::InlineTable(t)) => Some(t),
-            _ => None,
-        };
-    }
-    (join(&table_path, &segments.join(".")), said(first, "key"))
+    (best.1, best.2)
 }
 
 /// Where the last key of `path` (`server.outages`, `strategy[1].budget`) is written in

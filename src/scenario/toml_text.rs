@@ -42,93 +42,150 @@ pub(super) fn pair_end(text: &str, from: usize) -> usize {
     text.len()
 }
 
+/// The characters of `text` outside strings and comments, with their byte offsets (a
+/// comment runs to its line's end; strings may be triple-quoted and span lines). The last
+/// item is `None` when a string is left unclosed: callers give up there, as the parser's
+/// own message says so.
+fn code(text: &str) -> impl Iterator<Item = Option<(usize, char)>> + '_ {
+    let mut chars = text.char_indices().peekable();
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '#' => {
+                    // A comment runs to the end of its line.
+                    while chars.next_if(|&(_, c)| c != '\n').is_some() {}
+                }
+                '"' | '\'' => {
+                    let Some(after) = string_end(text, i, c) else {
+                        done = true;
+                        return Some(None);
+                    };
+                    while chars.next_if(|&(k, _)| k < after).is_some() {}
+                }
+                _ => return Some(Some((i, c))),
+            }
+        }
+        None
+    })
+}
+
+/// Where the string opened by quote `c` at byte `i` of `text` ends (just past its closing
+/// quote); `None` when it is not closed, or a one-line string runs past its line's end.
+fn string_end(text: &str, i: usize, c: char) -> Option<usize> {
+    let triple = text[i..].starts_with(if c == '"' { "\"\"\"" } else { "\'\'\'" });
+    let close: &str = match (c, triple) {
+        ('"', true) => "\"\"\"",
+        ('"', false) => "\"",
+        (_, true) => "\'\'\'",
+        _ => "\'",
+    };
+    let from = i + close.len();
+    let mut j = from;
+    // The closing quote: not escaped in a basic string.
+    let after = loop {
+        let at = j + text[j..].find(close)?;
+        let escaped =
+            c == '"' && text[from..at].ends_with('\\') && !text[from..at].ends_with("\\\\");
+        if escaped {
+            j = at + 1;
+        } else {
+            break at + close.len();
+        }
+    };
+    (triple || !text[i..after].contains('\n')).then_some(after)
+}
+
+/// The `{` and `[` still open at byte `end` of `src`, outermost first, with where each was
+/// opened (strings and comments skipped); `None` when a string before `end` is unclosed.
+fn open_brackets(src: &str, end: usize) -> Option<Vec<(char, usize)>> {
+    let mut open: Vec<(char, usize)> = Vec::new();
+    for item in code(src.get(..end)?) {
+        match item? {
+            (i, c @ ('{' | '[')) => open.push((c, i)),
+            (_, '}' | ']') => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    Some(open)
+}
+
 /// The innermost `{` or `[` still open at byte `end` of `src`, opened on an earlier line:
 /// the bracket and where. Strings and comments are skipped; `None` when every bracket
 /// before `end` is closed, or the open one is on `end`'s own line (the parser's message
 /// then points close enough).
 pub(super) fn unclosed_bracket(src: &str, end: usize) -> Option<(char, usize)> {
-    let text = src.get(..end)?;
-    let mut open: Vec<(char, usize)> = Vec::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '#' => {
-                // A comment runs to the end of its line.
-                while chars.next_if(|&(_, c)| c != '\n').is_some() {}
-            }
-            '"' | '\'' => {
-                let triple = text[i..].starts_with(if c == '"' { "\"\"\"" } else { "\'\'\'" });
-                let close: &str = match (c, triple) {
-                    ('"', true) => "\"\"\"",
-                    ('"', false) => "\"",
-                    (_, true) => "\'\'\'",
-                    _ => "\'",
-                };
-                let from = i + close.len();
-                let mut j = from;
-                // The closing quote: not escaped in a basic string, and not past the line
-                // end in a one-line string.
-                let end_at = loop {
-                    match text[j..].find(close) {
-                        None => break None,
-                        Some(k) => {
-                            let at = j + k;
-                            let escaped = c == '"'
-                                && text[from..at].ends_with('\\')
-                                && !text[from..at].ends_with("\\\\");
-                            if escaped {
-                                j = at + 1;
-                            } else {
-                                break Some(at + close.len());
-                            }
-                        }
-                    }
-                };
-                // An unclosed string: the parser's own message says so.
-                let after = end_at?;
-                if !triple && text[i..after].contains('\n') {
-                    return None;
-                }
-                while chars.next_if(|&(k, _)| k < after).is_some() {}
-            }
-            '{' | '[' => open.push((c, i)),
-            '}' | ']' => {
-                open.pop();
-            }
-            _ => {}
-        }
-    }
-    let (bracket, at) = *open.last()?;
-    text[at..].contains('\n').then_some((bracket, at))
+    let (bracket, at) = *open_brackets(src, end)?.last()?;
+    src[at..end].contains('\n').then_some((bracket, at))
 }
 
-/// The inline tables still open at the end of `text` (one line), outermost first: the key
-/// each is the value of (empty inside an array), and where its first key starts.
-pub(super) fn open_inline_tables(text: &str) -> Vec<(String, usize)> {
-    let mut open = Vec::new();
-    for (i, c) in outside_strings(text) {
+/// Where the statement going on at byte `end` of `src` begins: the start of the line of
+/// its outermost bracket still open (an array may span lines), else of `end`'s own line.
+pub(super) fn statement_start(src: &str, end: usize) -> usize {
+    let from = open_brackets(src, end)
+        .and_then(|open| open.first().map(|&(_, at)| at))
+        .unwrap_or(end);
+    src[..from].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// The place inside a value still open at the end of `statement` (the text of a `key =
+/// value` pair so far): the path from the pair's key down to the innermost open inline
+/// table (`outages[1]` for `outages = [{ ... }, { start = "2s", `; indices count the
+/// items before, and a dotted key stays dotted), and where that table's first key starts.
+/// `None` when no inline table is open, or the innermost open bracket is an array's.
+pub(super) fn open_inline_table(statement: &str) -> Option<(String, usize)> {
+    // Each open bracket: `{` or `[`, its place in the path, for an array the items seen,
+    // and where its content starts.
+    let mut open: Vec<(char, String, usize, usize)> = Vec::new();
+    let mut start = 0;
+    for item in code(statement) {
+        let (i, c) = item?;
         match c {
-            '{' => {
-                let parent = text[..i]
-                    .trim_end()
-                    .strip_suffix('=')
-                    .map(|t| {
-                        t.trim_end()
-                            .rsplit([' ', '{', ',', '\t'])
-                            .next()
-                            .unwrap_or("")
-                    })
-                    .unwrap_or("")
-                    .trim_matches(['"', '\'']);
-                open.push((parent.to_string(), i + 1));
+            '{' | '[' => {
+                let segment = match open.last() {
+                    Some(('[', _, items, _)) => format!("[{items}]"),
+                    _ => statement[start..i]
+                        .trim_end()
+                        .strip_suffix('=')
+                        .unwrap_or("")
+                        .trim()
+                        .split('.')
+                        .map(|part| part.trim().trim_matches(['"', '\'']))
+                        .collect::<Vec<_>>()
+                        .join("."),
+                };
+                open.push((c, segment, 0, i + 1));
+                start = i + 1;
             }
-            '}' => {
+            '}' | ']' => {
                 open.pop();
+                start = i + 1;
+            }
+            ',' => {
+                if let Some(('[', _, items, _)) = open.last_mut() {
+                    *items += 1;
+                }
+                start = i + 1;
             }
             _ => {}
         }
     }
-    open
+    let &('{', _, _, keys) = open.last()? else {
+        return None;
+    };
+    let mut path = String::new();
+    for (_, segment, _, _) in &open {
+        if !path.is_empty() && !segment.starts_with('[') {
+            path.push('.');
+        }
+        path.push_str(segment);
+    }
+    Some((path, keys))
 }
 
 /// Where the keys of an inline table's own pairs start in `inside` (the text after its

@@ -256,6 +256,36 @@ fn fails_with_duplicate_key() {
             "bad.toml:37:3: clients: duplicate key: expected one form of `clients`, found both [clients] and [[clients]] (the first at line 6, column 2)",
         ],
     );
+    // Inside an inline table in an array, with the array's index, also when the array
+    // spans lines with comments holding brackets and commas.
+    let outage = "[[server.outages]]\nstart = \"0s\"\nend = \"1s\"";
+    refused(
+        &tiny_with(
+            outage,
+            "outages = [{ start = \"0s\", end = \"1s\" }, { start = \"2s\", start = \"3s\" }]",
+        ),
+        &[
+            "bad.toml:17:58: server.outages[1].start: duplicate key: expected each key once, found `start` a second time (first at line 17, column 44)",
+        ],
+    );
+    refused(
+        &tiny_with(
+            outage,
+            "outages = [  # down twice, {first} [then, again]\n  \
+             { start = \"0s\", end = \"1s\" },\n  \
+             { start = \"2s\", end = \"3s\", x = [1, { y = 1, y = 2 }] },\n]",
+        ),
+        &[
+            "bad.toml:19:48: server.outages[1].x[1].y: duplicate key: expected each key once, found `y` a second time (first at line 19, column 41)",
+        ],
+    );
+    // A dotted key through a key that holds a value writes that key a second time.
+    refused(
+        &tiny_with("count = 50", "count = 50\ncount.x = 2"),
+        &[
+            "bad.toml:8:1: clients.count: duplicate key: expected each key once, found `count` a second time, as a table in `count.x` (first at line 7, column 1)",
+        ],
+    );
     // The latest header it repeats, in the same [[strategy]], with its index.
     refused(
         &format!(
