@@ -3,7 +3,8 @@
 //! and line; and the warnings `check` and `run` share about settings that cannot act: what
 //! a scenario schedules past its `time_limit`, a clamp with no deadline to clamp to.
 
-use super::{load_each, print_stderr, print_stdout};
+use super::load::load_each;
+use super::{print_stderr, print_stdout};
 use crate::cli::CheckArgs;
 use crate::error::{Error, Result, ScenarioErrors};
 use crate::model::Source;

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{Outputs, Progress, print_stderr, print_stdout, simulated_line, write_outputs};
+use super::progress::Progress;
+use super::run::{Outputs, simulated_line, write_outputs};
+use super::{print_stderr, print_stdout};
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
 use crate::report::output_dir::{self, Staging};
