@@ -273,7 +273,7 @@ fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
     let segments = dotted_key(line);
     let written = written_keys(table, &segments);
     let first = (written.len() == segments.len())
-        .then(|| written.last().map(|&(at, _)| at))
+        .then(|| written.last().and_then(|&(at, _)| at))
         .flatten();
     (join(&table_path, &segments.join(".")), said(first, "key"))
 }
@@ -290,9 +290,9 @@ fn dotted_key(line: &str) -> Vec<&str> {
 }
 
 /// Where each segment of a dotted key is already written under `table` (the start of its
-/// key), and whether it holds a table, for as many segments as are written: the walk stops
-/// at the first one that is not, or that holds a value.
-fn written_keys(table: &dyn toml_edit::TableLike, segments: &[&str]) -> Vec<(usize, bool)> {
+/// key, if known), and whether it holds a table, for as many segments as are written: the
+/// walk stops at the first one that is not, or that holds a value.
+fn written_keys(table: &dyn toml_edit::TableLike, segments: &[&str]) -> Vec<(Option<usize>, bool)> {
     use toml_edit::{Item, Value};
     let mut written = Vec::new();
     let mut here = Some(table);
@@ -305,7 +305,7 @@ fn written_keys(table: &dyn toml_edit::TableLike, segments: &[&str]) -> Vec<(usi
             Item::Value(Value::InlineTable(t)) => Some(t),
             _ => None,
         };
-        written.push((key.span().map_or(0, |s| s.start), here.is_some()));
+        written.push((key.span().map(|s| s.start), here.is_some()));
     }
     written
 }
@@ -320,7 +320,7 @@ fn dotted_over_value(src: &str, at: usize) -> Option<(std::ops::Range<usize>, St
     let (table_path, table) = last_table(&doc);
     let segments = dotted_key(line);
     let written = written_keys(table, &segments);
-    let (first, false) = *written.last()? else {
+    let (Some(first), false) = *written.last()? else {
         return None;
     };
     let culprit = written.len() - 1;

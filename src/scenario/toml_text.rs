@@ -1,37 +1,13 @@
 //! TOML text read by hand, for positions the parsers do not give: where a pair ends, which
-//! inline tables are open on a line, where a bracket left open was opened. Used by error
+//! inline table is open where a key was written twice, where a bracket left open was opened. Used by error
 //! reporting only (`toml_errors`, and the blanking of a refused pair in the parent module),
 //! never for values: those come from `toml` and `toml_edit`.
 
-/// The characters of `text` outside one-line quoted strings (the quotes themselves left
-/// out), with their byte offsets: what the scanners below look at for brackets and commas.
-/// A quote after a backslash does not close its string.
-fn outside_strings(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
-    let mut quote = None;
-    let mut prev = ' ';
-    text.char_indices().filter(move |&(_, c)| {
-        let outside = match (quote, c) {
-            (Some(q), c) if c == q && prev != '\\' => {
-                quote = None;
-                false
-            }
-            (Some(_), _) => false,
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                false
-            }
-            _ => true,
-        };
-        prev = c;
-        outside
-    })
-}
-
 /// Where the `key = value` pair going on at byte `from` ends: at the next `,`, `}` or line
-/// end outside brackets and strings.
+/// end outside brackets, strings and comments.
 pub(super) fn pair_end(text: &str, from: usize) -> usize {
     let mut depth = 0i32;
-    for (i, c) in outside_strings(&text[from..]) {
+    for (i, c) in code(&text[from..]).map_while(|item| item) {
         match c {
             '[' | '{' => depth += 1,
             ']' | '}' if depth > 0 => depth -= 1,
@@ -43,9 +19,9 @@ pub(super) fn pair_end(text: &str, from: usize) -> usize {
 }
 
 /// The characters of `text` outside strings and comments, with their byte offsets (a
-/// comment runs to its line's end; strings may be triple-quoted and span lines). The last
-/// item is `None` when a string is left unclosed: callers give up there, as the parser's
-/// own message says so.
+/// comment runs to its line's end; strings may be triple-quoted and span lines); a string
+/// shows as its opening quote alone. The last item is `None` when a string is left
+/// unclosed: callers give up there, as the parser's own message says so.
 fn code(text: &str) -> impl Iterator<Item = Option<(usize, char)>> + '_ {
     let mut chars = text.char_indices().peekable();
     let mut done = false;
@@ -65,6 +41,7 @@ fn code(text: &str) -> impl Iterator<Item = Option<(usize, char)>> + '_ {
                         return Some(None);
                     };
                     while chars.next_if(|&(k, _)| k < after).is_some() {}
+                    return Some(Some((i, c)));
                 }
                 _ => return Some(Some((i, c))),
             }
@@ -149,9 +126,14 @@ pub(super) fn open_inline_table(statement: &str) -> Option<(String, usize)> {
             '{' | '[' => {
                 let segment = match open.last() {
                     Some(('[', _, items, _)) => format!("[{items}]"),
+                    // The key before the `=`, on the bracket's line (a TOML 1.1 inline
+                    // table may hold comments and line breaks before it).
                     _ => statement[start..i]
                         .trim_end()
                         .strip_suffix('=')
+                        .unwrap_or("")
+                        .rsplit('\n')
+                        .next()
                         .unwrap_or("")
                         .trim()
                         .split('.')
@@ -189,18 +171,21 @@ pub(super) fn open_inline_table(statement: &str) -> Option<(String, usize)> {
 }
 
 /// Where the keys of an inline table's own pairs start in `inside` (the text after its
-/// `{`): at its start and after each comma outside nested tables, arrays and strings.
+/// `{`): the first text after it and after each comma outside nested tables, arrays,
+/// strings and comments (a TOML 1.1 inline table may span lines and hold comments).
 pub(super) fn top_level_keys(inside: &str) -> Vec<usize> {
-    let mut starts = vec![inside.len() - inside.trim_start().len()];
+    let mut starts = Vec::new();
     let mut depth = 0i32;
-    for (i, c) in outside_strings(inside) {
+    let mut key_next = true;
+    for (i, c) in code(inside).map_while(|item| item) {
+        if key_next && !c.is_whitespace() {
+            starts.push(i);
+            key_next = false;
+        }
         match c {
             '{' | '[' => depth += 1,
             '}' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                let rest = &inside[i + 1..];
-                starts.push(i + 1 + rest.len() - rest.trim_start().len());
-            }
+            ',' if depth == 0 => key_next = true,
             _ => {}
         }
     }

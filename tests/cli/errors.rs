@@ -279,6 +279,16 @@ fn fails_with_duplicate_key() {
             "bad.toml:19:48: server.outages[1].x[1].y: duplicate key: expected each key once, found `y` a second time (first at line 19, column 41)",
         ],
     );
+    // An inline table spanning lines (TOML 1.1), with a comment before the first key.
+    refused(
+        &tiny_with(
+            "timeout = \"1s\"",
+            "timeout = \"1s\"\nbudget = { kind = \"ratio\", # 10%, then\n  ratio = 0.1,\n  ratio = 0.2 }",
+        ),
+        &[
+            "bad.toml:26:3: retry.budget.ratio: duplicate key: expected each key once, found `ratio` a second time (first at line 25, column 3)",
+        ],
+    );
     // A dotted key through a key that holds a value writes that key a second time.
     refused(
         &tiny_with("count = 50", "count = 50\ncount.x = 2"),
