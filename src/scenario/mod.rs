@@ -12,6 +12,7 @@ pub mod raw;
 mod settings;
 pub mod sweep;
 mod toml_errors;
+mod toml_keys;
 mod toml_text;
 pub mod trace;
 

@@ -3,6 +3,7 @@
 //! serde's terse messages reworded so that every one says what was expected and what was
 //! found, without Rust type names.
 
+use super::toml_keys::{self, Twice};
 use super::{ScenarioError, error_at, toml_text};
 
 /// What an integer beyond 64 bits is, in "found the integer ... (this)": no key takes one.
@@ -43,10 +44,12 @@ pub(super) fn toml_error_in(
         None => path.to_string(),
     };
     let raw = e.message().trim().replace('\n', "; ");
+    // A dotted key or a header through a key holding a value: that key written twice.
     if raw.starts_with("cannot extend value of type ")
-        && let Some((span, path, msg)) = span.as_ref().and_then(|s| dotted_over_value(src, s.start))
+        && let Some(at) = span.as_ref().map(|s| s.start)
+        && let Some((path, msg)) = toml_keys::written_twice(src, at, Twice::Through)
     {
-        return error_at(file, src_for_positions, Some(span), path, msg);
+        return error_at(file, src_for_positions, span, path, msg);
     }
     // Not TOML at all: say so, and what stands where the parser stopped.
     if path.is_empty() && raw != "duplicate key" && src.parse::<toml_edit::DocumentMut>().is_err() {
@@ -149,8 +152,14 @@ pub(super) fn toml_error_in(
         && let Some(span) = &span
         && let Some(text) = src.get(span.clone())
     {
-        let leaf = text.trim().trim_matches(['"', '\'']);
-        let (path, msg) = duplicate_key(src, span.start, leaf);
+        let (path, msg) = toml_keys::written_twice(src, span.start, Twice::Duplicate)
+            .unwrap_or_else(|| {
+                let leaf = text.trim().trim_matches(['"', '\'']);
+                (
+                    leaf.to_string(),
+                    format!("duplicate key: expected each key once, found `{leaf}` a second time"),
+                )
+            });
         return error_at(file, src_for_positions, Some(span.clone()), path, msg);
     }
     let table = match key.rsplit_once('.') {
@@ -185,231 +194,6 @@ pub(super) fn toml_error_in(
         );
     }
     error_at(file, src_for_positions, span, key, msg)
-}
-
-/// A duplicate key (or table header) `leaf` written at byte `at`: its full path with array
-/// indices (`strategy[1].base`), and a message saying where it was first written. toml stops
-/// at the duplicate with no path, so the path is rebuilt from the text before its statement.
-fn duplicate_key(src: &str, at: usize, leaf: &str) -> (String, String) {
-    let join = |a: &str, b: &str| match a {
-        "" => b.to_string(),
-        a => format!("{a}.{b}"),
-    };
-    let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = src[line_start..].lines().next().unwrap_or("");
-    let before = &src[line_start..at];
-    let said = |first: Option<usize>, what: &str| match first {
-        Some(offset) => {
-            let (l, c) = super::line_col(src, offset);
-            format!(
-                "duplicate key: expected each {what} once, found `{leaf}` a second time (first at line {l}, column {c})"
-            )
-        }
-        None => format!("duplicate key: expected each {what} once, found `{leaf}` a second time"),
-    };
-    // A second `[table]` header: the one it repeats is the same line, earlier (the latest,
-    // as `[strategy.budget]` may also head the tables of earlier strategies).
-    if before.trim_start().starts_with('[') {
-        let header = line.split('#').next().unwrap_or("").trim();
-        // `["server"]` is `[server]`.
-        let name = header
-            .trim_matches(['[', ']'])
-            .split('.')
-            .map(|segment| segment.trim().trim_matches(['"', '\'']))
-            .collect::<Vec<_>>()
-            .join(".");
-        let plain = name;
-        let name = indexed_path(&src[..line_start], &plain, line_start);
-        let same = src[..line_start]
-            .match_indices(header)
-            .map(|(i, _)| i)
-            .filter(|&i| i == 0 || src.as_bytes()[i - 1] == b'\n')
-            .last();
-        if same.is_some() {
-            return (name, said(same, "table"));
-        }
-        // Written another way: `[clients]` before `[[clients]]`, `outages = []` before
-        // `[[server.outages]]`.
-        let earlier = key_written_at(&src[..line_start], &name);
-        let array_header = header.starts_with("[[");
-        return match earlier {
-            Some((at, Some(array))) if array != array_header => {
-                let (l, c) = super::line_col(src, at);
-                (
-                    plain.clone(),
-                    format!(
-                        "duplicate key: expected one form of `{plain}`, found both [{plain}] and [[{plain}]] (the first at line {l}, column {c})"
-                    ),
-                )
-            }
-            _ => (name, said(earlier.map(|(at, _)| at), "table")),
-        };
-    }
-    // The table the statement belongs to: the one whose header comes last before it (an
-    // array of inline tables may have begun lines before).
-    let statement_start = toml_text::statement_start(src, at);
-    let Ok(doc) = toml_edit::Document::parse(&src[..statement_start]) else {
-        return (leaf.to_string(), said(None, "key"));
-    };
-    let (table_path, table) = last_table(&doc);
-    // Inside an inline table: `budget = { kind = "a", kind = "b" }`, `outages = [{ .. }]`.
-    let statement = &src[statement_start..at];
-    if let Some((inner, keys_start)) = toml_text::open_inline_table(statement) {
-        let inside = &statement[keys_start..];
-        let first = toml_text::top_level_keys(inside)
-            .into_iter()
-            .find(|&i| {
-                let rest = inside[i..].trim_start_matches(['"', '\'']);
-                rest.starts_with(leaf)
-                    && rest[leaf.len()..]
-                        .trim_start_matches(['"', '\''])
-                        .trim_start()
-                        .starts_with('=')
-            })
-            .map(|i| statement_start + keys_start + i);
-        return (join(&join(&table_path, &inner), leaf), said(first, "key"));
-    }
-    // A `key = value` line, the key perhaps dotted (`count.a`).
-    let segments = dotted_key(line);
-    let written = written_keys(table, &segments);
-    let first = (written.len() == segments.len())
-        .then(|| written.last().and_then(|&(at, _)| at))
-        .flatten();
-    (join(&table_path, &segments.join(".")), said(first, "key"))
-}
-
-/// The segments of the key of a `key = value` line, unquoted: `count.a` is `count`, `a`.
-fn dotted_key(line: &str) -> Vec<&str> {
-    line.split('=')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .split('.')
-        .map(|s| s.trim().trim_matches(['"', '\'']))
-        .collect()
-}
-
-/// Where each segment of a dotted key is already written under `table` (the start of its
-/// key, if known), and whether it holds a table, for as many segments as are written: the
-/// walk stops at the first one that is not, or that holds a value.
-fn written_keys(table: &dyn toml_edit::TableLike, segments: &[&str]) -> Vec<(Option<usize>, bool)> {
-    use toml_edit::{Item, Value};
-    let mut written = Vec::new();
-    let mut here = Some(table);
-    for segment in segments {
-        let Some((key, item)) = here.and_then(|t| t.get_key_value(segment)) else {
-            break;
-        };
-        here = match item {
-            Item::Table(t) => Some(t as &dyn toml_edit::TableLike),
-            Item::Value(Value::InlineTable(t)) => Some(t),
-            _ => None,
-        };
-        written.push((key.span().map(|s| s.start), here.is_some()));
-    }
-    written
-}
-
-/// `count.x = 2` after `count = 50`: a dotted key that runs through a key already holding a
-/// value, at byte `at` (the start of its line). Said as a duplicate of that key, with its
-/// path and where it was first written; `None` when the text does not show it.
-fn dotted_over_value(src: &str, at: usize) -> Option<(std::ops::Range<usize>, String, String)> {
-    let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = src[line_start..].lines().next()?;
-    let doc = toml_edit::Document::parse(&src[..line_start]).ok()?;
-    let (table_path, table) = last_table(&doc);
-    let segments = dotted_key(line);
-    let written = written_keys(table, &segments);
-    let (Some(first), false) = *written.last()? else {
-        return None;
-    };
-    let culprit = written.len() - 1;
-    if culprit + 1 == segments.len() {
-        return None;
-    }
-    let key_at = line_start + line.len() - line.trim_start().len();
-    let (l, c) = super::line_col(src, first);
-    let leaf = segments[culprit];
-    let path = segments[..=culprit]
-        .iter()
-        .fold(table_path, |path, segment| match path.as_str() {
-            "" => segment.to_string(),
-            _ => format!("{path}.{segment}"),
-        });
-    Some((
-        key_at..key_at + 1,
-        path,
-        format!(
-            "duplicate key: expected each key once, found `{leaf}` a second time, as a table in `{}` (first at line {l}, column {c})",
-            segments.join(".")
-        ),
-    ))
-}
-
-/// The table whose header comes last in `doc` (the one a following `key = value` belongs
-/// to), with its path (array indices included); the root table when there is no header.
-fn last_table<'d>(doc: &'d toml_edit::Document<&str>) -> (String, &'d toml_edit::Table) {
-    use toml_edit::{Item, Table};
-    fn last_header<'d>(t: &'d Table, path: String, best: &mut (usize, String, &'d Table)) {
-        let consider = |sub: &'d Table, p: String, best: &mut (usize, String, &'d Table)| {
-            if let Some(s) = sub.span()
-                && s.start >= best.0
-            {
-                *best = (s.start, p.clone(), sub);
-            }
-            last_header(sub, p, best);
-        };
-        for (k, item) in t.iter() {
-            let p = if path.is_empty() {
-                k.to_string()
-            } else {
-                format!("{path}.{k}")
-            };
-            match item {
-                // A dotted key's table (`count.a = 1`) has no header of its own.
-                Item::Table(sub) if !sub.is_dotted() => consider(sub, p, best),
-                Item::ArrayOfTables(a) => {
-                    for (i, sub) in a.iter().enumerate() {
-                        consider(sub, format!("{p}[{i}]"), best);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut best = (0, String::new(), doc.as_table());
-    last_header(doc.as_table(), String::new(), &mut best);
-    (best.1, best.2)
-}
-
-/// Where the last key of `path` (`server.outages`, `strategy[1].budget`) is written in
-/// `text`, when `text` parses, and whether it holds an array of tables (`Some(true)`), a
-/// table with a header (`Some(false)`) or a value (`None`).
-fn key_written_at(text: &str, path: &str) -> Option<(usize, Option<bool>)> {
-    use toml_edit::{Item, TableLike, Value};
-    let doc = toml_edit::Document::parse(text).ok()?;
-    let mut table: &dyn TableLike = doc.as_table();
-    let segments: Vec<&str> = path.split('.').collect();
-    let (last, parents) = segments.split_last()?;
-    for segment in parents {
-        let (name, index) = match segment.split_once('[') {
-            Some((name, i)) => (name, i.trim_end_matches(']').parse::<usize>().ok()),
-            None => (*segment, None),
-        };
-        table = match (table.get(name)?, index) {
-            (Item::Table(t), None) => t,
-            (Item::Value(Value::InlineTable(t)), None) => t,
-            (Item::ArrayOfTables(a), Some(i)) => a.get(i)?,
-            _ => return None,
-        };
-    }
-    let (key, item) = table.get_key_value(last.split('[').next()?)?;
-    let kind = match item {
-        Item::ArrayOfTables(_) => Some(true),
-        Item::Table(_) => Some(false),
-        _ => None,
-    };
-    key.span().map(|s| (s.start, kind))
 }
 
 /// `seed = 42 xxx`: toml reads `42 xxx` as one unquoted word and asks for quotes around

@@ -1,7 +1,8 @@
-//! TOML text read by hand, for positions the parsers do not give: where a pair ends, which
-//! inline table is open where a key was written twice, where a bracket left open was opened. Used by error
-//! reporting only (`toml_errors`, and the blanking of a refused pair in the parent module),
-//! never for values: those come from `toml` and `toml_edit`.
+//! TOML text read by hand, for positions the parsers do not give: where a pair ends, where
+//! a statement begins, which inline table is open where a key was written twice, where a
+//! bracket left open was opened. Used by error reporting only (`toml_errors`, `toml_keys`,
+//! and the blanking of a refused pair in the parent module), never for values: those come
+//! from `toml` and `toml_edit`.
 
 /// Where the `key = value` pair going on at byte `from` ends: at the next `,`, `}` or line
 /// end outside brackets, strings and comments.
@@ -22,7 +23,7 @@ pub(super) fn pair_end(text: &str, from: usize) -> usize {
 /// comment runs to its line's end; strings may be triple-quoted and span lines); a string
 /// shows as its opening quote alone. The last item is `None` when a string is left
 /// unclosed: callers give up there, as the parser's own message says so.
-fn code(text: &str) -> impl Iterator<Item = Option<(usize, char)>> + '_ {
+pub(super) fn code(text: &str) -> impl Iterator<Item = Option<(usize, char)>> + '_ {
     let mut chars = text.char_indices().peekable();
     let mut done = false;
     std::iter::from_fn(move || {
@@ -62,11 +63,12 @@ fn string_end(text: &str, i: usize, c: char) -> Option<usize> {
     };
     let from = i + close.len();
     let mut j = from;
-    // The closing quote: not escaped in a basic string.
+    // The closing quote: not escaped in a basic string (an odd number of backslashes before
+    // it; `\\` is an escaped backslash).
     let after = loop {
         let at = j + text[j..].find(close)?;
-        let escaped =
-            c == '"' && text[from..at].ends_with('\\') && !text[from..at].ends_with("\\\\");
+        let backslashes = text[from..at].len() - text[from..at].trim_end_matches('\\').len();
+        let escaped = c == '"' && backslashes % 2 == 1;
         if escaped {
             j = at + 1;
         } else {
@@ -110,36 +112,43 @@ pub(super) fn statement_start(src: &str, end: usize) -> usize {
     src[..from].rfind('\n').map_or(0, |i| i + 1)
 }
 
+/// A step of the path down into a value: a key as written (perhaps dotted, perhaps quoted),
+/// or an array's item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Segment<'s> {
+    Key(&'s str),
+    Index(usize),
+}
+
 /// The place inside a value still open at the end of `statement` (the text of a `key =
 /// value` pair so far): the path from the pair's key down to the innermost open inline
-/// table (`outages[1]` for `outages = [{ ... }, { start = "2s", `; indices count the
-/// items before, and a dotted key stays dotted), and where that table's first key starts.
-/// `None` when no inline table is open, or the innermost open bracket is an array's.
-pub(super) fn open_inline_table(statement: &str) -> Option<(String, usize)> {
+/// table (`outages`, `[1]` for `outages = [{ ... }, { start = "2s", `; indices count the
+/// items before), and where that table's first key starts. `None` when no inline table is
+/// open, or the innermost open bracket is an array's.
+pub(super) fn open_inline_table(statement: &str) -> Option<(Vec<Segment<'_>>, usize)> {
     // Each open bracket: `{` or `[`, its place in the path, for an array the items seen,
     // and where its content starts.
-    let mut open: Vec<(char, String, usize, usize)> = Vec::new();
+    let mut open: Vec<(char, Segment, usize, usize)> = Vec::new();
     let mut start = 0;
     for item in code(statement) {
         let (i, c) = item?;
         match c {
             '{' | '[' => {
                 let segment = match open.last() {
-                    Some(('[', _, items, _)) => format!("[{items}]"),
+                    Some(('[', _, items, _)) => Segment::Index(*items),
                     // The key before the `=`, on the bracket's line (a TOML 1.1 inline
-                    // table may hold comments and line breaks before it).
-                    _ => statement[start..i]
-                        .trim_end()
-                        .strip_suffix('=')
-                        .unwrap_or("")
-                        .rsplit('\n')
-                        .next()
-                        .unwrap_or("")
-                        .trim()
-                        .split('.')
-                        .map(|part| part.trim().trim_matches(['"', '\'']))
-                        .collect::<Vec<_>>()
-                        .join("."),
+                    // table may hold comments and line breaks before it; the file may
+                    // begin with a byte-order mark).
+                    _ => Segment::Key(
+                        statement[start..i]
+                            .trim_end()
+                            .strip_suffix('=')
+                            .unwrap_or("")
+                            .rsplit('\n')
+                            .next()
+                            .unwrap_or("")
+                            .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}'),
+                    ),
                 };
                 open.push((c, segment, 0, i + 1));
                 start = i + 1;
@@ -160,14 +169,10 @@ pub(super) fn open_inline_table(statement: &str) -> Option<(String, usize)> {
     let &('{', _, _, keys) = open.last()? else {
         return None;
     };
-    let mut path = String::new();
-    for (_, segment, _, _) in &open {
-        if !path.is_empty() && !segment.starts_with('[') {
-            path.push('.');
-        }
-        path.push_str(segment);
-    }
-    Some((path, keys))
+    Some((
+        open.iter().map(|&(_, segment, _, _)| segment).collect(),
+        keys,
+    ))
 }
 
 /// Where the keys of an inline table's own pairs start in `inside` (the text after its

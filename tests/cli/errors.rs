@@ -246,7 +246,7 @@ fn fails_with_duplicate_key() {
     refused(
         &format!("{TINY}\n[server]\nqueue = 3\n"),
         &[
-            "bad.toml:37:2: server: duplicate key: expected each table once, found `server` a second time (first at line 12, column 1)",
+            "bad.toml:37:2: server: duplicate key: expected each table once, found `server` a second time (first at line 12, column 2)",
         ],
     );
     // Written first another way: `[clients]` before `[[clients]]`.
@@ -304,9 +304,69 @@ fn fails_with_duplicate_key() {
              [strategy.budget]\nkind = \"ratio\"\n"
         ),
         &[
-            "bad.toml:45:11: strategy[3].budget: duplicate key: expected each table once, found `budget` a second time (first at line 43, column 1)",
+            "bad.toml:45:11: strategy[3].budget: duplicate key: expected each table once, found `budget` a second time (first at line 43, column 11)",
         ],
     );
+}
+
+/// Keys written twice in the other forms TOML allows: each is named with its path (quoted
+/// segments quoted, inline tables in arrays indexed) and placed where it was first written.
+#[test]
+fn fails_with_duplicate_key_in_any_form() {
+    let cases: &[(&str, &str)] = &[
+        // A dotted key repeated inside an inline table.
+        (
+            "x = { a.b = 1, a.b = 2 }\n",
+            "bad.toml:1:18: x.a.b: duplicate key: expected each key once, found `b` a second time (first at line 1, column 9)",
+        ),
+        // A dotted key through a value, inside an inline table and in a header.
+        (
+            "x = { a = 1, a.b = 2 }\n",
+            "bad.toml:1:14: x.a: duplicate key: expected each key once, found `a` a second time, as a table in `a.b` (first at line 1, column 7)",
+        ),
+        (
+            "[a]\nb = 1\n[a.b.c]\n",
+            "bad.toml:3:4: a.b: duplicate key: expected each key once, found `b` a second time, as a table in `[a.b.c]` (first at line 2, column 1)",
+        ),
+        (
+            "x = { a = 1 }\nx.b = 2\n",
+            "bad.toml:2:1: x: duplicate key: expected each key once, found `x` a second time in `x.b` (an inline table cannot be extended; first at line 1, column 1)",
+        ),
+        // Quoted keys holding a dot, an `=`, a `#`.
+        (
+            "\"a.b\" = 1\n\"a.b\" = 2\n",
+            "bad.toml:2:1: \"a.b\": duplicate key: expected each key once, found `\"a.b\"` a second time (first at line 1, column 1)",
+        ),
+        (
+            "[\"a#b\"]\n[\"a#b\"]\n",
+            "bad.toml:2:2: \"a#b\": duplicate key: expected each table once, found `\"a#b\"` a second time (first at line 1, column 2)",
+        ),
+        // A line of a multi-line array that starts with `[` is not a header, and a header
+        // written inside a multi-line string is not one either.
+        (
+            "x = [\n  [ { a = 1, a = 2 } ],\n]\n",
+            "bad.toml:2:14: x[0][0].a: duplicate key: expected each key once, found `a` a second time (first at line 2, column 7)",
+        ),
+        (
+            "[server]\ns = \"\"\"\n[server]\n\"\"\"\n[server]\n",
+            "bad.toml:5:2: server: duplicate key: expected each table once, found `server` a second time (first at line 1, column 2)",
+        ),
+        // A byte-order mark before the key an inline table is the value of; a quoted
+        // segment in the key written as TOML reads it.
+        (
+            "\u{feff}'x' = { 'b' . c = 1, b.c = 2 }\n",
+            "bad.toml:1:24: x.b.c: duplicate key: expected each key once, found `c` a second time (first at line 1, column 15)",
+        ),
+        // An escaped backslash before an escaped quote in an earlier string.
+        (
+            "x = [ \"\\\\\\\"[\", { a = 1, a = 2 } ]\n",
+            "bad.toml:1:25: x[1].a: duplicate key: expected each key once, found `a` a second time (first at line 1, column 18)",
+        ),
+    ];
+    for (text, expected) in cases {
+        let stderr = refused(text, &[expected]);
+        assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    }
 }
 
 // ---- durations --------------------------------------------------------------------------
