@@ -396,29 +396,25 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
     let first = &shards[0].manifest;
     for s in &shards[1..] {
         let m = &s.manifest;
-        let foreign = |what: &str, a: &str, b: &str| {
+        let foreign = |why: String| {
             Error::Usage(format!(
-                "merge: {} is a shard of another run than {} ({what}: {b} vs {a}); keep one run's shards in {shown}",
+                "merge: {} is a shard of another run than {} ({why}); keep one run's shards in {shown}",
                 crate::text::escape(&s.dir.display().to_string()),
                 crate::text::escape(&shards[0].dir.display().to_string()),
             ))
         };
-        if m.scenario_hash != first.scenario_hash {
-            return Err(foreign(
-                "scenario hash",
-                &first.scenario_hash,
-                &m.scenario_hash,
-            ));
+        let differs = |what: &str, a: &str, b: &str| foreign(format!("{what}: {b} vs {a}"));
+        // The most telling difference first; the scenario hash, which covers the scenario
+        // text, the traces, the seed and the replications, only when none of those shows.
+        if m.herdsim != first.herdsim {
+            return Err(differs("herdsim version", &first.herdsim, &m.herdsim));
         }
         if m.shards != first.shards {
-            return Err(foreign(
+            return Err(differs(
                 "shard count",
                 &first.shards.to_string(),
                 &m.shards.to_string(),
             ));
-        }
-        if m.herdsim != first.herdsim {
-            return Err(foreign("herdsim version", &first.herdsim, &m.herdsim));
         }
         if m.flags != first.flags {
             let shown = |f: Option<RunFlags>| match f {
@@ -429,14 +425,66 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
                     f.replications.map_or("-".into(), |r| r.to_string())
                 ),
             };
-            return Err(foreign(
+            return Err(differs(
                 "--seed/--replications",
                 &shown(first.flags),
                 &shown(m.flags),
             ));
         }
+        if m.seed != first.seed {
+            return Err(differs(
+                "seed",
+                &first.seed.to_string(),
+                &m.seed.to_string(),
+            ));
+        }
+        if m.replications != first.replications {
+            return Err(differs(
+                "replications",
+                &first.replications.to_string(),
+                &m.replications.to_string(),
+            ));
+        }
+        if m.set != first.set {
+            let shown = |set: &[String]| match set {
+                [] => "none".to_string(),
+                set => set.join(" "),
+            };
+            return Err(differs("--set", &shown(&first.set), &shown(&m.set)));
+        }
+        if s.source != shards[0].source {
+            let line = s
+                .source
+                .lines()
+                .zip(shards[0].source.lines())
+                .take_while(|(a, b)| a == b)
+                .count()
+                + 1;
+            return Err(foreign(format!(
+                "scenario.toml differs from line {line} on"
+            )));
+        }
+        if let Some(t) = m
+            .traces
+            .iter()
+            .zip(&first.traces)
+            .find(|(a, b)| a.sha256 != b.sha256)
+            .map(|(t, _)| t)
+        {
+            return Err(foreign(format!(
+                "the trace file \"{}\" holds other data",
+                crate::text::escape(&t.file)
+            )));
+        }
+        if m.scenario_hash != first.scenario_hash {
+            return Err(differs(
+                "scenario hash",
+                &first.scenario_hash,
+                &m.scenario_hash,
+            ));
+        }
         if (m.requests, m.attempts) != (first.requests, first.attempts) {
-            return Err(foreign(
+            return Err(differs(
                 "--requests/--attempts",
                 &format!("{}/{}", first.requests, first.attempts),
                 &format!("{}/{}", m.requests, m.attempts),

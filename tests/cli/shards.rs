@@ -318,8 +318,40 @@ fn shards_of_another_run_are_refused() {
     let m = merge(&ws, "out/tiny", &[]);
     assert_eq!(m.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&m.stderr);
-    assert!(stderr.contains("is a shard of another run"), "{stderr}");
-    assert!(stderr.contains("scenario hash"), "{stderr}");
+    // The difference is named, not only the scenario hash it changes.
+    assert!(
+        stderr.contains(
+            "merge: out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (--seed/--replications: 8/- vs -/-)"
+        ),
+        "{stderr}"
+    );
+    // Another --set.
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    run(
+        &ws,
+        "out",
+        &["--no-charts", "--shard", "1/2", "--set", "server.queue=6"],
+    );
+    let stderr = String::from_utf8_lossy(&merge(&ws, "out/tiny", &[]).stderr).into_owned();
+    assert!(
+        stderr.contains("(--set: server.queue=6 vs none)"),
+        "{stderr}"
+    );
+    // Another scenario text: where it begins to differ.
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    ws.file("sweep.toml", &sweep().replace("queue = 5", "queue = 6"));
+    run(&ws, "out", &["--no-charts", "--shard", "1/2"]);
+    let m = merge(&ws, "out/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        stderr.contains("(scenario.toml differs from line 19 on)"),
+        "{stderr}"
+    );
     // A different shard count.
     let ws = Workspace::new();
     ws.file("sweep.toml", &sweep());
@@ -536,7 +568,7 @@ fn shards_run_against_another_trace_are_refused() {
     let stderr = String::from_utf8_lossy(&m.stderr);
     assert_eq!(m.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (scenario hash: "),
+        stderr.contains("out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (the trace file \"data/arrivals.csv\" holds other data)"),
         "{stderr}"
     );
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
