@@ -260,6 +260,18 @@ pub fn load_with_settings(
                                 ),
                             );
                         }
+                        // A `--set` value needs no quotes (the shell would take them):
+                        // the hint for a bare number in a file does not apply.
+                        if let Some(at) = e.msg.find("(a duration ")
+                            && let Some(len) = e.msg[at..].find(')')
+                        {
+                            let hint = e.msg[at..=at + len]
+                                .replace(" and quotes", "")
+                                .replace(" in quotes", "")
+                                .replace("quotes and ", "")
+                                .replace('"', "");
+                            e.msg.replace_range(at..=at + len, &hint);
+                        }
                         e.msg = format!("{} (from {})", e.msg, s.flag());
                     }
                     None => {

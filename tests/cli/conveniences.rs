@@ -148,6 +148,22 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
         stderr.contains("--set strategy.5.base=1s: `strategy` has 2 entries, found index 5"),
         "{stderr}"
     );
+    // A single table is not a list.
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "clients.0.count=5"]);
+    assert!(
+        stderr.contains(
+            "--set clients.0.count=5: `clients` is one table, not a list: expected a key of it, found the index 0"
+        ),
+        "{stderr}"
+    );
+    // A --set value needs no quotes: the hint for a bare number says so.
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "retry.timeout=2"]);
+    assert!(
+        stderr.contains(
+            "found the bare number 2 (a duration needs a unit, e.g. 2ms or 2s) (from --set retry.timeout=2)"
+        ),
+        "{stderr}"
+    );
     // One entry is singular ("has 1 entries" before).
     let stderr = refused_in(
         &ws,
@@ -172,7 +188,7 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
         ),
         (
             "retry.timeout=inf",
-            "retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found inf (a duration is a number and a unit in quotes, such as \"100ms\") (from --set retry.timeout=inf)",
+            "retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found inf (a duration is a number and a unit, such as 100ms) (from --set retry.timeout=inf)",
         ),
         (
             "retry.timeout=0.5ns",

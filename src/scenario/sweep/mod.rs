@@ -370,9 +370,24 @@ pub(super) fn set_path(
     let child = table
         .get_mut(first)
         .ok_or_else(|| format!("no table `{first}` in the scenario {into}"))?;
+    // `clients.0.count` when `clients` is one table, not a list of them.
+    let index_into_table = |t: &dyn toml_edit::TableLike| {
+        let next = rest[0];
+        (next.parse::<usize>().is_ok() && !t.contains_key(next)).then(|| {
+            format!(
+                "`{first}` is one table, not a list: expected a key of it, found the index {next}"
+            )
+        })
+    };
     match child {
-        Item::Table(t) => set_path(t, rest, value, into),
-        Item::Value(Value::InlineTable(t)) => set_path(t, rest, value, into),
+        Item::Table(t) => match index_into_table(t) {
+            Some(problem) => Err(problem),
+            None => set_path(t, rest, value, into),
+        },
+        Item::Value(Value::InlineTable(t)) => match index_into_table(t) {
+            Some(problem) => Err(problem),
+            None => set_path(t, rest, value, into),
+        },
         Item::ArrayOfTables(array) => {
             let (index, rest) = rest.split_first().expect("rest is not empty");
             let i: usize = index
