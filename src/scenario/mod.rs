@@ -227,10 +227,38 @@ pub fn validate_with(
             // File order; file-level problems (no position) first; then those of the trace
             // files it names, each in its own order. The sort is stable.
             errors.sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
-            Err(ScenarioErrors(errors))
+            Err(ScenarioErrors(without_missing_misspelt(errors)))
         }
-        None => Err(ScenarioErrors(errors)),
+        None => Err(ScenarioErrors(without_missing_misspelt(errors))),
     }
+}
+
+/// Drops a required key's "missing required key" when the same table has an unknown key
+/// that is likely that key misspelt (its message asks "did you mean" it): `concurrancy =
+/// 20` is one mistake, reported once, where the user wrote it.
+fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError> {
+    let table = |e: &ScenarioError| {
+        let key = e.key.rsplit_once('.').map_or("", |(table, _)| table);
+        (e.file.clone(), key.to_string())
+    };
+    let misspelt: Vec<((String, String), String)> = errors
+        .iter()
+        .filter(|e| e.msg.starts_with("unknown key "))
+        .filter_map(|e| {
+            let meant = e.msg.split(" (did you mean `").nth(1)?.split('`').next()?;
+            Some((table(e), meant.to_string()))
+        })
+        .collect();
+    errors.retain(|e| {
+        let Some(rest) = e.msg.strip_prefix("missing required key `") else {
+            return true;
+        };
+        let missing = rest.split('`').next().unwrap_or("");
+        !misspelt
+            .iter()
+            .any(|(t, meant)| *t == table(e) && meant == missing)
+    });
+    errors
 }
 
 /// Whether `e` is only a consequence of blanking the pairs at `blanked` (dotted key paths).

@@ -88,9 +88,9 @@ fn every_unknown_key_and_wrong_type_is_reported_not_just_the_first() {
     assert_eq!(
         p,
         [
-            "s.toml:4:1: clients.cuont: unknown key `cuont` in clients, expected one of `count`, `start`, `start_spread`, `requests`, `think`, `name`, `rate`, `profile`, `process`, `end`, `trace`, `clients`, `retry`",
+            "s.toml:4:1: clients.cuont: unknown key `cuont` in clients (did you mean `count`?), expected one of `count`, `start`, `start_spread`, `requests`, `think`, `name`, `rate`, `profile`, `process`, `end`, `trace`, `clients`, `retry`",
             "s.toml:8:15: server.concurrency: expected an integer, found a string \"one\"",
-            "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`, `cap`, `multiplier`, `increment`, `throttle_base`, `immediate_retries`, `jitter`, `jitter_past_cap`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `clamp_to_deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `client_rate_limiter`, `fallback_on`",
+            "s.toml:18:1: strategy[1].bsae: unknown key `bsae` in strategy[1] (did you mean `base`?), expected one of `name`, `base`, `cap`, `multiplier`, `increment`, `throttle_base`, `immediate_retries`, `jitter`, `jitter_past_cap`, `max_attempts`, `timeout`, `timeout_multiplier`, `connect_timeout`, `deadline`, `clamp_to_deadline`, `retry_on`, `retry_after`, `rate_limit`, `budget`, `breaker`, `client_rate_limiter`, `fallback_on`",
         ]
     );
 }
@@ -180,7 +180,7 @@ fn an_unknown_key_lists_only_the_keys_its_table_takes() {
     assert_eq!(
         p,
         [
-            "s.toml:8:1: server.concurency: unknown key `concurency` in server, expected one of `concurrency`, `queue`, `service`, `outages`, `rate_limit`, `retry_after`, `client_error_rate`, `occ`, `occ_write`, `discipline`, `queue_timeout`, `slowdown`, `capacity`, `autoscale`"
+            "s.toml:8:1: server.concurency: unknown key `concurency` in server (did you mean `concurrency`?), expected one of `concurrency`, `queue`, `service`, `outages`, `rate_limit`, `retry_after`, `client_error_rate`, `occ`, `occ_write`, `discipline`, `queue_timeout`, `slowdown`, `capacity`, `autoscale`"
         ]
     );
     assert_eq!(

@@ -329,16 +329,88 @@ pub(super) fn without_keys_refused_in(expected: &str, table: &str) -> String {
     format!("one of {}", kept.join(", "))
 }
 
+/// ` (did you mean `x`?)` when one of the backquoted names in `expected` (`one of `a`,
+/// `b``) is a likely misspelling of `found` (backquoted too), else nothing.
+fn did_you_mean(found: &str, expected: &str) -> String {
+    let found = found.trim_matches('`');
+    let names = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|name| !name.is_empty());
+    closest(found, names).map_or(String::new(), |name| format!(" (did you mean `{name}`?)"))
+}
+
+/// ` (did you mean "x"?)` when one of `names` is a likely misspelling of the string value
+/// `found`, else nothing.
+pub(in crate::scenario) fn guess_value<'a>(
+    found: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> String {
+    closest(found, names).map_or(String::new(), |name| format!(" (did you mean \"{name}\"?)"))
+}
+
+/// The name of `names` closest to `word` in spelling, when it is close enough to be what
+/// was meant: at most two edits (a letter added, dropped, changed, or two neighbours
+/// swapped), and at most half the word's length; ignoring case. The first of equals. A
+/// word of more than 64 characters is no misspelt name.
+fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let written = word;
+    let word: Vec<char> = word.to_lowercase().chars().collect();
+    if word.len() > 64 {
+        return None;
+    }
+    let limit = (word.len() / 2).min(2);
+    names
+        .into_iter()
+        .filter(|&name| name != written)
+        .map(|name| {
+            (
+                edits(&word, &name.to_lowercase().chars().collect::<Vec<_>>()),
+                name,
+            )
+        })
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, name)| name)
+}
+
+/// The optimal string alignment distance between `a` and `b`: insertions, deletions,
+/// substitutions and swaps of two neighbours, each one edit.
+fn edits(a: &[char], b: &[char]) -> usize {
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        rows[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
 /// Rewords serde's terse messages where a user would otherwise have to guess: every message
 /// says what was expected and what was found. `table` is ` in <table>` for key messages.
 fn friendlier(msg: &str, table: &str) -> String {
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
         let expected = without_keys_refused_in(expected, table);
+        let guess = did_you_mean(found, &expected);
         return if expected.is_empty() {
             format!("unknown key {found}{table}")
         } else {
-            format!("unknown key {found}{table}, expected {expected}")
+            format!("unknown key {found}{table}{guess}, expected {expected}")
         };
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {
@@ -346,7 +418,8 @@ fn friendlier(msg: &str, table: &str) -> String {
     }
     if let Some(rest) = msg.strip_prefix("unknown variant ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
-        return format!("expected {expected}, found {found}");
+        let guess = did_you_mean(found, expected);
+        return format!("expected {expected}, found {found}{guess}");
     }
     let typed = msg
         .strip_prefix("invalid type: ")

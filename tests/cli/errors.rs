@@ -59,7 +59,7 @@ fn fails_with_unknown_top_level_key() {
     let stderr = refused(
         &tiny_with("seed = 7\n", "seed = 7\nsede = 8\n"),
         &[
-            "herdsim: error: bad.toml:4:1: sede: unknown key `sede`, expected one of `name`",
+            "herdsim: error: bad.toml:4:1: sede: unknown key `sede` (did you mean `seed`?), expected one of `name`",
             "`seed`",
         ],
     );
@@ -74,9 +74,53 @@ fn fails_with_unknown_key_in_second_strategy() {
     refused(
         &tiny_with("jitter = \"full\"\n", "jitter = \"full\"\nbsae = \"1s\"\n"),
         &[
-            "bad.toml:36:1: strategy[1].bsae: unknown key `bsae` in strategy[1], expected one of `name`, `base`",
+            "bad.toml:36:1: strategy[1].bsae: unknown key `bsae` in strategy[1] (did you mean `base`?), expected one of `name`, `base`",
         ],
     );
+}
+
+/// A misspelt key or value is answered with the likely one; a required key misspelt is one
+/// problem, where it was written, not also a missing key.
+#[test]
+fn misspellings_suggest_the_likely_name() {
+    let stderr = refused(
+        &tiny_with("concurrency = 5", "concurrancy = 5"),
+        &[
+            "bad.toml:13:1: server.concurrancy: unknown key `concurrancy` in server (did you mean `concurrency`?), expected one of `concurrency`, `queue`",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    // Values too, whatever their case; a word far from every name gets no guess.
+    let cases = [
+        (
+            "jitter = \"full\"",
+            "jitter = \"Full\"",
+            "found \"Full\" (did you mean \"full\"?)",
+        ),
+        (
+            "jitter = \"full\"",
+            "jitter = \"decorelated\"",
+            "found \"decorelated\" (did you mean \"decorrelated\"?)",
+        ),
+        (
+            "end = \"1s\"",
+            "end = \"1s\"\nkind = \"dwon\"",
+            "found \"dwon\" (did you mean \"down\"?)",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        refused(&tiny_with(from, to), &[expected]);
+    }
+    let stderr = refused(
+        &tiny_with("jitter = \"full\"", "jitter = \"zzz\""),
+        &["found \"zzz\""],
+    );
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+    let stderr = refused(
+        &tiny_with("seed = 7", "seed = 7\nqq = 1"),
+        &["unknown key `qq`"],
+    );
+    assert!(!stderr.contains("did you mean"), "{stderr}");
 }
 
 #[test]
@@ -1887,7 +1931,7 @@ fn fails_with_sweep_path_to_a_misspelt_key_once() {
     let stderr = refused(
         &format!("{TINY}\n[sweep]\n\"clients.cuont\" = [1, 2]\n"),
         &[
-            "bad.toml:38:20: clients.cuont: unknown key `cuont` in clients, expected one of `count`",
+            "bad.toml:38:20: clients.cuont: unknown key `cuont` in clients (did you mean `count`?), expected one of `count`",
             "(at sweep point clients.cuont = 1)",
         ],
     );

@@ -52,7 +52,7 @@ fn fails_with_unknown_population_key_and_writes_nothing() {
         &v2_with("count = 20\n", "count = 20\ncuont = 3\n"),
         &[],
         &[
-            "bad.toml:7:1: clients[0].cuont: unknown key `cuont` in clients[0], expected one of `count`",
+            "bad.toml:7:1: clients[0].cuont: unknown key `cuont` in clients[0] (did you mean `count`?), expected one of `count`",
         ],
     );
 }
@@ -272,7 +272,7 @@ fn fails_with_a_name_in_a_population_override() {
 fn fails_with_an_unknown_key_in_a_population_override() {
     refused_once(
         &v2_with("count = 20\n", "count = 20\nretry = { bsae = \"1s\" }\n"),
-        "bad.toml:7:11: clients[0].retry.bsae: unknown key `bsae` in clients[0].retry, expected one of `base`, `cap`",
+        "bad.toml:7:11: clients[0].retry.bsae: unknown key `bsae` in clients[0].retry (did you mean `base`?), expected one of `base`, `cap`",
     );
 }
 

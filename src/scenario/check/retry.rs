@@ -12,6 +12,7 @@ use crate::model::policy::{
     Beyond, Combine, RateLimitLadder, RetryAfterPolicy, RetryPolicy, Strategy,
 };
 use crate::scenario::raw::{RawDuration, RawJitter, RawPolicy};
+use crate::scenario::toml_errors::guess_value;
 use crate::time::SimDuration;
 
 /// One layer of a merged policy: a policy table and the key path that names its keys.
@@ -374,8 +375,19 @@ impl Check<'_> {
                             Some(r.span()),
                             &key,
                             format!(
-                                "expected one of \"attempts\", \"deadline\", \"non_retryable\", \"rate_limit_escalation\", \"budget\", \"breaker_open\", found \"{}\"",
-                                r.get_ref()
+                                "expected one of \"attempts\", \"deadline\", \"non_retryable\", \"rate_limit_escalation\", \"budget\", \"breaker_open\", found \"{}\"{}",
+                                r.get_ref(),
+                                guess_value(
+                                    r.get_ref(),
+                                    [
+                                        "attempts",
+                                        "deadline",
+                                        "non_retryable",
+                                        "rate_limit_escalation",
+                                        "budget",
+                                        "breaker_open"
+                                    ]
+                                )
                             ),
                         ),
                     }
@@ -434,7 +446,11 @@ impl Check<'_> {
                         span,
                         key,
                         format!(
-                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", {{ proportional = f }}, {{ fraction = j }} or {{ additive = d }}, found \"{other}\""
+                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", {{ proportional = f }}, {{ fraction = j }} or {{ additive = d }}, found \"{other}\"{}",
+                            guess_value(
+                                other,
+                                ["none", "full", "equal", "decorrelated", "decorrelated-v2"]
+                            )
                         ),
                     );
                     Jitter::None

@@ -11,6 +11,7 @@ use crate::model::dist::Dist;
 use crate::model::service::{Autoscale, CapacityStep, Slowdown};
 use crate::model::{Discipline, Occ, Outage, OutageKind, RateLimiter, ServerSpec};
 use crate::scenario::raw::{RawAutoscale, RawCapacityStep, RawList, RawOcc, RawOutage, RawServer};
+use crate::scenario::toml_errors::guess_value;
 use crate::time::{SimDuration, SimTime};
 
 /// How far below 0 a slowdown's extension may compute before it is refused: rounding, not
@@ -288,7 +289,10 @@ impl Check<'_> {
                 self.err(
                     span,
                     &k("kind"),
-                    format!("expected \"down\", \"unreachable\", \"errors\", \"slow\" or \"crash\", found \"{other}\""),
+                    format!(
+                        "expected \"down\", \"unreachable\", \"errors\", \"slow\" or \"crash\", found \"{other}\"{}",
+                        guess_value(other, ["down", "unreachable", "errors", "slow", "crash"])
+                    ),
                 );
                 OutageKind::Down
             }
