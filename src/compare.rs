@@ -247,6 +247,17 @@ fn ratio_text(a: f64, b: f64) -> String {
     }
 }
 
+/// `never (N% recovered)` for a row of metric `m` = `recovered_s` with no recovery time
+/// but a share of runs that recovered: a trigger after which the runs did not all get back
+/// to normal, as the console says it (`-` stays for a scenario without a trigger).
+fn never_recovered(row: &Row, m: &str) -> Option<String> {
+    if m != "recovered_s" || row.values.get(m).copied().flatten().is_some() {
+        return None;
+    }
+    let share = row.values.get("recovered_share").copied().flatten()?;
+    Some(format!("never ({}% recovered)", (share * 100.0).round()))
+}
+
 /// What the two intervals say, in words.
 fn verdict(a: f64, b: f64, ci: Option<(f64, f64)>, single: bool) -> String {
     let Some((ca, cb)) = ci else {
@@ -279,7 +290,14 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
             b.path.display()
         )));
     }
+    // A recovery time is a number also where every run of a triggered scenario never
+    // recovered (each row then reads "never").
     let numeric = |s: &Summary, m: &str| {
+        let m = if m == "recovered_s" && s.rows.iter().any(|r| never_recovered(r, m).is_some()) {
+            "recovered_share"
+        } else {
+            m
+        };
         s.rows
             .iter()
             .any(|r| r.values.get(m).is_some_and(|v| v.is_some()))
@@ -366,8 +384,8 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
             let vb = rb.values.get(m).copied().flatten();
             let ci_key = format!("{m}_ci95");
             let ci = |r: &Row| r.values.get(&ci_key).copied().flatten();
-            let with_ci = |v: Option<f64>, c: Option<f64>| match (v, c) {
-                (None, _) => "-".to_string(),
+            let with_ci = |v: Option<f64>, c: Option<f64>, r: &Row| match (v, c) {
+                (None, _) => never_recovered(r, m).unwrap_or_else(|| "-".to_string()),
                 (Some(v), Some(c)) if !single => {
                     let d = decimals(v);
                     format!("{} ± {}", short(v, d), short(c, d))
@@ -386,8 +404,8 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
             line.extend([
                 ra.strategy.clone(),
                 m.clone(),
-                with_ci(va, ci(ra)),
-                with_ci(vb, ci(rb)),
+                with_ci(va, ci(ra), ra),
+                with_ci(vb, ci(rb), rb),
                 ratio,
                 words,
             ]);
@@ -463,6 +481,50 @@ mod tests {
         assert_eq!(ratio_text(3.0, 1.0), "0.333");
         assert_eq!(ratio_text(0.0, 5427.0), "-");
         assert_eq!(ratio_text(0.0, 0.0), "-");
+    }
+
+    /// A run with a trigger whose replications did not all recover has no recovery time:
+    /// it reads "never", as on the console, not `-` as a run without a trigger.
+    #[test]
+    fn a_recovery_that_never_came_reads_never() {
+        let summary = |recovered_s: Option<f64>, share: Option<f64>| Summary {
+            path: PathBuf::from("x/summary.json"),
+            scenario: Some("x".into()),
+            seed: Some(1),
+            hash: None,
+            columns: vec!["strategy".into(), "recovered_s".into()],
+            rows: vec![Row {
+                point: Vec::new(),
+                strategy: "s".into(),
+                values: BTreeMap::from([
+                    ("recovered_s".to_string(), recovered_s),
+                    ("recovered_share".to_string(), share),
+                ]),
+            }],
+        };
+        let metric = ["recovered_s".to_string()];
+        let table = compare(
+            &summary(None, Some(0.25)),
+            &summary(Some(3.0), Some(1.0)),
+            &metric,
+        )
+        .expect("comparable");
+        let row = table
+            .lines()
+            .find(|l| l.contains("recovered_s"))
+            .expect("a row");
+        assert!(row.contains("never (25% recovered)"), "{table}");
+        assert!(row.contains(" 3 "), "{table}");
+        // Every run of A never recovered: still a number to compare.
+        let table = compare(
+            &summary(None, Some(0.0)),
+            &summary(None, Some(1.0)),
+            &metric,
+        )
+        .expect("comparable");
+        assert!(table.contains("never (0% recovered)"), "{table}");
+        // Without a trigger there is no recovery time to compare.
+        assert!(compare(&summary(None, None), &summary(None, None), &metric).is_err());
     }
 
     #[test]
