@@ -51,6 +51,10 @@ pub struct Line {
     /// Calls to the fallback server per logical request (0 without one): load the work
     /// above leaves out.
     pub fallback_work: f64,
+    /// In a service graph, calls to every service per logical request: the load retries
+    /// at each tier multiply below the entry service, which `work` does not see (`None`
+    /// with one service).
+    pub all_services_work: Option<f64>,
     /// Completion time, seconds.
     pub completion_s: f64,
     /// Recovery peak, requests per second (per bucket); the whole run's peak when
@@ -155,14 +159,15 @@ pub fn cells(line: &Line) -> [String; 4] {
             "succeeded {}",
             line.success_share.map_or("n/a".into(), percent)
         ),
-        if line.fallback_work > 0.0 {
-            format!(
-                "work {} + {} fallback",
-                times(line.work),
-                times(line.fallback_work)
-            )
-        } else {
-            format!("work {}", times(line.work))
+        {
+            let mut work = format!("work {}", times(line.work));
+            if line.fallback_work > 0.0 {
+                work.push_str(&format!(" + {} fallback", times(line.fallback_work)));
+            }
+            if let Some(all) = line.all_services_work {
+                work.push_str(&format!(" ({} over all services)", times(all)));
+            }
+            work
         },
         format!("completion {} s", fmt_value(line.completion_s)),
         format!(
@@ -225,6 +230,14 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
     );
     if !server.capacity.is_empty() || server.autoscale.is_some() {
         note.push_str(", at the start");
+    }
+    // What the figure leaves out, so that a multiple of it is not read as the load on
+    // what the service can really serve.
+    if server.slowdown.is_some() {
+        note.push_str(", unloaded: it slows under load");
+    }
+    if !scenario.entry().calls.is_empty() {
+        note.push_str(", its own work only: a slot is also held through its downstream calls");
     }
     (Some(rps), note)
 }
@@ -382,6 +395,11 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                     s.fallback_calls / s.requests
                 } else {
                     0.0
+                },
+                all_services_work: {
+                    let services = &point.strategies[i].services;
+                    (services.len() > 1 && s.requests > 0.0)
+                        .then(|| services.iter().map(|v| v.calls).sum::<f64>() / s.requests)
                 },
                 completion_s: s.completion_s.mean,
                 recovery_peak_rps: peak(s),

@@ -294,6 +294,43 @@ fn the_trade_sentence_agrees_with_the_paired_differences() {
     );
 }
 
+/// The capacity line says what its figure leaves out: the slowdown under load, and for an
+/// entry service that calls others, the slots held through those calls.
+#[test]
+fn the_capacity_note_says_what_the_figure_leaves_out() {
+    let base = r#"
+name = "v"
+[clients]
+count = 10
+[network]
+latency = { dist = "constant", value = "1ms" }
+[retry]
+max_attempts = 3
+[[strategy]]
+name = "a"
+base = "1ms"
+cap = "1ms"
+"#;
+    let slow = format!(
+        "{base}[server]\nconcurrency = 4\nservice = {{ dist = \"constant\", value = \"20ms\" }}\nslowdown = [[0, 1.0], [8, 2.0]]\n"
+    );
+    let (rps, note) = capacity(&scenario_of(&slow));
+    assert_eq!(rps, Some(200.0));
+    assert_eq!(
+        note,
+        "4 slots / 20ms mean service, unloaded: it slows under load"
+    );
+    let graph = format!(
+        "{base}[[service]]\nname = \"api\"\nconcurrency = 4\nservice = {{ dist = \"constant\", value = \"20ms\" }}\ncalls = [\"db\"]\n\
+         [[service]]\nname = \"db\"\nconcurrency = 2\nservice = {{ dist = \"constant\", value = \"5ms\" }}\n"
+    );
+    let (_, note) = capacity(&scenario_of(&graph));
+    assert_eq!(
+        note,
+        "api, the entry service: 4 slots / 20ms mean service, its own work only: a slot is also held through its downstream calls"
+    );
+}
+
 #[test]
 fn the_verdict_of_a_point_lines_up_ranks_shares_and_capacity() {
     let text = r#"
@@ -367,6 +404,13 @@ cap = "1ms"
     };
     assert_eq!(cells(&fallback)[1], "work 3.00x + 0.68x fallback");
     assert_eq!(first.fallback_work, 0.0);
+    // In a service graph, the calls of every tier beside the entry service's.
+    let graph = Line {
+        all_services_work: Some(31.0),
+        ..first.clone()
+    };
+    assert_eq!(cells(&graph)[1], "work 3.00x (31.0x over all services)");
+    assert_eq!(first.all_services_work, None);
     // 1x is one call per request, not a minimum: the rule must not say otherwise.
     assert!(
         v.rule().contains(
