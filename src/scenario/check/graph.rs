@@ -2,10 +2,12 @@
 //! which cycles it has, and which services the first one reaches.
 
 /// Cycles of the graph, each once, as the services on it in call order starting from its
-/// lowest index (`[1, 3, 2]` is 1 -> 3 -> 2 -> 1). A depth-first search in index and written
-/// order reports the cycle closed by each edge back into the current path, so every graph
-/// with a cycle gets at least one, deterministically. Self-calls count as cycles of one.
-pub(super) fn cycles(calls: &[Vec<usize>]) -> Vec<Vec<usize>> {
+/// lowest index (`[1, 3, 2]` is 1 -> 3 -> 2 -> 1), with the edge that closed it: `(i, k)`,
+/// the `k`-th call of service `i` (the call a user most likely just added). A depth-first
+/// search in index and written order reports the cycle closed by each edge back into the
+/// current path, so every graph with a cycle gets at least one, deterministically.
+/// Self-calls count as cycles of one.
+pub(super) fn cycles(calls: &[Vec<usize>]) -> Vec<(Vec<usize>, (usize, usize))> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -14,7 +16,7 @@ pub(super) fn cycles(calls: &[Vec<usize>]) -> Vec<Vec<usize>> {
     }
     let n = calls.len();
     let mut mark = vec![Mark::New; n];
-    let mut found: Vec<Vec<usize>> = Vec::new();
+    let mut found: Vec<(Vec<usize>, (usize, usize))> = Vec::new();
     for root in 0..n {
         if mark[root] != Mark::New {
             continue;
@@ -29,6 +31,7 @@ pub(super) fn cycles(calls: &[Vec<usize>]) -> Vec<Vec<usize>> {
                 path.pop();
                 continue;
             };
+            let call = *edge;
             *edge += 1;
             if next >= n {
                 continue;
@@ -51,8 +54,8 @@ pub(super) fn cycles(calls: &[Vec<usize>]) -> Vec<Vec<usize>> {
                         .map(|(i, _)| i)
                         .expect("a cycle is not empty");
                     cycle.rotate_left(lowest);
-                    if !found.contains(&cycle) {
-                        found.push(cycle);
+                    if !found.iter().any(|(c, _)| *c == cycle) {
+                        found.push((cycle, (node, call)));
                     }
                 }
                 Mark::Done => {}
@@ -90,20 +93,26 @@ mod tests {
 
     #[test]
     fn a_cycle_is_named_from_its_lowest_service_in_call_order() {
-        // 0 -> 2 -> 3 -> 1 -> 2: the cycle 2 -> 3 -> 1 -> 2, named from 1.
+        // 0 -> 2 -> 3 -> 1 -> 2: the cycle 2 -> 3 -> 1 -> 2, named from 1, closed by the
+        // first call of 1.
         assert_eq!(
             cycles(&[vec![2], vec![2], vec![3], vec![1]]),
-            [vec![1, 2, 3]]
+            [(vec![1, 2, 3], (1, 0))]
         );
-        assert_eq!(cycles(&[vec![1], vec![0]]), [vec![0, 1]]);
-        assert_eq!(cycles(&[vec![0]]), [vec![0]], "a self-call");
+        assert_eq!(cycles(&[vec![1], vec![0]]), [(vec![0, 1], (1, 0))]);
+        assert_eq!(cycles(&[vec![0]]), [(vec![0], (0, 0))], "a self-call");
+        // Closed by the second call of 2.
+        assert_eq!(
+            cycles(&[vec![1], vec![2], vec![3, 0], vec![]]),
+            [(vec![0, 1, 2], (2, 1))]
+        );
     }
 
     #[test]
     fn separate_cycles_are_each_reported_once() {
         // 0 -> 1 <-> 2, 0 -> 3 <-> 4, and 2 -> 1 is reached again from 4 -> 1.
         let calls = [vec![1, 3], vec![2], vec![1], vec![4], vec![3, 1]];
-        assert_eq!(cycles(&calls), [vec![1, 2], vec![3, 4]]);
+        assert_eq!(cycles(&calls), [(vec![1, 2], (2, 0)), (vec![3, 4], (4, 0))]);
     }
 
     #[test]

@@ -203,13 +203,10 @@ impl Check<'_> {
             call_spans.push(spans);
         }
         let calls: Vec<Vec<usize>> = services.iter().map(|s| s.calls.clone()).collect();
-        for cycle in graph::cycles(&calls) {
-            let (from, to) = (cycle[0], cycle[1 % cycle.len()]);
-            let span = services[from]
-                .calls
-                .iter()
-                .position(|&c| c == to)
-                .map(|p| call_spans[from][p].clone());
+        // Reported at the call that closes the cycle, in file order (the one most likely
+        // just added), not at the first service on it.
+        for (cycle, (from, call)) in graph::cycles(&calls) {
+            let span = call_spans[from].get(call).cloned();
             let names: Vec<&str> = cycle
                 .iter()
                 .chain(std::iter::once(&cycle[0]))
@@ -217,7 +214,7 @@ impl Check<'_> {
                 .collect();
             self.err(
                 span,
-                &format!("service[{from}].calls"),
+                &format!("service[{from}].calls[{call}]"),
                 format!(
                     "expected calls that form no cycle, found {}",
                     names.join(" -> ")
