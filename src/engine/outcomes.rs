@@ -271,6 +271,7 @@ impl Simulation<'_> {
                 total_wait: info.waited,
                 retry_after: decode_hint(info.last_hint),
                 latency: Some(latency),
+                start: info.first_send,
             });
         }
     }
@@ -400,6 +401,7 @@ impl Simulation<'_> {
                 total_wait: SimDuration::ZERO,
                 retry_after: None,
                 latency: None,
+                start: SimTime::ZERO,
             });
         }
         self.metrics.completion = self.metrics.completion.max(self.time_limit);

@@ -71,8 +71,9 @@ pub const GROUP_BUCKET_BYTES: u64 = 128 + 320;
 pub const LATENCY_BYTES: u64 = 8;
 
 /// Per client request with `--requests`: its record (kept until the end) and its
-/// `requests.csv` row. Measured 138 bytes (10 and 20 runs of 1 000 000 requests).
-pub const RECORD_BYTES: u64 = 144;
+/// `requests.csv` row. Measured 138 bytes (10 and 20 runs of 1 000 000 requests) before
+/// the record kept its 8-byte start time and the row its `start_s`.
+pub const RECORD_BYTES: u64 = 156;
 
 /// Per attempt of the attempt sample (`--attempts`, `attempts.csv`): its 32-byte record,
 /// kept until the end, and its `attempts.csv` row (under 64 bytes). Sized from the record

@@ -129,6 +129,10 @@ pub struct RequestRecord {
     /// From first send to end; `None` for a request the time limit kept from starting (it
     /// has no latency sample).
     pub latency: Option<SimDuration>,
+    /// When its first attempt was sent (meaningless, 0, when `latency` is `None`). Absent
+    /// from the shard partials of earlier versions, which wrote no `start_s`.
+    #[serde(default)]
+    pub start: SimTime,
 }
 
 /// What became of one attempt, as the raster chart colours it.

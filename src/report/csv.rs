@@ -137,6 +137,7 @@ pub const REQUESTS_COLUMNS: &[&str] = &[
     "retry_after_s",
     "latency_s",
     "population",
+    "start_s",
 ];
 
 /// `attempts.csv` columns after the sweep columns, in order.
@@ -457,6 +458,7 @@ pub fn requests_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<
                             .unwrap_or_default(),
                         opt(r.latency.map(|d| d.as_secs_f64())),
                         populations[r.population as usize].name.clone(),
+                        opt(r.latency.map(|_| r.start.as_secs_f64())),
                     ])?;
                 }
             }

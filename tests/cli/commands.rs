@@ -63,7 +63,7 @@ const SUMMARY_EXTENSIONS: [&str; 26] = [
 const TIMESERIES_HEADER: &str = "strategy,t_s,arrivals,accepted,rejected,completed,in_service,queued,retries,budget_refused,breakers_open,fallback_arrivals,shed,first_attempts,succeeded,gave_up,timeouts,concurrency,service";
 
 /// requests.csv's header (v1's issue 3, then v2's population).
-const REQUESTS_HEADER: &str = "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s,population";
+const REQUESTS_HEADER: &str = "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s,population,start_s";
 
 /// The data files every run writes.
 const CSV_FILES: [&str; 6] = [
@@ -529,6 +529,28 @@ fn requests_flag_writes_one_row_per_logical_request() {
             row[column(&header, "retry_after_s")],
             "",
             "no hint is ever sent"
+        );
+    }
+    // A closed client's second request starts once its first has ended: start_s of
+    // request 1 is at least start_s + latency_s of request 0 (all clients start at 0).
+    let at = |row: &Vec<String>, c: &str| number(&row[column(&header, c)]);
+    for first in rows.iter().filter(|r| r[3] == "0") {
+        assert_eq!(at(first, "start_s"), 0.0, "{first:?}");
+        let second = rows
+            .iter()
+            .find(|r| r[0] == first[0] && r[1] == first[1] && r[2] == first[2] && r[3] == "1")
+            .expect("each client's second request");
+        if second[column(&header, "start_s")].is_empty() {
+            assert_eq!(
+                second[column(&header, "outcome")],
+                "time_limit",
+                "{second:?}"
+            );
+            continue;
+        }
+        assert!(
+            at(second, "start_s") >= at(first, "start_s") + at(first, "latency_s") - 1e-9,
+            "{first:?} then {second:?}"
         );
     }
 

@@ -350,8 +350,8 @@ end = "1h""#,
     assert_eq!(
         lines,
         [
-            "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s,population",
-            "s,0,0,0,attempts,503,4,3.5,,3.5,clients",
+            "strategy,replication,client,request,outcome,last_status,attempts,total_wait_s,retry_after_s,latency_s,population,start_s",
+            "s,0,0,0,attempts,503,4,3.5,,3.5,clients,0",
         ]
     );
 }
