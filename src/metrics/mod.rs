@@ -129,9 +129,9 @@ pub struct RequestRecord {
     /// From first send to end; `None` for a request the time limit kept from starting (it
     /// has no latency sample).
     pub latency: Option<SimDuration>,
-    /// When its first attempt was sent (meaningless, 0, when `latency` is `None`). Absent
-    /// from the shard partials of earlier versions, which wrote no `start_s`.
-    #[serde(default)]
+    /// When its first attempt was sent (meaningless, 0, when `latency` is `None`). Required
+    /// in a shard's partial: one from a build before it cannot be read (the shard is run
+    /// again) rather than merged with every start at 0.
     pub start: SimTime,
 }
 
