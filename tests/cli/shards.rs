@@ -307,58 +307,38 @@ fn a_merge_beyond_the_memory_limit_is_refused_with_its_estimate() {
 
 #[test]
 fn shards_of_another_run_are_refused() {
-    let ws = Workspace::new();
-    ws.file("sweep.toml", &sweep());
-    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
-    run(
-        &ws,
-        "out",
-        &["--no-charts", "--shard", "1/2", "--seed", "8"],
-    );
-    let m = merge(&ws, "out/tiny", &[]);
-    assert_eq!(m.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&m.stderr);
-    // The difference is named, not only the scenario hash it changes.
-    assert!(
-        stderr.contains(
-            "merge: out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (--seed/--replications: 8/- vs -/-)"
+    // Shard 0 of 2 as written; shard 1 with `second` flags, after `edit` of the scenario.
+    // The refusal names the difference, not only the scenario hash it changes.
+    let cases: [(&[&str], &dyn Fn(String) -> String, &str); 4] = [
+        (
+            &["--shard", "1/2", "--seed", "8"],
+            &|s| s,
+            "merge: out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (--seed/--replications: 8/- vs -/-)",
         ),
-        "{stderr}"
-    );
-    // Another --set.
-    let ws = Workspace::new();
-    ws.file("sweep.toml", &sweep());
-    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
-    run(
-        &ws,
-        "out",
-        &["--no-charts", "--shard", "1/2", "--set", "server.queue=6"],
-    );
-    let stderr = String::from_utf8_lossy(&merge(&ws, "out/tiny", &[]).stderr).into_owned();
-    assert!(
-        stderr.contains("(--set: server.queue=6 vs none)"),
-        "{stderr}"
-    );
-    // Another scenario text: where it begins to differ.
-    let ws = Workspace::new();
-    ws.file("sweep.toml", &sweep());
-    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
-    ws.file("sweep.toml", &sweep().replace("queue = 5", "queue = 6"));
-    run(&ws, "out", &["--no-charts", "--shard", "1/2"]);
-    let m = merge(&ws, "out/tiny", &[]);
-    assert_eq!(m.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&m.stderr);
-    assert!(
-        stderr.contains("(scenario.toml differs from line 19 on)"),
-        "{stderr}"
-    );
-    // A different shard count.
-    let ws = Workspace::new();
-    ws.file("sweep.toml", &sweep());
-    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
-    run(&ws, "out", &["--no-charts", "--shard", "1/3"]);
-    let stderr = String::from_utf8_lossy(&merge(&ws, "out/tiny", &[]).stderr).into_owned();
-    assert!(stderr.contains("shard count"), "{stderr}");
+        (
+            &["--shard", "1/2", "--set", "server.queue=6"],
+            &|s| s,
+            "(--set: server.queue=6 vs none)",
+        ),
+        (
+            &["--shard", "1/2"],
+            &|s| s.replace("queue = 5", "queue = 6"),
+            "(scenario.toml differs from line 19 on)",
+        ),
+        (&["--shard", "1/3"], &|s| s, "(shard count: 3 vs 2)"),
+    ];
+    for (second, edit, expected) in cases {
+        let ws = Workspace::new();
+        ws.file("sweep.toml", &sweep());
+        run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+        ws.file("sweep.toml", &edit(sweep()));
+        run(&ws, "out", &[&["--no-charts"][..], second].concat());
+        let m = merge(&ws, "out/tiny", &[]);
+        assert_eq!(m.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&m.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!ws.path().join("out/tiny/summary.csv").exists());
+    }
 }
 
 #[test]
