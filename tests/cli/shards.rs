@@ -310,7 +310,9 @@ fn shards_of_another_run_are_refused() {
     // Shard 0 of 2 as written; shard 1 with `second` flags, after `edit` of the scenario (a
     // text replaced).
     // The refusal names the difference, not only the scenario hash it changes.
-    let cases: [(&[&str], Option<(&str, &str)>, &str); 4] = [
+    // (second shard's flags, a text replaced in the scenario before it, the refusal)
+    type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 4] = [
         (
             &["--shard", "1/2", "--seed", "8"],
             None,
