@@ -466,6 +466,21 @@ fn fails_with_a_call_cycle_naming_it() {
         // At the call that closes it (cache's, written last), not at db's.
         "bad.toml:32:10: service[2].calls[0]: expected calls that form no cycle, found db -> cache -> db",
     );
+    // Named by its index as written, refused names before it included.
+    let stderr = refused_with(
+        "check",
+        &v2_with(
+            "service = { dist = \"constant\", value = \"2ms\" }\n",
+            "service = { dist = \"constant\", value = \"2ms\" }\ncalls = [\"cache\"]\n\n\
+             [[service]]\nname = \"cache\"\nconcurrency = 1\n\
+             service = { dist = \"constant\", value = \"1ms\" }\ncalls = [\"nope\", \"db\"]\n",
+        ),
+        &[],
+        &[
+            "bad.toml:32:18: service[2].calls[1]: expected calls that form no cycle, found db -> cache -> db",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 2, "{stderr}");
 }
 
 /// An OCC row answers at its commit: downstream calls from it would never be made.

@@ -139,8 +139,9 @@ impl Check<'_> {
             });
         }
 
-        // Resolve `calls` by name; remember where each call is written.
-        let mut call_spans: Vec<Vec<Range<usize>>> = Vec::new();
+        // Resolve `calls` by name; remember where each call is written, and its index in
+        // the list as written (refused names are left out of `calls`).
+        let mut call_spans: Vec<Vec<(usize, Range<usize>)>> = Vec::new();
         for (i, t) in raw.service.iter().enumerate() {
             let mut calls = Vec::new();
             let mut spans = Vec::new();
@@ -163,7 +164,7 @@ impl Check<'_> {
                     ),
                     Some(&j) => {
                         calls.push(j);
-                        spans.push(callee.span());
+                        spans.push((c, callee.span()));
                     }
                     None => {
                         let mut known: Vec<String> = Vec::new();
@@ -206,7 +207,9 @@ impl Check<'_> {
         // Reported at the call that closes the cycle, in file order (the one most likely
         // just added), not at the first service on it.
         for (cycle, (from, call)) in graph::cycles(&calls) {
-            let span = call_spans[from].get(call).cloned();
+            let (written, span) = call_spans[from]
+                .get(call)
+                .map_or((call, None), |(c, span)| (*c, Some(span.clone())));
             let names: Vec<&str> = cycle
                 .iter()
                 .chain(std::iter::once(&cycle[0]))
@@ -214,7 +217,7 @@ impl Check<'_> {
                 .collect();
             self.err(
                 span,
-                &format!("service[{from}].calls[{call}]"),
+                &format!("service[{from}].calls[{written}]"),
                 format!(
                     "expected calls that form no cycle, found {}",
                     names.join(" -> ")
