@@ -351,8 +351,10 @@ pub(in crate::scenario) fn guess_value<'a>(
 }
 
 /// The name of `names` closest to `word` in spelling, when it is close enough to be what
-/// was meant: at most two edits (a letter added, dropped, changed, or two neighbours
-/// swapped), and at most half the word's length; ignoring case. The first of equals. A
+/// was meant, ignoring case: one edit (a letter added, dropped, changed, or two neighbours
+/// swapped) for a word of up to five letters, two for a longer one, and never more than
+/// half the word's length. (Two edits turn `time` into `name`: a guess that loose would
+/// answer a key that is simply unknown.) The first of equals. A
 /// word of more than 64 characters is no misspelt name.
 fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let written = word;
@@ -360,7 +362,7 @@ fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&
     if word.len() > 64 {
         return None;
     }
-    let limit = (word.len() / 2).min(2);
+    let limit = if word.len() >= 6 { 2 } else { 1 }.min(word.len() / 2);
     names
         .into_iter()
         .filter(|&name| name != written)

@@ -121,6 +121,16 @@ fn misspellings_suggest_the_likely_name() {
         &["unknown key `qq`"],
     );
     assert!(!stderr.contains("did you mean"), "{stderr}");
+    // A short word two edits from a name is no misspelling of it: `time` is an unknown key,
+    // and `name` is still missing.
+    let stderr = refused(
+        &tiny_with("name = \"none\"", "time = \"none\""),
+        &[
+            "bad.toml:26:1: strategy[0].time: unknown key `time` in strategy[0], expected one of",
+            "bad.toml:25:1: strategy[0].name: missing required key `name` in strategy[0]",
+        ],
+    );
+    assert!(!stderr.contains("did you mean"), "{stderr}");
 }
 
 #[test]
