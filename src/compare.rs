@@ -255,7 +255,11 @@ fn never_recovered(row: &Row, m: &str) -> Option<String> {
         return None;
     }
     let share = row.values.get("recovered_share").copied().flatten()?;
-    Some(format!("never ({}% recovered)", (share * 100.0).round()))
+    // Never rounded to 100%: a run that did not recover is not hidden.
+    Some(format!(
+        "never ({} recovered)",
+        crate::report::verdict::percent(share)
+    ))
 }
 
 /// What the two intervals say, in words.
@@ -513,7 +517,7 @@ mod tests {
             .lines()
             .find(|l| l.contains("recovered_s"))
             .expect("a row");
-        assert!(row.contains("never (25% recovered)"), "{table}");
+        assert!(row.contains("never (25.0% recovered)"), "{table}");
         assert!(row.contains(" 3 "), "{table}");
         // Every run of A never recovered: still a number to compare.
         let table = compare(
@@ -523,6 +527,14 @@ mod tests {
         )
         .expect("comparable");
         assert!(table.contains("never (0% recovered)"), "{table}");
+        // 999 runs of 1 000 recovered: not rounded to a 100% that reads as all of them.
+        let table = compare(
+            &summary(None, Some(0.999)),
+            &summary(None, Some(1.0)),
+            &metric,
+        )
+        .expect("comparable");
+        assert!(table.contains("never (99.90% recovered)"), "{table}");
         // Without a trigger there is no recovery time to compare.
         assert!(compare(&summary(None, None), &summary(None, None), &metric).is_err());
     }

@@ -71,7 +71,9 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
                 row.push(match (m.recovered_s, m.recovered_share) {
                     (Some(s), _) => round(s, 2),
                     (None, Some(_)) if unseen => "n/a (trouble outlasts the run)".into(),
-                    (None, Some(share)) => format!("never ({} recovered)", percent(share)),
+                    (None, Some(share)) => {
+                        format!("never ({} recovered)", super::verdict::percent(share))
+                    }
                     (None, None) => String::new(),
                 });
             }
@@ -233,10 +235,6 @@ fn rate(v: f64) -> String {
     }
     let places = 2 - v.abs().log10().floor() as i32;
     round(v, places)
-}
-
-fn percent(share: f64) -> String {
-    format!("{}%", round(share * 100.0, 0))
 }
 
 /// The sweep columns, then `columns`.
