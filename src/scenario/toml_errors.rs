@@ -338,6 +338,26 @@ fn did_you_mean(found: &str, expected: &str) -> String {
         .skip(1)
         .step_by(2)
         .filter(|name| !name.is_empty());
+    guess_name(found, names)
+}
+
+/// The words a string value may take, quoted, for "expected ...": `"a", "b" or "c"` with
+/// `last` = `" or "`, `"a", "b", "c"` with `", "`.
+pub(in crate::scenario) fn quoted_words(words: &[&str], last: &str) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((only, [])) => only.clone(),
+        Some((end, rest)) => format!("{}{last}{end}", rest.join(", ")),
+    }
+}
+
+/// ` (did you mean `x`?)` when one of `names` is a likely misspelling of `found`, for
+/// names shown in backquotes (keys, distribution kinds), else nothing.
+pub(in crate::scenario) fn guess_name<'a>(
+    found: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> String {
     closest(found, names).map_or(String::new(), |name| format!(" (did you mean `{name}`?)"))
 }
 

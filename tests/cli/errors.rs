@@ -107,10 +107,35 @@ fn misspellings_suggest_the_likely_name() {
             "end = \"1s\"\nkind = \"dwon\"",
             "found \"dwon\" (did you mean \"down\"?)",
         ),
+        (
+            "dist = \"constant\", value = \"10ms\" }\n\n[server]",
+            "dist = \"constnat\", value = \"10ms\" }\n\n[server]",
+            "found `constnat` (did you mean `constant`?)",
+        ),
+        (
+            "max_attempts = 8",
+            "max_attempts = 8\nretry_on = [\"503\", \"timout\"]",
+            "found \"timout\" (did you mean \"timeout\"?)",
+        ),
     ];
     for (from, to, expected) in cases {
         refused(&tiny_with(from, to), &[expected]);
     }
+    // A key of a distribution: one problem, the unknown key, not also the missing one.
+    let stderr = refused(
+        &tiny_with(
+            "value = \"10ms\" }\n\n[server]",
+            "valeu = \"10ms\" }\n\n[server]",
+        ),
+        &["unknown key `valeu` in network.latency (did you mean `value`?)"],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    // A status code is not guessed at: 504 is no misspelt 503.
+    let stderr = refused(
+        &tiny_with("max_attempts = 8", "max_attempts = 8\nretry_on = [\"504\"]"),
+        &["found \"504\""],
+    );
+    assert!(!stderr.contains("did you mean"), "{stderr}");
     let stderr = refused(
         &tiny_with("jitter = \"full\"", "jitter = \"zzz\""),
         &["found \"zzz\""],

@@ -496,7 +496,7 @@ fn fails_with_calls_on_an_occ_service() {
 fn fails_with_an_unknown_service_in_calls() {
     refused_once(
         &v2_with("calls = [\"db\"]", "calls = [\"db\", \"dbx\"]"),
-        "bad.toml:20:16: service[0].calls[1]: expected the name of a [[service]] (one of `db`), found \"dbx\"",
+        "bad.toml:20:16: service[0].calls[1]: expected the name of a [[service]] (one of `db`), found \"dbx\" (did you mean \"db\"?)",
     );
 }
 

@@ -30,6 +30,7 @@ use crate::model::policy::Strategy;
 use crate::model::{FallbackSpec, Hint, MAX_BUCKETS, Scenario, valid_name};
 use crate::scenario::error_at;
 use crate::scenario::raw::{RawDuration, RawPolicy, RawScenario};
+use crate::scenario::toml_errors::guess_value;
 use crate::scenario::trace::Traces;
 use crate::time::{SimDuration, SimTime};
 
@@ -113,8 +114,10 @@ impl Check<'_> {
                     span,
                     key,
                     format!(
-                        "expected \"{}\" or \"{}\", found \"{other}\"",
-                        first.0, second.0
+                        "expected \"{}\" or \"{}\", found \"{other}\"{}",
+                        first.0,
+                        second.0,
+                        guess_value(other, [first.0, second.0])
                     ),
                 );
                 absent

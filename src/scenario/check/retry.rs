@@ -12,7 +12,21 @@ use crate::model::policy::{
     Beyond, Combine, RateLimitLadder, RetryAfterPolicy, RetryPolicy, Strategy,
 };
 use crate::scenario::raw::{RawDuration, RawJitter, RawPolicy};
-use crate::scenario::toml_errors::guess_value;
+use crate::scenario::toml_errors::{guess_value, quoted_words};
+
+/// The words `jitter` takes (besides its tables).
+const JITTER_WORDS: [&str; 5] = ["none", "full", "equal", "decorrelated", "decorrelated-v2"];
+/// The reasons `fallback_on` takes.
+const FALLBACK_REASONS: [&str; 6] = [
+    "attempts",
+    "deadline",
+    "non_retryable",
+    "rate_limit_escalation",
+    "budget",
+    "breaker_open",
+];
+/// The outcomes `retry_on` takes.
+const RETRYABLE: [&str; 6] = ["503", "500", "429", "timeout", "unreachable", "409"];
 use crate::time::SimDuration;
 
 /// One layer of a merged policy: a policy table and the key path that names its keys.
@@ -243,7 +257,10 @@ impl Check<'_> {
                         self.err(
                             Some(span),
                             &format!("{key}.beyond"),
-                            format!("expected \"ignore\" or \"clamp\", found \"{other}\""),
+                            format!(
+                                "expected \"ignore\" or \"clamp\", found \"{other}\"{}",
+                                guess_value(other, ["ignore", "clamp"])
+                            ),
                         );
                         Beyond::Ignore
                     }
@@ -255,7 +272,10 @@ impl Check<'_> {
                         self.err(
                             Some(span),
                             &format!("{key}.combine"),
-                            format!("expected \"replace\" or \"max\", found \"{other}\""),
+                            format!(
+                                "expected \"replace\" or \"max\", found \"{other}\"{}",
+                                guess_value(other, ["replace", "max"])
+                            ),
                         );
                         Combine::Replace
                     }
@@ -375,19 +395,10 @@ impl Check<'_> {
                             Some(r.span()),
                             &key,
                             format!(
-                                "expected one of \"attempts\", \"deadline\", \"non_retryable\", \"rate_limit_escalation\", \"budget\", \"breaker_open\", found \"{}\"{}",
+                                "expected one of {}, found \"{}\"{}",
+                                quoted_words(&FALLBACK_REASONS, ", "),
                                 r.get_ref(),
-                                guess_value(
-                                    r.get_ref(),
-                                    [
-                                        "attempts",
-                                        "deadline",
-                                        "non_retryable",
-                                        "rate_limit_escalation",
-                                        "budget",
-                                        "breaker_open"
-                                    ]
-                                )
+                                guess_value(r.get_ref(), FALLBACK_REASONS)
                             ),
                         ),
                     }
@@ -446,11 +457,9 @@ impl Check<'_> {
                         span,
                         key,
                         format!(
-                            "expected \"none\", \"full\", \"equal\", \"decorrelated\", \"decorrelated-v2\", {{ proportional = f }}, {{ fraction = j }} or {{ additive = d }}, found \"{other}\"{}",
-                            guess_value(
-                                other,
-                                ["none", "full", "equal", "decorrelated", "decorrelated-v2"]
-                            )
+                            "expected {}, {{ proportional = f }}, {{ fraction = j }} or {{ additive = d }}, found \"{other}\"{}",
+                            quoted_words(&JITTER_WORDS, ", "),
+                            guess_value(other, JITTER_WORDS)
                         ),
                     );
                     Jitter::None
@@ -505,7 +514,14 @@ impl Check<'_> {
                         Some(item.span()),
                         &format!("{key}[{i}]"),
                         format!(
-                            "expected one of \"503\", \"500\", \"429\", \"timeout\", \"unreachable\", \"409\", found {shown}{why}"
+                            "expected one of {}, found {shown}{why}{}",
+                            quoted_words(&RETRYABLE, ", "),
+                            // 504 is no misspelt 503: codes are not guessed at.
+                            if text.bytes().all(|b| b.is_ascii_digit()) {
+                                String::new()
+                            } else {
+                                guess_value(&text, RETRYABLE)
+                            }
                         ),
                     );
                 }

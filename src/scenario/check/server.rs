@@ -11,7 +11,10 @@ use crate::model::dist::Dist;
 use crate::model::service::{Autoscale, CapacityStep, Slowdown};
 use crate::model::{Discipline, Occ, Outage, OutageKind, RateLimiter, ServerSpec};
 use crate::scenario::raw::{RawAutoscale, RawCapacityStep, RawList, RawOcc, RawOutage, RawServer};
-use crate::scenario::toml_errors::guess_value;
+use crate::scenario::toml_errors::{guess_value, quoted_words};
+
+/// The words `kind` takes in an outage.
+const OUTAGE_KINDS: [&str; 5] = ["down", "unreachable", "errors", "slow", "crash"];
 use crate::time::{SimDuration, SimTime};
 
 /// How far below 0 a slowdown's extension may compute before it is refused: rounding, not
@@ -290,8 +293,9 @@ impl Check<'_> {
                     span,
                     &k("kind"),
                     format!(
-                        "expected \"down\", \"unreachable\", \"errors\", \"slow\" or \"crash\", found \"{other}\"{}",
-                        guess_value(other, ["down", "unreachable", "errors", "slow", "crash"])
+                        "expected {}, found \"{other}\"{}",
+                        quoted_words(&OUTAGE_KINDS, " or "),
+                        guess_value(other, OUTAGE_KINDS)
                     ),
                 );
                 OutageKind::Down

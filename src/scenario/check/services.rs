@@ -15,6 +15,7 @@ use crate::model::dist::Dist;
 use crate::model::outcome::ReasonSet;
 use crate::model::{Occ, ServerSpec, ServiceRetry, ServiceSpec, no_retry};
 use crate::scenario::raw::{RawPolicy, RawScenario, RawServer, RawServiceRetry};
+use crate::scenario::toml_errors::guess_value;
 use crate::time::SimDuration;
 
 impl Check<'_> {
@@ -167,24 +168,27 @@ impl Check<'_> {
                         spans.push((c, callee.span()));
                     }
                     None => {
-                        let mut known: Vec<String> = Vec::new();
+                        let mut known: Vec<&str> = Vec::new();
                         for (j, s) in services.iter().enumerate() {
-                            let shown = format!("`{}`", s.name);
-                            if j != i && index.get(&s.name) == Some(&j) && !known.contains(&shown)
+                            if j != i
+                                && index.get(&s.name) == Some(&j)
+                                && !known.contains(&s.name.as_str())
                             {
-                                known.push(shown);
+                                known.push(&s.name);
                             }
                         }
+                        let shown: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
                         self.err(
                             Some(callee.span()),
                             &at,
                             format!(
-                                "expected the name of a [[service]] ({}), found \"{name}\"",
+                                "expected the name of a [[service]] ({}), found \"{name}\"{}",
                                 if known.is_empty() {
                                     "there is no other".to_string()
                                 } else {
-                                    format!("one of {}", known.join(", "))
-                                }
+                                    format!("one of {}", shown.join(", "))
+                                },
+                                guess_value(name, known.iter().copied())
                             ),
                         );
                     }
@@ -254,7 +258,11 @@ impl Check<'_> {
         match v.get_ref() {
             RawServiceRetry::Word(w) if w == "strategy" => ServiceRetry::Strategy,
             RawServiceRetry::Word(w) => {
-                self.err(Some(v.span()), key, format!("{expected}, found \"{w}\""));
+                self.err(
+                    Some(v.span()),
+                    key,
+                    format!("{expected}, found \"{w}\"{}", guess_value(w, ["strategy"])),
+                );
                 ServiceRetry::Fixed(Box::new(no_retry()))
             }
             RawServiceRetry::Bad(found) => {

@@ -9,6 +9,7 @@ use toml::Spanned;
 use super::{At, Check};
 use crate::model::dist::Dist;
 use crate::scenario::raw::{DIST_KINDS, RawDist, RawDuration, Tag};
+use crate::scenario::toml_errors::guess_name;
 use crate::time::SimDuration;
 
 /// `a`, `a` or `b`, or one of `a`, `b`, `c`: the keys or words a message expects.
@@ -47,7 +48,11 @@ impl Check<'_> {
         let Some(&(kind, keys)) = kinds.iter().find(|(kind, _)| Some(*kind) == name) else {
             let names: Vec<&str> = kinds.iter().map(|(kind, _)| *kind).collect();
             let found = match written.get_ref() {
-                toml::Value::String(s) => format!("`{}`", crate::text::escape(s)),
+                toml::Value::String(s) => format!(
+                    "`{}`{}",
+                    crate::text::escape(s),
+                    guess_name(s, names.iter().copied())
+                ),
                 other => self.found(other, Some(written.span())),
             };
             self.err(
@@ -63,8 +68,9 @@ impl Check<'_> {
                 Some(at),
                 &format!("{key}.{}", stray.key),
                 format!(
-                    "unknown key `{}` in {key}, expected {}",
+                    "unknown key `{}` in {key}{}, expected {}",
                     stray.key,
+                    guess_name(&stray.key, keys.iter().copied()),
                     one_of(keys)
                 ),
             );
