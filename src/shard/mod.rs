@@ -431,6 +431,14 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
                 &shown(m.flags),
             ));
         }
+        // A --set can change the seed or the replications: named first, as the cause.
+        if m.set != first.set {
+            let shown = |set: &[String]| match set {
+                [] => "none".to_string(),
+                set => set.join(" "),
+            };
+            return Err(differs("--set", &shown(&first.set), &shown(&m.set)));
+        }
         if m.seed != first.seed {
             return Err(differs(
                 "seed",
@@ -444,13 +452,6 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
                 &first.replications.to_string(),
                 &m.replications.to_string(),
             ));
-        }
-        if m.set != first.set {
-            let shown = |set: &[String]| match set {
-                [] => "none".to_string(),
-                set => set.join(" "),
-            };
-            return Err(differs("--set", &shown(&first.set), &shown(&m.set)));
         }
         if s.source != shards[0].source {
             let line = s

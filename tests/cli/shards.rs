@@ -312,7 +312,7 @@ fn shards_of_another_run_are_refused() {
     // The refusal names the difference, not only the scenario hash it changes.
     // (second shard's flags, a text replaced in the scenario before it, the refusal)
     type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
         (
             &["--shard", "1/2", "--seed", "8"],
             None,
@@ -322,6 +322,12 @@ fn shards_of_another_run_are_refused() {
             &["--shard", "1/2", "--set", "server.queue=6"],
             None,
             "(--set: server.queue=6 vs none)",
+        ),
+        // The --set that changed the seed is named, not the seed it changed.
+        (
+            &["--shard", "1/2", "--set", "seed=9"],
+            None,
+            "(--set: seed=9 vs none)",
         ),
         (
             &["--shard", "1/2"],
