@@ -272,6 +272,7 @@ pub fn load_with_settings(
                                 .replace('"', "");
                             e.msg.replace_range(at..=at + len, &hint);
                         }
+                        e.msg = e.msg.replace("such as \"100ms\"", "such as 100ms");
                         e.msg = format!("{} (from {})", e.msg, s.flag());
                     }
                     None => {

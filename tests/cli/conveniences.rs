@@ -160,7 +160,7 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
     let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "retry.timeout=2"]);
     assert!(
         stderr.contains(
-            "found the bare number 2 (a duration needs a unit, e.g. 2ms or 2s) (from --set retry.timeout=2)"
+            "retry.timeout: expected a duration > 0 with a unit, such as 100ms, found the bare number 2 (a duration needs a unit, e.g. 2ms or 2s) (from --set retry.timeout=2)"
         ),
         "{stderr}"
     );
@@ -188,11 +188,11 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
         ),
         (
             "retry.timeout=inf",
-            "retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found inf (a duration is a number and a unit, such as 100ms) (from --set retry.timeout=inf)",
+            "retry.timeout: expected a duration > 0 with a unit, such as 100ms, found inf (a duration is a number and a unit, such as 100ms) (from --set retry.timeout=inf)",
         ),
         (
             "retry.timeout=0.5ns",
-            "retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"0.5ns\" (the number is too large, or has digits finer than 1ns, the smallest unit of time) (from --set retry.timeout=0.5ns)",
+            "retry.timeout: expected a duration > 0 with a unit, such as 100ms, found \"0.5ns\" (the number is too large, or has digits finer than 1ns, the smallest unit of time) (from --set retry.timeout=0.5ns)",
         ),
         // Beyond 64 bits: an integer, too large, as the same in the file says (not "a
         // string").
