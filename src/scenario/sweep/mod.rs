@@ -379,15 +379,14 @@ pub(super) fn set_path(
             )
         })
     };
+    if let Some(t) = child.as_table_like_mut() {
+        // `[table]` or an inline `{ ... }`.
+        return match index_into_table(&*t) {
+            Some(problem) => Err(problem),
+            None => set_path(t, rest, value, into),
+        };
+    }
     match child {
-        Item::Table(t) => match index_into_table(t) {
-            Some(problem) => Err(problem),
-            None => set_path(t, rest, value, into),
-        },
-        Item::Value(Value::InlineTable(t)) => match index_into_table(t) {
-            Some(problem) => Err(problem),
-            None => set_path(t, rest, value, into),
-        },
         Item::ArrayOfTables(array) => {
             let (index, rest) = rest.split_first().expect("rest is not empty");
             let i: usize = index
