@@ -7,7 +7,7 @@ use herdsim::model::outcome::{GiveUpReason, Status};
 use herdsim::time::SimDuration;
 use proptest::prelude::*;
 
-use crate::common::{run, scenario};
+use crate::common::{Workspace, herdsim, run, scenario};
 
 fn ms(n: u64) -> SimDuration {
     SimDuration::from_millis(n)
@@ -73,6 +73,22 @@ retry = "strategy"
     let m = run(&scenario(&text), 0);
     let calls: Vec<u64> = m.services.iter().map(|s| s.calls).collect();
     assert_eq!(calls, [4, 16, 64]);
+    // The verdict's work counts the entry service's calls, and names the sum over every
+    // service beside it: (4 + 16 + 64) / 1 request.
+    let ws = Workspace::new();
+    let file = ws.file("graph.toml", &text);
+    let out = herdsim()
+        .args(["run", file.to_str().unwrap(), "--out"])
+        .arg(ws.out())
+        .arg("--no-charts")
+        .output()
+        .expect("run herdsim");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("work 4.00x (84.0x over all services)"),
+        "{stdout}"
+    );
     // Logical requests made to each tier, and how they ended.
     let requests: Vec<u64> = m.services.iter().map(|s| s.requests).collect();
     assert_eq!(requests, [1, 4, 16]);
