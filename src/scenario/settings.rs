@@ -260,9 +260,12 @@ pub fn load_with_settings(
                                 ),
                             );
                         }
-                        // A `--set` value needs no quotes (the shell would take them):
-                        // the hint for a bare number in a file does not apply.
-                        if let Some(at) = e.msg.find("(a duration ")
+                        // A bare `--set` value needs no quotes (the shell would take
+                        // them): the hint for a bare number in a file does not apply. Inside
+                        // an inline table or array it does, as in a file.
+                        let bare = !s.text.starts_with(['{', '[']);
+                        if bare
+                            && let Some(at) = e.msg.find("(a duration ")
                             && let Some(len) = e.msg[at..].find(')')
                         {
                             let hint = e.msg[at..=at + len]
@@ -272,7 +275,9 @@ pub fn load_with_settings(
                                 .replace('"', "");
                             e.msg.replace_range(at..=at + len, &hint);
                         }
-                        e.msg = e.msg.replace("such as \"100ms\"", "such as 100ms");
+                        if bare {
+                            e.msg = e.msg.replace("such as \"100ms\"", "such as 100ms");
+                        }
                         e.msg = format!("{} (from {})", e.msg, s.flag());
                     }
                     None => {

@@ -164,6 +164,22 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
         ),
         "{stderr}"
     );
+    // Inside an inline table the quotes are needed, as in a file: the hint keeps them.
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "server.service={dist=\"constant\",value=5}",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "server.service.value: expected a duration with a unit, such as \"100ms\", found the bare number 5 (a duration needs a unit and quotes, e.g. \"5ms\" or \"5s\") (from --set server.service={dist=\"constant\",value=5})"
+        ),
+        "{stderr}"
+    );
     // One entry is singular ("has 1 entries" before).
     let stderr = refused_in(
         &ws,
