@@ -136,6 +136,25 @@ fn misspellings_suggest_the_likely_name() {
         &["found \"504\""],
     );
     assert!(!stderr.contains("did you mean"), "{stderr}");
+    // Nor is anything with a digit in it: 50x, 50.3 and -503 are no misspelt 503.
+    for written in ["\"50x\"", "50.3", "\"-503\""] {
+        let stderr = refused(
+            &tiny_with(
+                "max_attempts = 8",
+                &format!("max_attempts = 8\nretry_on = [{written}]"),
+            ),
+            &[&format!("found {written}")],
+        );
+        assert!(!stderr.contains("did you mean"), "{stderr}");
+    }
+    // A code with a space is a code with a space, not a 4xx never retried.
+    refused(
+        &tiny_with(
+            "max_attempts = 8",
+            "max_attempts = 8\nretry_on = [\"409 \"]",
+        ),
+        &["found \"409 \" (no spaces around it)"],
+    );
     let stderr = refused(
         &tiny_with("jitter = \"full\"", "jitter = \"zzz\""),
         &["found \"zzz\""],

@@ -505,7 +505,10 @@ impl Check<'_> {
             match Status::parse_retryable(&text) {
                 Some(s) => set.insert(s),
                 None => {
-                    let why = if text.starts_with('4') {
+                    let code = text.len() == 3 && text.bytes().all(|b| b.is_ascii_digit());
+                    let why = if Status::parse_retryable(text.trim()).is_some() {
+                        " (no spaces around it)"
+                    } else if code && text.starts_with('4') {
                         " (4xx other than 409 and 429 are never retried)"
                     } else {
                         ""
@@ -516,8 +519,9 @@ impl Check<'_> {
                         format!(
                             "expected one of {}, found {shown}{why}{}",
                             quoted_words(&RETRYABLE, ", "),
-                            // 504 is no misspelt 503: codes are not guessed at.
-                            if text.bytes().all(|b| b.is_ascii_digit()) {
+                            // 504 is no misspelt 503, nor are 50x and 50.3: nothing with a
+                            // digit in it is guessed at.
+                            if text.bytes().any(|b| b.is_ascii_digit()) {
                                 String::new()
                             } else {
                                 guess_value(&text, RETRYABLE)
