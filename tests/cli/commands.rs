@@ -1493,3 +1493,49 @@ fn an_outage_that_outlasts_the_run_is_reported_by_the_whole_runs_peak() {
         "{err}"
     );
 }
+
+#[test]
+fn a_share_of_runs_that_recovered_is_printed_as_the_verdict_prints_it() {
+    // A metastable queue: a 10 s burst to 20 req/s into a 20 req/s server; of the 5 runs,
+    // 4 recover within time_limit. The console says "80.0%", as the verdict and compare
+    // do (it said "80%", and rounded 999 of 1 000 to "100%").
+    let ws = workspace_with(
+        r#"name = "tiny"
+seed = 21
+replications = 5
+time_limit = "10m"
+
+[clients]
+profile = [["0s", 8], ["60s", 8], ["60s", 20], ["70s", 20], ["70s", 8]]
+end = "300s"
+clients = 100
+
+[network]
+latency = { dist = "constant", value = "5ms" }
+
+[server]
+concurrency = 1
+queue = 256
+service = { dist = "exponential", mean = "50ms" }
+
+[retry]
+max_attempts = 4
+timeout = "750ms"
+base = "0s"
+cap = "0s"
+
+[metrics]
+bucket = "2s"
+trigger_end = "70s"
+
+[[strategy]]
+name = "immediate"
+"#,
+    );
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
+    let text = stdout(&out);
+    assert!(text.contains("never (80.0% recovered)"), "{text}");
+    let (header, rows) = read_csv(&ws.path().join("out/tiny/summary.csv"));
+    assert_eq!(rows[0][column(&header, "recovered_share")], "0.8");
+    assert_eq!(rows[0][column(&header, "recovered_s")], "");
+}
