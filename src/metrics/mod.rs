@@ -126,10 +126,12 @@ pub struct RequestRecord {
     pub total_wait: SimDuration,
     /// The last Retry-After hint received, if any.
     pub retry_after: Option<SimDuration>,
-    /// From first send to end; `None` for a request the time limit kept from starting (it
+    /// From when the request started (before any `client_rate_limiter` wait) to its end;
+    /// `None` for a request the time limit kept from starting (it
     /// has no latency sample).
     pub latency: Option<SimDuration>,
-    /// When its first attempt was sent (meaningless, 0, when `latency` is `None`). Required
+    /// When the request started, before any `client_rate_limiter` wait (meaningless, 0, when
+    /// `latency` is `None`). Required
     /// in a shard's partial: one from a build before it cannot be read (the shard is run
     /// again) rather than merged with every start at 0.
     pub start: SimTime,
@@ -261,7 +263,7 @@ pub struct PopulationMetrics {
     pub succeeded: u64,
     /// Requests that gave up.
     pub gave_up: u64,
-    /// Latency (end - first send) of every request that ended, in ns.
+    /// Latency (end - start, a limiter wait included) of every request that ended, in ns.
     pub latencies: Latencies,
     /// Per-bucket first attempts and outcomes, from t = 0.
     pub timeline: Vec<PopulationBucket>,
