@@ -260,22 +260,24 @@ pub fn load_with_settings(
                                 ),
                             );
                         }
-                        // A bare `--set` value needs no quotes (the shell would take
-                        // them): the hint for a bare number in a file does not apply. Inside
-                        // an inline table or array it does, as in a file.
-                        let bare = !s.text.starts_with(['{', '[']);
-                        if bare
-                            && let Some(at) = e.msg.find("(a duration ")
-                            && let Some(len) = e.msg[at..].find(')')
-                        {
-                            let hint = e.msg[at..=at + len]
-                                .replace(" and quotes", "")
-                                .replace(" in quotes", "")
-                                .replace("quotes and ", "")
-                                .replace('"', "");
-                            e.msg.replace_range(at..=at + len, &hint);
-                        }
-                        if bare {
+                        // A scalar `--set` value needs no quotes (the shell would take
+                        // them): the hints for a bare number in a file do not apply. Inside
+                        // an inline table or array they do, as in a file; text that only
+                        // looks like one (`[5`) is no TOML value, so it is a scalar string.
+                        let scalar = !matches!(s.value(), Value::Array(_) | Value::InlineTable(_));
+                        if scalar {
+                            for opener in ["(a duration ", "(write e.g. "] {
+                                if let Some(at) = e.msg.find(opener)
+                                    && let Some(len) = e.msg[at..].find(')')
+                                {
+                                    let hint = e.msg[at..=at + len]
+                                        .replace(" and quotes", "")
+                                        .replace(" in quotes", "")
+                                        .replace("quotes and ", "")
+                                        .replace('"', "");
+                                    e.msg.replace_range(at..=at + len, &hint);
+                                }
+                            }
                             e.msg = e.msg.replace("such as \"100ms\"", "such as 100ms");
                         }
                         e.msg = format!("{} (from {})", e.msg, s.flag());

@@ -180,6 +180,22 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
         ),
         "{stderr}"
     );
+    // Text that only looks like an array is a string, a scalar: no quotes. Nor in the hint
+    // for a number without a unit.
+    for (value, expected) in [
+        (
+            "[5",
+            "retry.timeout: expected a duration > 0 with a unit, such as 100ms, found \"[5\" (a duration is a number and a unit, such as 100ms or 1m30s",
+        ),
+        (
+            "05",
+            "retry.timeout: expected a duration > 0 with a unit, such as 100ms, found \"05\", a number without a unit (write e.g. 05ms or 05s) (from --set retry.timeout=05)",
+        ),
+    ] {
+        let setting = format!("retry.timeout={value}");
+        let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", &setting]);
+        assert!(stderr.contains(expected), "{stderr}");
+    }
     // One entry is singular ("has 1 entries" before).
     let stderr = refused_in(
         &ws,
