@@ -155,6 +155,15 @@ fn misspellings_suggest_the_likely_name() {
         ),
         &["found \"409 \" (no spaces around it)"],
     );
+    // A name with a space gets that hint alone, not also a guess at itself.
+    let stderr = refused(
+        &tiny_with(
+            "max_attempts = 8",
+            "max_attempts = 8\nretry_on = [\" timeout\"]",
+        ),
+        &["found \" timeout\" (no spaces around it)"],
+    );
+    assert!(!stderr.contains("did you mean"), "{stderr}");
     let stderr = refused(
         &tiny_with("jitter = \"full\"", "jitter = \"zzz\""),
         &["found \"zzz\""],

@@ -506,7 +506,8 @@ impl Check<'_> {
                 Some(s) => set.insert(s),
                 None => {
                     let code = text.len() == 3 && text.bytes().all(|b| b.is_ascii_digit());
-                    let why = if Status::parse_retryable(text.trim()).is_some() {
+                    let spaced = Status::parse_retryable(text.trim()).is_some();
+                    let why = if spaced {
                         " (no spaces around it)"
                     } else if code && text.starts_with('4') {
                         " (4xx other than 409 and 429 are never retried)"
@@ -520,8 +521,8 @@ impl Check<'_> {
                             "expected one of {}, found {shown}{why}{}",
                             quoted_words(&RETRYABLE, ", "),
                             // 504 is no misspelt 503, nor are 50x and 50.3: nothing with a
-                            // digit in it is guessed at.
-                            if text.bytes().any(|b| b.is_ascii_digit()) {
+                            // digit in it is guessed at; a spaced name needs no guess.
+                            if spaced || text.bytes().any(|b| b.is_ascii_digit()) {
                                 String::new()
                             } else {
                                 guess_value(&text, RETRYABLE)
