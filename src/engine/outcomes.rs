@@ -205,7 +205,7 @@ impl Simulation<'_> {
         let info = self.requests.info_mut(key);
         info.ended = true;
         let info = *info;
-        let latency = now - info.first_send;
+        let latency = now - info.started_at;
         let target = self.policies[r.policy as usize].target as usize;
         let booked = self.series_time();
         let m = &mut self.metrics.services[target];
@@ -246,7 +246,7 @@ impl Simulation<'_> {
         } else {
             pb.gave_up += 1;
         }
-        if self.trigger.is_some_and(|t| info.first_send < t) {
+        if self.trigger.is_some_and(|t| info.started_at < t) {
             self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
             // Served before the trouble began says nothing about getting out of it.
             if self.trigger_start.is_some_and(|t| now >= t) {
@@ -271,7 +271,7 @@ impl Simulation<'_> {
                 total_wait: info.waited,
                 retry_after: decode_hint(info.last_hint),
                 latency: Some(latency),
-                start: info.first_send,
+                start: info.started_at,
             });
         }
     }

@@ -165,8 +165,9 @@ pub struct RequestInfo {
     /// The attempt after which the backoff ladder started again (`retry_after.restart`):
     /// retry n of the ladder is attempt `ladder_from + n + 1`. 0 at the start.
     pub ladder_from: u16,
-    /// First send (latency counts from here).
-    pub first_send: SimTime,
+    /// When the request began, before any `client_rate_limiter` wait for its first attempt
+    /// (latency, `start_s` and the trigger's backlog count from here).
+    pub started_at: SimTime,
     /// Absolute deadline (`SimTime::MAX`: none), possibly capped by the caller's.
     pub deadline_at: SimTime,
     /// Previous delay (decorrelated jitter's state); `base` at the start of a request.
@@ -189,7 +190,7 @@ impl RequestInfo {
             shed: false,
             fallback_reason: GiveUpReason::Attempts,
             ladder_from: 0,
-            first_send: SimTime::ZERO,
+            started_at: SimTime::ZERO,
             deadline_at: SimTime::MAX,
             prev_delay: SimDuration::ZERO,
             waited: SimDuration::ZERO,

@@ -87,7 +87,7 @@ impl Simulation<'_> {
             parent: info.parent,
             number: info.number,
             ended: false,
-            first_send: now,
+            started_at: now,
             deadline_at: deadline_cap.map_or(deadline, |cap| deadline.min(cap)),
             prev_delay: policy.strategy.backoff.initial_state(),
             ..RequestInfo::new()

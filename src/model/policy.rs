@@ -30,7 +30,8 @@ pub struct RetryPolicy {
     pub timeout_multiplier: f64,
     /// How long to wait for the server to be reached at all (`None`: no separate limit).
     pub connect_timeout: Option<SimDuration>,
-    /// Per-request deadline, measured from the first send.
+    /// Per-request deadline, measured from when the request began (before any
+    /// `client_rate_limiter` wait).
     pub deadline: Option<SimDuration>,
     /// A wait that would end at or after the deadline is shortened to end at it, and one
     /// last attempt is sent there (instead of giving up at once).

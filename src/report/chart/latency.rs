@@ -1,5 +1,5 @@
-//! `latency`: the distribution of request latency (end minus first send, success or give-up)
-//! as one CDF curve per strategy, drawn from the 201 pooled quantiles of
+//! `latency`: the distribution of request latency (end minus when the request began,
+//! success or give-up) as one CDF curve per strategy, drawn from the 201 pooled quantiles of
 //! [`StrategySummary::latency_quantiles`](crate::metrics::summary::StrategySummary). The time
 //! axis turns logarithmic when the latencies span two decades or more.
 

@@ -401,7 +401,7 @@ mod tests {
         ];
         let rows = client_rows(&sample);
         let order: Vec<u32> = rows.iter().map(|r| r.client).collect();
-        // Failures at 0 (1), 5 (4), 10 (3), 50 (2); never failed: 0 and 5, by first send.
+        // Failures at 0 (1), 5 (4), 10 (3), 50 (2); never failed: 0 and 5, by when they began.
         assert_eq!(order, [1, 4, 3, 2, 0, 5]);
         assert_eq!(rows[3].marks, [(0.05, TimedOut), (0.1, Served)]);
         assert_eq!(rows[3].first_failure, Some(0.05));
