@@ -68,6 +68,45 @@ impl Setting {
     }
 }
 
+/// `msg` with the quotes its duration hints put around examples taken out (`such as
+/// "100ms"`, `(write e.g. "5ms" or "5s")`, `(a duration needs a unit and quotes, ...)`),
+/// for a value given on the command line. The value itself, echoed as `found "..."`, is
+/// left as the user typed it, whatever it holds.
+fn unquote_hints(msg: &str, value: &Value) -> String {
+    let unquote = |part: &str| -> String {
+        let mut part = part.replace("such as \"100ms\"", "such as 100ms");
+        for opener in ["(a duration ", "(write e.g. "] {
+            if let Some(at) = part.find(opener)
+                && let Some(len) = part[at..].find(')')
+            {
+                let hint = part[at..=at + len]
+                    .replace(" and quotes", "")
+                    .replace(" in quotes", "")
+                    .replace("quotes and ", "")
+                    .replace('"', "");
+                part.replace_range(at..=at + len, &hint);
+            }
+        }
+        part
+    };
+    let echo = match value {
+        Value::String(v) => Some(format!("found \"{}\"", v.value())),
+        _ => None,
+    };
+    match echo
+        .as_deref()
+        .and_then(|echo| Some((msg.find(echo)?, echo.len())))
+    {
+        Some((at, len)) => format!(
+            "{}{}{}",
+            unquote(&msg[..at]),
+            &msg[at..at + len],
+            unquote(&msg[at + len..])
+        ),
+        None => unquote(msg),
+    }
+}
+
 /// How lines of a rewritten text map back to the lines of the text it was made from: the
 /// lines before `prefix` (1-based, inclusive) and the last `suffix` lines are unchanged.
 #[derive(Debug, Clone, Copy)]
@@ -260,25 +299,11 @@ pub fn load_with_settings(
                                 ),
                             );
                         }
-                        // A scalar `--set` value needs no quotes (the shell would take
-                        // them): the hints for a bare number in a file do not apply. Inside
-                        // an inline table or array they do, as in a file; text that only
-                        // looks like one (`[5`) is no TOML value, so it is a scalar string.
-                        let scalar = !matches!(s.value(), Value::Array(_) | Value::InlineTable(_));
-                        if scalar {
-                            for opener in ["(a duration ", "(write e.g. "] {
-                                if let Some(at) = e.msg.find(opener)
-                                    && let Some(len) = e.msg[at..].find(')')
-                                {
-                                    let hint = e.msg[at..=at + len]
-                                        .replace(" and quotes", "")
-                                        .replace(" in quotes", "")
-                                        .replace("quotes and ", "")
-                                        .replace('"', "");
-                                    e.msg.replace_range(at..=at + len, &hint);
-                                }
-                            }
-                            e.msg = e.msg.replace("such as \"100ms\"", "such as 100ms");
+                        // A value typed after `--set key=` needs no quotes (the shell
+                        // would take them): the hints for a bare number in a file do not
+                        // apply. Inside an inline table or array they do, as in a file.
+                        if e.key == indexed_key(&s.key()) {
+                            e.msg = unquote_hints(&e.msg, &s.value());
                         }
                         e.msg = format!("{} (from {})", e.msg, s.flag());
                     }
