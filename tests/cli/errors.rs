@@ -164,6 +164,14 @@ fn misspellings_suggest_the_likely_name() {
         &["found \" timeout\" (no spaces around it)"],
     );
     assert!(!stderr.contains("did you mean"), "{stderr}");
+    // A 4xx with a space: both notes.
+    refused(
+        &tiny_with(
+            "max_attempts = 8",
+            "max_attempts = 8\nretry_on = [\" 404\"]",
+        ),
+        &["found \" 404\" (no spaces around it; 4xx other than 409 and 429 are never retried)"],
+    );
     let stderr = refused(
         &tiny_with("jitter = \"full\"", "jitter = \"zzz\""),
         &["found \"zzz\""],

@@ -505,14 +505,20 @@ impl Check<'_> {
             match Status::parse_retryable(&text) {
                 Some(s) => set.insert(s),
                 None => {
-                    let code = text.len() == 3 && text.bytes().all(|b| b.is_ascii_digit());
-                    let spaced = Status::parse_retryable(text.trim()).is_some();
-                    let why = if spaced {
-                        " (no spaces around it)"
-                    } else if code && text.starts_with('4') {
-                        " (4xx other than 409 and 429 are never retried)"
+                    let trimmed = text.trim();
+                    let valid = Status::parse_retryable(trimmed).is_some();
+                    let code = trimmed.len() == 3 && trimmed.bytes().all(|b| b.is_ascii_digit());
+                    let mut notes = Vec::new();
+                    if trimmed != text && (valid || code) {
+                        notes.push("no spaces around it");
+                    }
+                    if code && !valid && trimmed.starts_with('4') {
+                        notes.push("4xx other than 409 and 429 are never retried");
+                    }
+                    let why = if notes.is_empty() {
+                        String::new()
                     } else {
-                        ""
+                        format!(" ({})", notes.join("; "))
                     };
                     self.err(
                         Some(item.span()),
@@ -522,7 +528,7 @@ impl Check<'_> {
                             quoted_words(&RETRYABLE, ", "),
                             // 504 is no misspelt 503, nor are 50x and 50.3: nothing with a
                             // digit in it is guessed at; a spaced name needs no guess.
-                            if spaced || text.bytes().any(|b| b.is_ascii_digit()) {
+                            if valid || text.bytes().any(|b| b.is_ascii_digit()) {
                                 String::new()
                             } else {
                                 guess_value(&text, RETRYABLE)
