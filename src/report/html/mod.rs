@@ -170,8 +170,9 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         }
         ChartKind::Latency => {
             "A point (x, y) means y% of requests had ended, by success or by giving \
-             up, within x seconds of when they began (a client rate limiter's wait included): further left and steeper is better; a \
-             long flat tail is requests left waiting. Markers sit at p50, p90 and p99."
+             up, within x seconds of when they began (a client rate limiter's wait \
+             included): further left and steeper is better; a long flat tail is \
+             requests left waiting. Markers sit at p50, p90 and p99."
                 .to_string()
         }
         ChartKind::Populations => format!(
