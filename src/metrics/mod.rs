@@ -127,8 +127,7 @@ pub struct RequestRecord {
     /// The last Retry-After hint received, if any.
     pub retry_after: Option<SimDuration>,
     /// From when the request started (before any `client_rate_limiter` wait) to its end;
-    /// `None` for a request the time limit kept from starting (it
-    /// has no latency sample).
+    /// `None` for a request the time limit kept from starting (it has no latency sample).
     pub latency: Option<SimDuration>,
     /// When the request started, before any `client_rate_limiter` wait (meaningless, 0, when
     /// `latency` is `None`). Required

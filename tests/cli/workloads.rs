@@ -844,22 +844,20 @@ max_attempts = 2
         replication: 0,
         point: 0,
     };
-    // (client, request) -> the pause between the request's end and the next one's first send.
+    // (client, request) -> the pause between the request's end and the next one's start.
     let pauses = |strategy| {
-        let m = herdsim::engine::Simulation::new(&s, strategy, seed, true)
-            .sample_attempts()
-            .run();
-        let first_send = |client: u32, request: u32| {
-            m.attempts
+        let m = herdsim::engine::Simulation::new(&s, strategy, seed, true).run();
+        let start = |client: u32, request: u32| {
+            m.requests
                 .iter()
-                .find(|a| a.client == client && a.request == request && a.attempt == 1)
-                .map(|a| a.sent)
-                .expect("every request sends")
+                .find(|r| r.client == client && r.request == request)
+                .map(|r| r.start)
+                .expect("every request is recorded")
         };
         let mut out = Vec::new();
         for r in m.requests.iter().filter(|r| r.request < 2) {
-            let end = first_send(r.client, r.request) + r.latency.expect("started");
-            let next = first_send(r.client, r.request + 1);
+            let end = r.start + r.latency.expect("started");
+            let next = start(r.client, r.request + 1);
             out.push(((r.client, r.request), next - end));
         }
         out.sort();
