@@ -130,9 +130,8 @@ pub struct RequestRecord {
     /// `None` for a request the time limit kept from starting (it has no latency sample).
     pub latency: Option<SimDuration>,
     /// When the request started, before any `client_rate_limiter` wait (meaningless, 0, when
-    /// `latency` is `None`). Required
-    /// in a shard's partial: one from a build before it cannot be read (the shard is run
-    /// again) rather than merged with every start at 0.
+    /// `latency` is `None`). Required in a shard's partial: one from a build before it
+    /// cannot be read (the shard is run again) rather than merged with every start at 0.
     pub start: SimTime,
 }
 
