@@ -358,7 +358,7 @@ pub(in crate::scenario) fn guess_name<'a>(
     found: &str,
     names: impl IntoIterator<Item = &'a str>,
 ) -> String {
-    closest(found, names).map_or(String::new(), |name| format!(" (did you mean `{name}`?)"))
+    did_you_mean_any(&closest(found, names), '`')
 }
 
 /// ` (did you mean "x"?)` when one of `names` is a likely misspelling of the string value
@@ -367,23 +367,39 @@ pub(in crate::scenario) fn guess_value<'a>(
     found: &str,
     names: impl IntoIterator<Item = &'a str>,
 ) -> String {
-    closest(found, names).map_or(String::new(), |name| format!(" (did you mean \"{name}\"?)"))
+    did_you_mean_any(&closest(found, names), '"')
 }
 
-/// The name of `names` closest to `word` in spelling, when it is close enough to be what
-/// was meant, ignoring case: one edit (a letter added, dropped, changed, or two neighbours
+/// ` (did you mean x?)` naming each of `guesses` between `quote`s (`a` or `b`; `a`, `b`
+/// or `c`), or nothing when there is none.
+fn did_you_mean_any(guesses: &[&str], quote: char) -> String {
+    let quoted: Vec<String> = guesses
+        .iter()
+        .map(|g| format!("{quote}{g}{quote}"))
+        .collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((only, [])) => format!(" (did you mean {only}?)"),
+        Some((last, rest)) => format!(" (did you mean {} or {last}?)", rest.join(", ")),
+    }
+}
+
+/// The names of `names` closest to `word` in spelling, when close enough to be what was
+/// meant, ignoring case: one edit (a letter added, dropped, changed, or two neighbours
 /// swapped) for a word of up to five letters, two for a longer one, and never more than
 /// half the word's length. (Two edits turn `time` into `name`: a guess that loose would
-/// answer a key that is simply unknown.) The first of equals. A
-/// word of more than 64 characters is no misspelt name.
-fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+/// answer a key that is simply unknown.) Names equally close are all given, in list order
+/// (`iifo` is one edit from both `fifo` and `lifo`: picking one by its place in the list
+/// would be a coin toss the user cannot see). A word of more than 64 characters is no
+/// misspelt name.
+fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let written = word;
     let word: Vec<char> = word.to_lowercase().chars().collect();
     if word.len() > 64 {
-        return None;
+        return Vec::new();
     }
     let limit = if word.len() >= 6 { 2 } else { 1 }.min(word.len() / 2);
-    names
+    let scored: Vec<(usize, &str)> = names
         .into_iter()
         .filter(|&name| name != written)
         .map(|name| {
@@ -393,8 +409,17 @@ fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&
             )
         })
         .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, name)| name)
+        .collect();
+    let Some(best) = scored.iter().map(|&(d, _)| d).min() else {
+        return Vec::new();
+    };
+    let mut guesses: Vec<&str> = Vec::new();
+    for (d, name) in scored {
+        if d == best && !guesses.contains(&name) {
+            guesses.push(name);
+        }
+    }
+    guesses
 }
 
 /// The optimal string alignment distance between `a` and `b`: insertions, deletions,

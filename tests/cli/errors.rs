@@ -117,6 +117,12 @@ fn misspellings_suggest_the_likely_name() {
             "max_attempts = 8\nretry_on = [\"503\", \"timout\"]",
             "found \"timout\" (did you mean \"timeout\"?)",
         ),
+        // Names equally close are all offered: `iifo` is one edit from each.
+        (
+            "[server]",
+            "[server]\ndiscipline = \"iifo\"",
+            "found \"iifo\" (did you mean \"fifo\" or \"lifo\"?)",
+        ),
     ];
     for (from, to, expected) in cases {
         refused(&tiny_with(from, to), &[expected]);
@@ -1555,7 +1561,7 @@ fn fails_once_for_each_problem_found_by_fuzzing() {
             "service = { dist = \"constant\", value.x = 1 }",
         ),
         &[
-            "bad.toml:15:32: server.service.value: expected a duration string with a unit, such as \"100ms\", found a table",
+            "bad.toml:15:32: server.service.value: expected a duration with a unit, such as \"100ms\", found a table",
         ],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
