@@ -191,10 +191,11 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
             "05",
             "retry.timeout: expected a duration > 0 with a unit, such as 100ms, found \"05\", a number without a unit (write e.g. 05ms or 05s) (from --set retry.timeout=05)",
         ),
-        // A table where the duration goes: the example is what to type after `=`.
+        // A table where the duration goes: the example is what to type after `=`, and the
+        // key still says it takes only durations > 0.
         (
             "{a=1}",
-            "retry.timeout: expected a duration string with a unit, such as 100ms, found a table (from --set retry.timeout={a=1})",
+            "retry.timeout: expected a duration > 0 with a unit, such as 100ms, found a table (from --set retry.timeout={a=1})",
         ),
         // The value is echoed as typed, even when it reads like a hint.
         (

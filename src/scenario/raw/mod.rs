@@ -107,15 +107,30 @@ impl<'de> Deserialize<'de> for RawDuration {
                 Ok(RawDuration::Bad(format!("found the boolean {v}")))
             }
             /// A TOML date-time arrives as a one-key table (the `toml` crate's private
-            /// key); any other table is refused as a table.
+            /// key); any other table is kept as what was found, so that the message says
+            /// what the key expects (`> 0` included) as it does for a number or a word.
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawDuration, A::Error> {
-                if map.next_key::<String>()?.as_deref() == Some(TOML_DATETIME_KEY) {
-                    let v: String = map.next_value()?;
-                    return Ok(RawDuration::Bad(format!(
-                        "found the date-time {v} (a duration needs quotes and a unit, e.g. \"100ms\")"
-                    )));
+                match map.next_key::<String>()? {
+                    Some(key) if key == TOML_DATETIME_KEY => {
+                        let v: String = map.next_value()?;
+                        Ok(RawDuration::Bad(format!(
+                            "found the date-time {v} (a duration needs quotes and a unit, e.g. \"100ms\")"
+                        )))
+                    }
+                    Some(_) => {
+                        map.next_value::<de::IgnoredAny>()?;
+                        while map
+                            .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                            .is_some()
+                        {}
+                        Ok(RawDuration::Bad("found a table".to_string()))
+                    }
+                    None => Ok(RawDuration::Bad("found a table".to_string())),
                 }
-                Err(de::Error::invalid_type(de::Unexpected::Map, &self))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawDuration, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(RawDuration::Bad("found an array".to_string()))
             }
         }
         deserializer.deserialize_any(V)
@@ -126,6 +141,9 @@ impl RawDuration {
     /// Reads a duration from a value inside a list (`profile` points); `None` for a list or
     /// a table.
     pub fn deserialize_value(v: &toml::Value) -> Option<RawDuration> {
+        if v.is_table() || v.is_array() {
+            return None;
+        }
         RawDuration::deserialize(v.clone()).ok()
     }
 }
