@@ -234,8 +234,9 @@ pub fn validate_with(
 }
 
 /// Drops a required key's "missing required key" when the same table has an unknown key
-/// that is likely that key misspelt (its message asks "did you mean" it): `concurrancy =
-/// 20` is one mistake, reported once, where the user wrote it.
+/// that is likely that key misspelt (its message asks "did you mean" it, alone or among
+/// names equally close): `concurrancy = 20` is one mistake, reported once, where the user
+/// wrote it.
 fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError> {
     let table = |e: &ScenarioError| {
         let key = e.key.rsplit_once('.').map_or("", |(table, _)| table);
@@ -245,8 +246,16 @@ fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError
         .iter()
         .filter(|e| e.msg.starts_with("unknown key "))
         .filter_map(|e| {
-            let meant = e.msg.split(" (did you mean `").nth(1)?.split('`').next()?;
-            Some((table(e), meant.to_string()))
+            let guesses = e.msg.split(" (did you mean ").nth(1)?.split("?)").next()?;
+            Some((table(e), guesses))
+        })
+        .flat_map(|(table, guesses)| {
+            // `a`, `b` or `c`: the backquoted names.
+            guesses
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(move |meant| (table.clone(), meant.to_string()))
         })
         .collect();
     errors.retain(|e| {

@@ -136,6 +136,26 @@ fn misspellings_suggest_the_likely_name() {
         &["unknown key `valeu` in network.latency (did you mean `value`?)"],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    // A kind of one key: the guess names it, and no "expected `value`" says it again.
+    assert!(!stderr.contains("expected `value`"), "{stderr}");
+    // A key the table already has is no guess: `maen` beside `mean` is a stray key.
+    let stderr = refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"normal\", mean = \"10ms\", sd = \"1ms\", maen = \"1ms\" }",
+        ),
+        &["unknown key `maen` in server.service, expected `mean` or `sd`"],
+    );
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+    // Written after `dist`'s other key instead, it is guessed, and not also missing.
+    let stderr = refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { maen = \"10ms\", sd = \"1ms\", dist = \"normal\" }",
+        ),
+        &["unknown key `maen` in server.service (did you mean `mean`?), expected `mean` or `sd`"],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
     // A status code is not guessed at: 504 is no misspelt 503.
     let stderr = refused(
         &tiny_with("max_attempts = 8", "max_attempts = 8\nretry_on = [\"504\"]"),
