@@ -62,16 +62,9 @@ impl Check<'_> {
             );
             return None;
         };
-        // A key the kind takes and the file already has is no likely meaning of a stray
-        // one (`maen` beside `mean`).
-        let guessable: Vec<&str> = keys
-            .iter()
-            .copied()
-            .filter(|k| !tag.written.contains(k))
-            .collect();
         for stray in &tag.stray {
             let at = self.key_span(&stray.key, stray.value.clone());
-            let guess = guess_name(&stray.key, guessable.iter().copied());
+            let guess = guess_name(&stray.key, keys.iter().copied());
             // A kind of one key: the guess names it, and "expected" would say it again.
             let expected = match keys {
                 [_] if !guess.is_empty() => String::new(),

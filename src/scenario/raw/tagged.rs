@@ -73,9 +73,6 @@ pub struct Tag {
     pub value: Option<Spanned<toml::Value>>,
     /// Keys the kind does not take, in file order.
     pub stray: Vec<Stray>,
-    /// Keys the kind takes that are written, so that a stray key is not guessed to be one
-    /// of them (`maen` beside `mean` is no misspelt `mean`).
-    pub written: Vec<&'static str>,
 }
 
 /// Reads a tagged table's pairs: the `tag` key into the returned [`Tag`], every other key
@@ -104,15 +101,7 @@ fn read_tagged<'de, A: MapAccess<'de>>(
         let taken = out
             .keys(kinds)
             .is_none_or(|keys| keys.contains(&key.as_str()));
-        if taken && field(&key, &mut map)? {
-            if let Some(&known) = kinds
-                .iter()
-                .flat_map(|(_, keys)| keys.iter())
-                .find(|k| **k == key)
-            {
-                out.written.push(known);
-            }
-        } else {
+        if !(taken && field(&key, &mut map)?) {
             let value: Spanned<de::IgnoredAny> = map.next_value()?;
             out.stray.push(Stray {
                 key,
