@@ -263,9 +263,19 @@ fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError
             return true;
         };
         let missing = rest.split('`').next().unwrap_or("");
+        let here = table(e);
+        // A strategy's key may be set in `[retry]` instead, and `[retry]`'s in every
+        // strategy: a misspelling in either table is why the other one lacks the key.
+        let explains = |t: &(String, String)| {
+            *t == here
+                || (t.0 == here.0
+                    && ((e.msg.ends_with("or in [retry])") && t.1 == "retry")
+                        || (e.msg.ends_with("(or in every [[strategy]])")
+                            && t.1.starts_with("strategy["))))
+        };
         !misspelt
             .iter()
-            .any(|(t, meant)| *t == table(e) && meant == missing)
+            .any(|(t, meant)| explains(t) && meant == missing)
     });
     errors
 }

@@ -136,8 +136,32 @@ fn misspellings_suggest_the_likely_name() {
         &["unknown key `valeu` in network.latency (did you mean `value`?)"],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
-    // A kind of one key: the guess names it, and no "expected `value`" says it again.
-    assert!(!stderr.contains("expected `value`"), "{stderr}");
+    // A kind of one key says what it expects too.
+    assert!(
+        stderr.contains("(did you mean `value`?), expected `value`"),
+        "{stderr}"
+    );
+    // A key of another kind is named as such, not guessed to be a misspelt key of this one.
+    refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"exponential\", median = \"10ms\" }",
+        ),
+        &[
+            "unknown key `median` in server.service (a key of dist = \"lognormal\"), expected `mean`",
+        ],
+    );
+    // The tag misspelt is the unknown key it is, not the tag missing.
+    let stderr = refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dsit = \"constant\", value = \"10ms\" }",
+        ),
+        &[
+            "server.service.dsit: unknown key `dsit` in server.service (did you mean `dist`?), expected `dist` naming the kind",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
     // A misspelt key of a kind of two: guessed, and the key it misspells not also missing.
     let stderr = refused(
         &tiny_with(
@@ -229,7 +253,7 @@ fn fails_with_unknown_key_in_distribution() {
             "service = { dist = \"constant\", value = \"10ms\", sd = \"1ms\" }",
         ),
         &[
-            "bad.toml:15:48: server.service.sd: unknown key `sd` in server.service, expected `value`",
+            "bad.toml:15:48: server.service.sd: unknown key `sd` in server.service (a key of dist = \"normal\"), expected `value`",
         ],
     );
 }
@@ -1018,7 +1042,7 @@ fn fails_at_the_key_inside_a_budget_table_with_its_own_name() {
     refused(
         &budget("{ ratio = \"x\", kind = \"quota\" }"),
         &[
-            "bad.toml:24:12: retry.budget.ratio: unknown key `ratio` in retry.budget, expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
+            "bad.toml:24:12: retry.budget.ratio: unknown key `ratio` in retry.budget (a key of kind = \"ratio\"), expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
         ],
     );
 }
@@ -1077,7 +1101,7 @@ fn fails_with_a_negative_per_request_cap_or_one_outside_a_ratio_budget() {
             "timeout = \"1s\"\nbudget = { kind = \"quota\", per_request = 0.2 }",
         ),
         &[
-            "bad.toml:24:28: retry.budget.per_request: unknown key `per_request` in retry.budget, expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
+            "bad.toml:24:28: retry.budget.per_request: unknown key `per_request` in retry.budget (a key of kind = \"ratio\"), expected one of `capacity`, `retry_cost`, `timeout_cost`, `throttle_cost`, `success_refund`, `scope`",
         ],
     );
 }
@@ -1116,7 +1140,7 @@ fn fails_with_budget_key_of_another_kind() {
             "jitter = \"full\"\nbudget = { kind = \"ratio\", max_tokens = 10 }",
         ),
         &[
-            "bad.toml:36:28: strategy[1].budget.max_tokens: unknown key `max_tokens` in strategy[1].budget, expected one of `ratio`",
+            "bad.toml:36:28: strategy[1].budget.max_tokens: unknown key `max_tokens` in strategy[1].budget (a key of kind = \"token_bucket\"), expected one of `ratio`",
         ],
     );
 }
@@ -1560,6 +1584,32 @@ fn fails_with_a_syntax_error_showing_control_characters() {
         &tiny_with("seed = 7", "seed = 7 # c\u{c}"),
         &["expected printable characters, found `\\u{c}`"],
     );
+}
+
+/// A strategy's retry key may be set in `[retry]` instead, and the other way round: a
+/// misspelling in one table is the reason the other lacks the key, reported once.
+#[test]
+fn a_retry_key_misspelt_in_the_other_table_is_reported_once() {
+    let scenario = |retry: &str, strategy: &str| {
+        format!(
+            "name = \"r\"\n[clients]\ncount = 10\n[network]\n\
+             latency = {{ dist = \"constant\", value = \"10ms\" }}\n[server]\nconcurrency = 5\n\
+             service = {{ dist = \"constant\", value = \"10ms\" }}\n\
+             [retry]\ncap = \"1s\"\n{retry}\n[[strategy]]\nname = \"a\"\n{strategy}\n"
+        )
+    };
+    let stderr = refused(
+        &scenario("bsae = \"100ms\"\nmax_attempts = 3", ""),
+        &["retry.bsae: unknown key `bsae` in retry (did you mean `base`?)"],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    let stderr = refused(
+        &scenario("base = \"100ms\"", "max_atempts = 3"),
+        &[
+            "strategy[0].max_atempts: unknown key `max_atempts` in strategy[0] (did you mean `max_attempts`?)",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
 }
 
 /// Found by fuzzing the error paths: each problem is reported once, where it is.

@@ -498,6 +498,12 @@ fn fails_with_an_unknown_service_in_calls() {
         &v2_with("calls = [\"db\"]", "calls = [\"db\", \"dbx\"]"),
         "bad.toml:20:16: service[0].calls[1]: expected the name of a [[service]] (one of `db`), found \"dbx\" (did you mean \"db\"?)",
     );
+    // The only call misspelt: `db` is then called by nothing, which follows from the typo
+    // and is not reported again.
+    refused_once(
+        &v2_with("calls = [\"db\"]", "calls = [\"dbx\"]"),
+        "bad.toml:20:10: service[0].calls[0]: expected the name of a [[service]] (one of `db`), found \"dbx\" (did you mean \"db\"?)",
+    );
 }
 
 #[test]

@@ -143,6 +143,8 @@ impl Check<'_> {
         // Resolve `calls` by name; remember where each call is written, and its index in
         // the list as written (refused names are left out of `calls`).
         let mut call_spans: Vec<Vec<(usize, Range<usize>)>> = Vec::new();
+        // Some call names no service: which services clients reach is then unknown.
+        let mut unknown_callee = false;
         for (i, t) in raw.service.iter().enumerate() {
             let mut calls = Vec::new();
             let mut spans = Vec::new();
@@ -168,6 +170,7 @@ impl Check<'_> {
                         spans.push((c, callee.span()));
                     }
                     None => {
+                        unknown_callee = true;
                         let mut known: Vec<&str> = Vec::new();
                         for (j, s) in services.iter().enumerate() {
                             if j != i
@@ -229,7 +232,9 @@ impl Check<'_> {
             );
         }
         let reached = graph::reachable(&calls, 0);
-        for (i, t) in raw.service.iter().enumerate() {
+        // A misspelt callee (`midd` for `mid`) leaves the service it meant uncalled: one
+        // mistake, reported at the call, not again at every service it cuts off.
+        for (i, t) in raw.service.iter().enumerate().filter(|_| !unknown_callee) {
             // A service without a name, or with another's, has been reported already.
             let named = t.get_ref().name.is_some() && index.get(&services[i].name) == Some(&i);
             if !reached[i] && named {

@@ -9,7 +9,7 @@ use toml::Spanned;
 use super::{At, Check};
 use crate::model::dist::Dist;
 use crate::scenario::raw::{DIST_KINDS, RawDist, RawDuration, Tag};
-use crate::scenario::toml_errors::guess_name;
+use crate::scenario::toml_errors::{guess_name, quoted_words};
 use crate::time::SimDuration;
 
 /// `a`, `a` or `b`, or one of `a`, `b`, `c`: the keys or words a message expects.
@@ -41,7 +41,27 @@ impl Check<'_> {
     ) -> Option<&'static str> {
         let tag_path = format!("{key}.{tag_key}");
         let Some(written) = &tag.value else {
-            self.missing(span, &tag_path);
+            // `dsit = "normal"`: the tag misspelt is one mistake, reported where it is written,
+            // not as the tag missing.
+            let misspelt = tag
+                .stray
+                .iter()
+                .find(|stray| !guess_name(&stray.key, [tag_key]).is_empty());
+            match misspelt {
+                Some(stray) => {
+                    let at = self.key_span(&stray.key, stray.value.clone());
+                    self.err(
+                        Some(at),
+                        &format!("{key}.{}", stray.key),
+                        format!(
+                            "unknown key `{}` in {key}{}, expected `{tag_key}` naming the kind",
+                            stray.key,
+                            guess_name(&stray.key, [tag_key])
+                        ),
+                    );
+                }
+                None => self.missing(span, &tag_path),
+            }
             return None;
         };
         let name = written.get_ref().as_str();
@@ -64,16 +84,26 @@ impl Check<'_> {
         };
         for stray in &tag.stray {
             let at = self.key_span(&stray.key, stray.value.clone());
-            let guess = guess_name(&stray.key, keys.iter().copied());
-            // A kind of one key: the guess names it, and "expected" would say it again.
-            let expected = match keys {
-                [_] if !guess.is_empty() => String::new(),
-                _ => format!(", expected {}", one_of(keys)),
+            // `median` under `dist = "exponential"` is no misspelt `mean`: it belongs to
+            // another kind, which the message names instead of a guess.
+            let owners: Vec<&str> = kinds
+                .iter()
+                .filter(|(_, keys)| keys.contains(&stray.key.as_str()))
+                .map(|(kind, _)| *kind)
+                .collect();
+            let guess = if owners.is_empty() {
+                guess_name(&stray.key, keys.iter().copied())
+            } else {
+                format!(" (a key of {tag_key} = {})", quoted_words(&owners, " or "))
             };
             self.err(
                 Some(at),
                 &format!("{key}.{}", stray.key),
-                format!("unknown key `{}` in {key}{guess}{expected}", stray.key),
+                format!(
+                    "unknown key `{}` in {key}{guess}, expected {}",
+                    stray.key,
+                    one_of(keys)
+                ),
             );
         }
         Some(kind)
