@@ -532,7 +532,7 @@ fn fails_with_bare_number_duration() {
     refused(
         &tiny_with("timeout = \"1s\"", "timeout = 1000"),
         &[
-            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found the bare number 1000",
+            "bad.toml:23:11: retry.timeout: expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found the bare number 1000",
         ],
     );
 }
@@ -552,7 +552,7 @@ fn fails_with_unknown_duration_unit() {
     refused(
         &tiny_with("timeout = \"1s\"", "timeout = \"1xs\""),
         &[
-            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"1xs\" (unknown time unit \"xs\"",
+            "bad.toml:23:11: retry.timeout: expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found \"1xs\" (unknown time unit \"xs\"",
         ],
     );
 }
@@ -565,13 +565,13 @@ fn fails_with_unreadable_values_in_the_users_words() {
     refused(
         &tiny_with("timeout = \"1s\"", "timeout = \"soon\""),
         &[
-            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"soon\" (a duration is a number and a unit, such as \"100ms\" or \"1m30s\"; expected a number at character 1)",
+            "bad.toml:23:11: retry.timeout: expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found \"soon\" (a duration is a number and a unit, such as \"100ms\" or \"1m30s\"; expected a number at character 1)",
         ],
     );
     refused(
         &tiny_with("timeout = \"1s\"", "timeout = 1979-05-27T07:32:00Z"),
         &[
-            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found the date-time 1979-05-27T07:32:00Z (a duration needs quotes and a unit, e.g. \"100ms\")",
+            "bad.toml:23:11: retry.timeout: expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found the date-time 1979-05-27T07:32:00Z (a duration needs quotes and a unit, e.g. \"100ms\")",
         ],
     );
     refused(
@@ -645,7 +645,7 @@ fn fails_with_zero_timeout_reported_once_for_all_strategies() {
     let stderr = refused(
         &tiny_with("timeout = \"1s\"", "timeout = \"0ms\""),
         &[
-            "bad.toml:23:11: retry.timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"0ms\"",
+            "bad.toml:23:11: retry.timeout: expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found \"0ms\"",
         ],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
@@ -659,7 +659,7 @@ fn fails_with_zero_timeout_overridden_in_a_strategy() {
             "jitter = \"full\"\n",
             "jitter = \"full\"\ntimeout = \"0s\"\n",
         ),
-        &["bad.toml:36:11: strategy[1].timeout: expected a duration > 0"],
+        &["bad.toml:36:11: strategy[1].timeout: expected \"none\" or a duration > 0"],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
 }
@@ -2062,6 +2062,11 @@ fn fails_with_sweep_path_into_no_table() {
             "bad.toml:38:18: sweep.\"nosuch.count\": no table `nosuch` in the scenario to sweep into",
         ],
     );
+    // A table's name misspelt gets the likely one.
+    refused(
+        &format!("{TINY}\n[sweep]\n\"clinets.count\" = [1, 2]\n"),
+        &["no table `clinets` in the scenario to sweep into (did you mean `clients`?)"],
+    );
 }
 
 #[test]
@@ -2163,7 +2168,7 @@ fn fails_with_sweep_of_booleans() {
     refused(
         &format!("{TINY}\n[sweep]\n\"server.concurrency\" = [true]\n"),
         &[
-            "bad.toml:38:25: sweep.\"server.concurrency\": expected numbers or duration strings, found a boolean",
+            "bad.toml:38:25: sweep.\"server.concurrency\": expected numbers or strings (a duration, a word), found a boolean",
         ],
     );
 }
@@ -2179,7 +2184,7 @@ fn fails_with_sweep_of_the_name_or_of_tables() {
         ),
         &[
             "bad.toml:38:10: sweep.\"name\": expected a key other than `name`: a sweep's points share one output folder, named by `name` (sweep the values that change, and name the file once)",
-            "bad.toml:39:21: sweep.\"server.service\": expected numbers or duration strings, found an inline table",
+            "bad.toml:39:21: sweep.\"server.service\": expected numbers or strings (a duration, a word), found an inline table",
         ],
     );
 }

@@ -776,7 +776,7 @@ fn fails_with_zero_queue_timeout() {
             "calls = [\"db\"]",
             "calls = [\"db\"]\nqueue_timeout = \"0s\"",
         ),
-        "bad.toml:21:17: service[0].queue_timeout: expected a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
+        "bad.toml:21:17: service[0].queue_timeout: expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found \"0s\"",
     );
 }
 

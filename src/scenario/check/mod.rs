@@ -230,11 +230,21 @@ impl Check<'_> {
 
     /// An optional limit: absent or `"none"` is no limit, else a duration > 0.
     fn limit(&mut self, v: Option<&Spanned<RawDuration>>, key: &str) -> Option<SimDuration> {
-        match v {
-            None => None,
-            Some(s) if *s.get_ref() == RawDuration::None => None,
-            Some(s) => self.duration(s, key, true),
-        }
+        let s = v?;
+        let span = Some(s.span());
+        let found = match s.get_ref() {
+            RawDuration::None => return None,
+            RawDuration::Given(d) if !d.is_zero() => return Some(*d),
+            RawDuration::Given(d) => format!("found {}", self.written(&span, d)),
+            RawDuration::Auto => "found \"auto\"".to_string(),
+            RawDuration::Bad(found) => word_guess(found, &["none"]),
+        };
+        self.err(
+            span,
+            key,
+            format!("expected \"none\" or a duration > 0 with a unit, such as \"100ms\", {found}"),
+        );
+        None
     }
 
     /// A server hint: `"none"`, `"auto"`, or a duration > 0.
@@ -256,7 +266,7 @@ impl Check<'_> {
             Some((RawDuration::Given(d), _)) if !d.is_zero() => Hint::Fixed(*d),
             Some((other, span)) => {
                 let found = match other {
-                    RawDuration::Bad(m) => m.clone(),
+                    RawDuration::Bad(m) => word_guess(m, &["none", "auto"]),
                     _ => format!("found {}", self.written(&Some(span.clone()), "0s")),
                 };
                 self.err(
@@ -478,5 +488,19 @@ impl Check<'_> {
                 }
             },
         }
+    }
+}
+
+/// What a key that takes words besides durations found: for a word that is no duration
+/// (`found "nnoe" (a duration is ...)`), `found "nnoe"` and the likely word meant, when one
+/// of `words` is; otherwise `found` as it is.
+fn word_guess(found: &str, words: &[&str]) -> String {
+    let word = found
+        .strip_prefix("found \"")
+        .and_then(|rest| rest.split('"').next())
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()));
+    match word.map(|w| (w, guess_value(w, words.iter().copied()))) {
+        Some((w, guess)) if !guess.is_empty() => format!("found \"{w}\"{guess}"),
+        _ => found.to_string(),
     }
 }

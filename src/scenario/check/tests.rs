@@ -320,6 +320,27 @@ fn zero_is_quoted_as_written() {
     ));
     assert_eq!(
         e[0].msg,
-        "expected a duration > 0 with a unit, such as \"100ms\", found \"0ms\""
+        "expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found \"0ms\""
+    );
+}
+
+/// A limit takes the word `none` too: the message says so, and guesses it when misspelt.
+#[test]
+fn a_limit_names_none_and_guesses_it() {
+    let e = errors(&text(
+        "max_attempts = 3\ndeadline = \"nnoe\"\n",
+        &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\""],
+    ));
+    assert_eq!(
+        e[0].msg,
+        "expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found \"nnoe\" (did you mean \"none\"?)"
+    );
+    let e = errors(&text(
+        "max_attempts = 3\ntimeout = { a = 1 }\n",
+        &["name = \"a\"\nbase = \"1ms\"\ncap = \"1s\""],
+    ));
+    assert_eq!(
+        e[0].msg,
+        "expected \"none\" or a duration > 0 with a unit, such as \"100ms\", found a table"
     );
 }

@@ -22,6 +22,7 @@ use toml_edit::{Document, Item, TableLike, Value};
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::limits;
 use crate::model::Scenario;
+use crate::scenario::toml_errors::guess_name;
 use crate::scenario::trace::{TraceFile, Traces};
 use crate::scenario::{error_at, validate_with};
 
@@ -367,9 +368,13 @@ pub(super) fn set_path(
         table.insert(first, Item::Value(value));
         return Ok(replaced);
     }
-    let child = table
-        .get_mut(first)
-        .ok_or_else(|| format!("no table `{first}` in the scenario {into}"))?;
+    if !table.contains_key(first) {
+        // `servr.concurrency`: a table's name misspelt is the likely slip in a long path.
+        let written: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
+        let guess = guess_name(first, written.iter().map(String::as_str));
+        return Err(format!("no table `{first}` in the scenario {into}{guess}"));
+    }
+    let child = table.get_mut(first).expect("the key is written");
     // `clients.0.count` when `clients` is one table, not a list of them.
     let index_into_table = |t: &dyn toml_edit::TableLike| {
         let next = rest[0];

@@ -239,7 +239,7 @@ pub(super) fn read_axes(
                         v.span().or(span.clone()),
                         key.clone(),
                         format!(
-                            "expected numbers or duration strings, found {}",
+                            "expected numbers or strings (a duration, a word), found {}",
                             crate::text::with_article(other.type_name())
                         ),
                     ));
