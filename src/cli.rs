@@ -347,6 +347,9 @@ fn duration_arg(s: &str) -> Result<SimDuration, String> {
     parse_duration(s)
 }
 
+/// The jitter words `--jitter` takes alone (the others take `=value`).
+const JITTER_WORDS: [&str; 5] = ["none", "full", "equal", "decorrelated", "decorrelated-v2"];
+
 fn jitter_arg(s: &str) -> Result<Jitter, String> {
     let number = |v: &str, ok: fn(f64) -> bool, range: &str| {
         v.parse::<f64>()
@@ -362,7 +365,8 @@ fn jitter_arg(s: &str) -> Result<Jitter, String> {
             "decorrelated" => Ok(Jitter::Decorrelated),
             "decorrelated-v2" => Ok(Jitter::DecorrelatedV2),
             _ => Err(format!(
-                "expected none, full, equal, decorrelated, decorrelated-v2, proportional=F, fraction=J or additive=D, found \"{s}\""
+                "expected none, full, equal, decorrelated, decorrelated-v2, proportional=F, fraction=J or additive=D, found \"{s}\"{}",
+                crate::scenario::guess_value(s, JITTER_WORDS)
             )),
         },
         Some(("proportional", v)) => {
@@ -374,8 +378,10 @@ fn jitter_arg(s: &str) -> Result<Jitter, String> {
         Some(("additive", v)) => parse_duration(v)
             .map(Jitter::Additive)
             .map_err(|_| format!("expected a duration such as 250ms, found \"{v}\"")),
+        // The whole value echoed (`{proportionl=0.5}`, scenario syntax, shows as written).
         Some((k, _)) => Err(format!(
-            "expected proportional=F, fraction=J or additive=D, found \"{k}=\""
+            "expected proportional=F, fraction=J or additive=D, found \"{s}\"{}",
+            crate::scenario::guess_value(k, ["proportional", "fraction", "additive"])
         )),
     }
 }

@@ -22,6 +22,7 @@ use std::ops::Range;
 
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
+pub(crate) use toml_errors::guess_value;
 #[cfg(test)]
 use toml_errors::indexed_path;
 pub(crate) use toml_errors::toml_error;

@@ -363,10 +363,7 @@ pub(in crate::scenario) fn guess_name<'a>(
 
 /// ` (did you mean "x"?)` when one of `names` is a likely misspelling of the string value
 /// `found`, else nothing.
-pub(in crate::scenario) fn guess_value<'a>(
-    found: &str,
-    names: impl IntoIterator<Item = &'a str>,
-) -> String {
+pub(crate) fn guess_value<'a>(found: &str, names: impl IntoIterator<Item = &'a str>) -> String {
     did_you_mean_any(&closest(found, names), '"')
 }
 

@@ -853,6 +853,26 @@ fn schedule_refuses_values_a_scenario_would_refuse() {
         assert_eq!(String::from_utf8_lossy(&out.stderr), message);
         assert!(out.stdout.is_empty());
     }
+    // A misspelt jitter gets the likely one, the value echoed whole.
+    for (jitter, expected) in [
+        ("ful", "found \"ful\" (did you mean \"full\"?)"),
+        (
+            "{proportionl=0.5}",
+            "found \"{proportionl=0.5}\" (did you mean \"proportional\"?)",
+        ),
+    ] {
+        let out = herdsim()
+            .current_dir(ws.path())
+            .args([
+                "schedule", "--base", "1s", "--cap", "9s", "--jitter", jitter,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{jitter}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
     let out = herdsim()
         .current_dir(ws.path())
         .args(["schedule", "--base", "1s", "--cap", "9s"])

@@ -117,6 +117,12 @@ fn misspellings_suggest_the_likely_name() {
             "max_attempts = 8\nretry_on = [\"503\", \"timout\"]",
             "found \"timout\" (did you mean \"timeout\"?)",
         ),
+        // A jitter table's one key misspelt.
+        (
+            "jitter = \"full\"",
+            "jitter = { proportionl = 0.5 }",
+            "found `proportionl` (did you mean `proportional`?)",
+        ),
         // Names equally close are all offered: `iifo` is one edit from each.
         (
             "[server]",

@@ -797,6 +797,10 @@ fn fails_with_an_unknown_occ_mode() {
         &v2_with("concurrency = 2\n", "occ = \"read-only\"\n"),
         "bad.toml:24:7: service[1].occ: expected true, false, \"read-write\" or \"write-only\", found \"read-only\"",
     );
+    refused_once(
+        &v2_with("concurrency = 2\n", "occ = \"read_write\"\n"),
+        "service[1].occ: expected true, false, \"read-write\" or \"write-only\", found \"read_write\" (did you mean \"read-write\"?)",
+    );
 }
 
 #[test]

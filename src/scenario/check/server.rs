@@ -33,7 +33,9 @@ impl Check<'_> {
             Some((RawOcc::Word(w), _)) if w == "write-only" => Occ::WriteOnly,
             Some((other, span)) => {
                 let found = match other {
-                    RawOcc::Word(w) => format!("\"{w}\""),
+                    RawOcc::Word(w) => {
+                        format!("\"{w}\"{}", guess_value(w, ["read-write", "write-only"]))
+                    }
                     RawOcc::Bad(found) => found.clone(),
                     RawOcc::Bool(b) => b.to_string(),
                 };

@@ -69,10 +69,20 @@ impl<'de> Deserialize<'de> for RawJitter {
                 }
                 Ok(match (result, extra) {
                     (Some(j), false) => j,
-                    (_, true) => RawJitter::Bad(format!(
-                        "a jitter table takes exactly one of `proportional`, `fraction` or `additive`, found `{}`",
-                        keys.join("` and `")
-                    )),
+                    (_, true) => {
+                        // One key, misspelt: the likely one.
+                        let guess = match keys.as_slice() {
+                            [only] => crate::scenario::toml_errors::guess_name(
+                                only,
+                                ["proportional", "fraction", "additive"],
+                            ),
+                            _ => String::new(),
+                        };
+                        RawJitter::Bad(format!(
+                            "a jitter table takes exactly one of `proportional`, `fraction` or `additive`, found `{}`{guess}",
+                            keys.join("` and `")
+                        ))
+                    }
                     (None, false) => RawJitter::Bad("found an empty table".to_string()),
                 })
             }
