@@ -24,7 +24,7 @@ use crate::error::{ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
 pub(crate) use toml_errors::guess_value;
 #[cfg(test)]
-use toml_errors::indexed_path;
+use toml_errors::table_at;
 pub(crate) use toml_errors::toml_error;
 use toml_errors::toml_error_in;
 use trace::Traces;

@@ -60,22 +60,29 @@ fn the_fixture_is_valid() {
 }
 
 #[test]
-fn indexed_path_finds_the_array_element_at_an_offset() {
+fn table_at_finds_the_array_element_at_an_offset_and_its_keys() {
+    let path = |src, path, offset| table_at(src, path, offset).0;
     let offset = OK.find("name = \"b\"").expect("second strategy");
-    assert_eq!(indexed_path(OK, "strategy", offset), "strategy[1]");
+    assert_eq!(path(OK, "strategy", offset), "strategy[1]");
     let offset = OK.find("name = \"a\"").expect("first strategy");
-    assert_eq!(
-        indexed_path(OK, "strategy.budget", offset),
-        "strategy[0].budget"
-    );
+    assert_eq!(path(OK, "strategy.budget", offset), "strategy[0].budget");
     let src = "outages = [{ start = \"1s\" }, { start = \"2s\", x = 1 }]\n";
     let offset = src.find("x = 1").expect("x");
-    assert_eq!(indexed_path(src, "outages", offset), "outages[1]");
     assert_eq!(
-        indexed_path("not = [toml", "a.b", 3),
-        "a.b",
-        "unparsable: unchanged"
+        table_at(src, "outages", offset),
+        (
+            "outages[1]".to_string(),
+            vec!["start".to_string(), "x".to_string()]
+        )
     );
+    assert_eq!(
+        table_at("not = [toml", "a.b", 3),
+        ("a.b".to_string(), Vec::new()),
+        "unparsable: unchanged, no keys"
+    );
+    // The root table's keys for the empty path; none for a path to a value.
+    assert_eq!(table_at("a = 1\nb = 2\n", "", 0).1, ["a", "b"]);
+    assert!(table_at("a = 1\n", "a", 0).1.is_empty());
 }
 
 #[test]

@@ -39,9 +39,10 @@ pub(super) fn toml_error_in(
     let span = e.span();
     // toml's path has no array indices (`strategy`, not `strategy[1]`): find them from the
     // position, so the key says which [[strategy]] or outage is at fault.
-    let mut key = match &span {
-        Some(span) => indexed_path(src, path, span.start),
-        None => path.to_string(),
+    // The keys the table at fault has, for guesses (see `guess_name_unwritten`).
+    let (mut key, written) = match &span {
+        Some(span) => table_at(src, path, span.start),
+        None => (path.to_string(), Vec::new()),
     };
     let raw = e.message().trim().replace('\n', "; ");
     // A dotted key or a header through a key holding a value: that key written twice.
@@ -166,7 +167,7 @@ pub(super) fn toml_error_in(
         Some((table, _)) if named.is_some() => format!(" in {table}"),
         _ => String::new(),
     };
-    let mut msg = friendlier(&raw, &table);
+    let mut msg = friendlier(&raw, &table, &written);
     if raw == "floating-point number overflowed"
         && let Some(written) = span.as_ref().and_then(|s| src.get(s.clone()))
     {
@@ -235,13 +236,12 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// The dotted `path` with the index of each array element the byte `offset` falls in:
-/// `strategy.budget` -> `strategy[1].budget`. Unchanged when the text cannot be re-read.
-pub(super) fn indexed_path(src: &str, path: &str, offset: usize) -> String {
+/// The dotted `path` with the index of each array element the byte `offset` falls in
+/// (`strategy.budget` -> `strategy[1].budget`; unchanged when the text cannot be re-read),
+/// and the keys written in the table it leads to (none when the text cannot be re-read or
+/// the path does not end at a table).
+pub(super) fn table_at(src: &str, path: &str, offset: usize) -> (String, Vec<String>) {
     use toml_edit::{Item, TableLike, Value};
-    if path.is_empty() {
-        return String::new();
-    }
     // A value toml_edit refuses too (a float beyond 1.8e308): the text before its line,
     // which holds every array element up to it.
     let before_line = || {
@@ -251,11 +251,11 @@ pub(super) fn indexed_path(src: &str, path: &str, offset: usize) -> String {
         toml_edit::Document::parse(&src[..end])
     };
     let Ok(doc) = toml_edit::Document::parse(src).or_else(|_| before_line()) else {
-        return path.to_string();
+        return (path.to_string(), Vec::new());
     };
     let mut out: Vec<String> = Vec::new();
     let mut table: Option<&dyn TableLike> = Some(doc.as_table());
-    for segment in path.split('.') {
+    for segment in path.split('.').filter(|s| !s.is_empty()) {
         let Some(item) = table.and_then(|t| t.get(segment)) else {
             out.push(segment.to_string());
             table = None;
@@ -298,7 +298,10 @@ pub(super) fn indexed_path(src: &str, path: &str, offset: usize) -> String {
             _ => out.push(segment.to_string()),
         }
     }
-    out.join(".")
+    let keys = table.map_or(Vec::new(), |t| {
+        t.iter().map(|(k, _)| k.to_string()).collect()
+    });
+    (out.join("."), keys)
 }
 
 /// serde's list of expected keys (`one of `a`, `b``) without the keys a table shares with
@@ -330,15 +333,17 @@ pub(super) fn without_keys_refused_in(expected: &str, table: &str) -> String {
 }
 
 /// ` (did you mean `x`?)` when one of the backquoted names in `expected` (`one of `a`,
-/// `b``) is a likely misspelling of `found` (backquoted too), else nothing.
-fn did_you_mean(found: &str, expected: &str) -> String {
+/// `b``) is a likely misspelling of `found` (backquoted too), else nothing; `written`: as
+/// for [`guess_name_unwritten`].
+fn did_you_mean(found: &str, expected: &str, written: &[String]) -> String {
     let found = found.trim_matches('`');
     let names = expected
         .split('`')
         .skip(1)
         .step_by(2)
         .filter(|name| !name.is_empty());
-    guess_name(found, names)
+    let written: Vec<&str> = written.iter().map(String::as_str).collect();
+    guess_name_unwritten(found, names, &written)
 }
 
 /// The words a string value may take, quoted, for "expected ...": `"a", "b" or "c"` with
@@ -359,6 +364,21 @@ pub(in crate::scenario) fn guess_name<'a>(
     names: impl IntoIterator<Item = &'a str>,
 ) -> String {
     did_you_mean_any(&closest(found, names), '`')
+}
+
+/// [`guess_name`] for a key of a table that has the keys `written`: of names equally close,
+/// those not written yet (`mix` beside `max = 2` is `min`). A single guess is kept even when
+/// written: it tells the user what the stray key resembles.
+pub(in crate::scenario) fn guess_name_unwritten<'a>(
+    found: &str,
+    names: impl IntoIterator<Item = &'a str>,
+    written: &[&str],
+) -> String {
+    let mut guesses = closest(found, names);
+    if guesses.iter().filter(|g| !written.contains(g)).count() > 0 {
+        guesses.retain(|g| !written.contains(g));
+    }
+    did_you_mean_any(&guesses, '`')
 }
 
 /// ` (did you mean "x"?)` when one of `names` is a likely misspelling of the string value
@@ -445,12 +465,13 @@ fn edits(a: &[char], b: &[char]) -> usize {
 }
 
 /// Rewords serde's terse messages where a user would otherwise have to guess: every message
-/// says what was expected and what was found. `table` is ` in <table>` for key messages.
-fn friendlier(msg: &str, table: &str) -> String {
+/// says what was expected and what was found. `table` is ` in <table>` for key messages,
+/// `written` the keys that table has.
+fn friendlier(msg: &str, table: &str, written: &[String]) -> String {
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
         let expected = without_keys_refused_in(expected, table);
-        let guess = did_you_mean(found, &expected);
+        let guess = did_you_mean(found, &expected, written);
         return if expected.is_empty() {
             format!("unknown key {found}{table}")
         } else {
@@ -462,7 +483,7 @@ fn friendlier(msg: &str, table: &str) -> String {
     }
     if let Some(rest) = msg.strip_prefix("unknown variant ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
-        let guess = did_you_mean(found, expected);
+        let guess = did_you_mean(found, expected, &[]);
         return format!("expected {expected}, found {found}{guess}");
     }
     let typed = msg

@@ -123,6 +123,12 @@ fn misspellings_suggest_the_likely_name() {
             "jitter = { proportionl = 0.5 }",
             "found `proportionl` (did you mean `proportional`?)",
         ),
+        // Of names equally close, the one not written yet: `mix` beside `max` is `min`.
+        (
+            "[server]",
+            "[server]\nautoscale = { mix = 1, max = 2, target = 0.5, interval = \"1s\" }",
+            "unknown key `mix` in server.autoscale (did you mean `min`?)",
+        ),
         // Names equally close are all offered: `iifo` is one edit from each.
         (
             "[server]",

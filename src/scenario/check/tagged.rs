@@ -9,7 +9,7 @@ use toml::Spanned;
 use super::{At, Check};
 use crate::model::dist::Dist;
 use crate::scenario::raw::{DIST_KINDS, RawDist, RawDuration, Tag};
-use crate::scenario::toml_errors::{guess_name, quoted_words};
+use crate::scenario::toml_errors::{guess_name, guess_name_unwritten, quoted_words};
 use crate::time::SimDuration;
 
 /// `a`, `a` or `b`, or one of `a`, `b`, `c`: the keys or words a message expects.
@@ -91,8 +91,9 @@ impl Check<'_> {
                 .filter(|(_, keys)| keys.contains(&stray.key.as_str()))
                 .map(|(kind, _)| *kind)
                 .collect();
+            let written: Vec<&str> = tag.written.iter().map(String::as_str).collect();
             let guess = if owners.is_empty() {
-                guess_name(&stray.key, keys.iter().copied())
+                guess_name_unwritten(&stray.key, keys.iter().copied(), &written)
             } else {
                 format!(" (a key of {tag_key} = {})", quoted_words(&owners, " or "))
             };

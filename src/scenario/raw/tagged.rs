@@ -73,6 +73,9 @@ pub struct Tag {
     pub value: Option<Spanned<toml::Value>>,
     /// Keys the kind does not take, in file order.
     pub stray: Vec<Stray>,
+    /// The other keys written, for guesses: of names equally close to a stray key, one
+    /// not written yet is the likely meaning.
+    pub written: Vec<String>,
 }
 
 /// Reads a tagged table's pairs: the `tag` key into the returned [`Tag`], every other key
@@ -101,7 +104,9 @@ fn read_tagged<'de, A: MapAccess<'de>>(
         let taken = out
             .keys(kinds)
             .is_none_or(|keys| keys.contains(&key.as_str()));
-        if !(taken && field(&key, &mut map)?) {
+        if taken && field(&key, &mut map)? {
+            out.written.push(key);
+        } else {
             let value: Spanned<de::IgnoredAny> = map.next_value()?;
             out.stray.push(Stray {
                 key,
