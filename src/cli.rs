@@ -349,6 +349,8 @@ fn duration_arg(s: &str) -> Result<SimDuration, String> {
 
 /// The jitter words `--jitter` takes alone (the others take `=value`).
 const JITTER_WORDS: [&str; 5] = ["none", "full", "equal", "decorrelated", "decorrelated-v2"];
+/// The jitters `--jitter` takes as `key=value`.
+const JITTER_KEYS: [&str; 3] = ["proportional", "fraction", "additive"];
 
 fn jitter_arg(s: &str) -> Result<Jitter, String> {
     let number = |v: &str, ok: fn(f64) -> bool, range: &str| {
@@ -378,10 +380,17 @@ fn jitter_arg(s: &str) -> Result<Jitter, String> {
         Some(("additive", v)) => parse_duration(v)
             .map(Jitter::Additive)
             .map_err(|_| format!("expected a duration such as 250ms, found \"{v}\"")),
-        // The whole value echoed (`{proportionl=0.5}`, scenario syntax, shows as written).
-        Some((k, _)) => Err(format!(
-            "expected proportional=F, fraction=J or additive=D, found \"{s}\"{}",
-            crate::scenario::guess_value(k, ["proportional", "fraction", "additive"])
-        )),
+        // The whole value echoed; scenario syntax (`{proportional=0.5}`) is read for its key.
+        Some((k, _)) => {
+            let key = k.trim().trim_start_matches('{').trim();
+            let hint = if JITTER_KEYS.contains(&key) {
+                format!(" (without braces: {key}=...)")
+            } else {
+                crate::scenario::guess_value(key, JITTER_KEYS)
+            };
+            Err(format!(
+                "expected proportional=F, fraction=J or additive=D, found \"{s}\"{hint}"
+            ))
+        }
     }
 }

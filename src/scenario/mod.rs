@@ -235,49 +235,74 @@ pub fn validate_with(
 }
 
 /// Drops a required key's "missing required key" when the same table has an unknown key
-/// that is likely that key misspelt (its message asks "did you mean" it, alone or among
-/// names equally close): `concurrancy = 20` is one mistake, reported once, where the user
-/// wrote it.
+/// that is likely that key misspelt (its message asks "did you mean" it): `concurrancy =
+/// 20` is one mistake, reported once, where the user wrote it. A misspelling whose guesses
+/// name several missing keys (`mix` for `min` and `max`) explains none of them: only one
+/// can be what was meant, and the other would go unreported until it is fixed.
 fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError> {
     let table = |e: &ScenarioError| {
         let key = e.key.rsplit_once('.').map_or("", |(table, _)| table);
         (e.file.clone(), key.to_string())
     };
-    let misspelt: Vec<((String, String), String)> = errors
+    let missing_key = |e: &ScenarioError| {
+        Some(
+            e.msg
+                .strip_prefix("missing required key `")?
+                .split('`')
+                .next()?
+                .to_string(),
+        )
+    };
+    // A strategy's key may be set in `[retry]` instead: a misspelling in `[retry]` is why
+    // the strategy lacks it. (Not the other way round: `[retry]` lacks a key when some
+    // strategy does, and a misspelling in one strategy says nothing of the others.)
+    let explains = |e: &ScenarioError, t: &(String, String)| {
+        let here = table(e);
+        *t == here
+            || (t.0 == here.0
+                && t.1 == "retry"
+                && here.1.starts_with("strategy[")
+                && (e.msg.ends_with("or in [retry])")
+                    || e.msg.contains("(set it in [retry] or in ")))
+    };
+    // Each misspelling's table and the names it is guessed to be (`a`, `b` or `c`).
+    let misspelt: Vec<((String, String), Vec<String>)> = errors
         .iter()
         .filter(|e| e.msg.starts_with("unknown key "))
         .filter_map(|e| {
             let guesses = e.msg.split(" (did you mean ").nth(1)?.split("?)").next()?;
-            Some((table(e), guesses))
-        })
-        .flat_map(|(table, guesses)| {
-            // `a`, `b` or `c`: the backquoted names.
-            guesses
+            let names = guesses
                 .split('`')
                 .skip(1)
                 .step_by(2)
-                .map(move |meant| (table.clone(), meant.to_string()))
+                .map(str::to_string)
+                .collect();
+            Some((table(e), names))
         })
         .collect();
-    errors.retain(|e| {
-        let Some(rest) = e.msg.strip_prefix("missing required key `") else {
-            return true;
-        };
-        let missing = rest.split('`').next().unwrap_or("");
-        let here = table(e);
-        // A strategy's key may be set in `[retry]` instead, and `[retry]`'s in every
-        // strategy: a misspelling in either table is why the other one lacks the key.
-        let explains = |t: &(String, String)| {
-            *t == here
-                || (t.0 == here.0
-                    && ((e.msg.ends_with("or in [retry])") && t.1 == "retry")
-                        || (e.msg.ends_with("(or in every [[strategy]])")
-                            && t.1.starts_with("strategy["))))
-        };
-        !misspelt
-            .iter()
-            .any(|(t, meant)| explains(t) && meant == missing)
-    });
+    let dropped: Vec<bool> = errors
+        .iter()
+        .map(|e| {
+            let Some(missing) = missing_key(e) else {
+                return false;
+            };
+            misspelt.iter().any(|(t, names)| {
+                explains(e, t)
+                    && names.contains(&missing)
+                    && names
+                        .iter()
+                        .filter(|name| {
+                            errors.iter().any(|other| {
+                                explains(other, t) && missing_key(other).as_ref() == Some(name)
+                            })
+                        })
+                        .count()
+                        == 1
+            })
+        })
+        .collect();
+    let mut dropped = dropped.into_iter();
+    errors.retain(|_| !dropped.next().unwrap_or(false));
     errors
 }
 

@@ -74,7 +74,16 @@ impl Setting {
 /// left as the user typed it, whatever it holds.
 fn unquote_hints(msg: &str, value: &Value) -> String {
     let unquote = |part: &str| -> String {
-        let mut part = part.replace("such as \"100ms\"", "such as 100ms");
+        let mut part = part
+            .replace("such as \"100ms\"", "such as 100ms")
+            .replace(
+                "expected \"none\" or a duration",
+                "expected none or a duration",
+            )
+            .replace(
+                "expected \"none\", \"auto\" or a duration",
+                "expected none, auto or a duration",
+            );
         for opener in ["(a duration ", "(write e.g. "] {
             if let Some(at) = part.find(opener)
                 && let Some(len) = part[at..].find(')')

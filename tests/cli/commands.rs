@@ -860,6 +860,11 @@ fn schedule_refuses_values_a_scenario_would_refuse() {
             "{proportionl=0.5}",
             "found \"{proportionl=0.5}\" (did you mean \"proportional\"?)",
         ),
+        // Spelt right in a scenario's braces: no guess that repeats it.
+        (
+            "{proportional=0.5}",
+            "found \"{proportional=0.5}\" (without braces: proportional=...)",
+        ),
     ] {
         let out = herdsim()
             .current_dir(ws.path())

@@ -148,6 +148,13 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
         stderr.contains("no table `servr` in the scenario to set (did you mean `server`?)"),
         "{stderr}"
     );
+    // A key holding a value is no table a path goes through: `bsae` is no misspelt `base`.
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy.0.bsae.x=1"]);
+    assert!(
+        stderr.contains("no table `bsae` in the scenario to set"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("did you mean"), "{stderr}");
     let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy.5.base=1s"]);
     assert!(
         stderr.contains("--set strategy.5.base=1s: `strategy` has 2 entries, found index 5"),
@@ -165,7 +172,7 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
     let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "retry.timeout=2"]);
     assert!(
         stderr.contains(
-            "retry.timeout: expected \"none\" or a duration > 0 with a unit, such as 100ms, found the bare number 2 (a duration needs a unit, e.g. 2ms or 2s) (from --set retry.timeout=2)"
+            "retry.timeout: expected none or a duration > 0 with a unit, such as 100ms, found the bare number 2 (a duration needs a unit, e.g. 2ms or 2s) (from --set retry.timeout=2)"
         ),
         "{stderr}"
     );
@@ -190,17 +197,17 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
     for (value, expected) in [
         (
             "[5",
-            "retry.timeout: expected \"none\" or a duration > 0 with a unit, such as 100ms, found \"[5\" (a duration is a number and a unit, such as 100ms or 1m30s",
+            "retry.timeout: expected none or a duration > 0 with a unit, such as 100ms, found \"[5\" (a duration is a number and a unit, such as 100ms or 1m30s",
         ),
         (
             "05",
-            "retry.timeout: expected \"none\" or a duration > 0 with a unit, such as 100ms, found \"05\", a number without a unit (write e.g. 05ms or 05s) (from --set retry.timeout=05)",
+            "retry.timeout: expected none or a duration > 0 with a unit, such as 100ms, found \"05\", a number without a unit (write e.g. 05ms or 05s) (from --set retry.timeout=05)",
         ),
         // A table where the duration goes: the example is what to type after `=`, and the
-        // key still says it takes only durations > 0.
+        // key still says what it takes (none, or a duration > 0).
         (
             "{a=1}",
-            "retry.timeout: expected \"none\" or a duration > 0 with a unit, such as 100ms, found a table (from --set retry.timeout={a=1})",
+            "retry.timeout: expected none or a duration > 0 with a unit, such as 100ms, found a table (from --set retry.timeout={a=1})",
         ),
         // The value is echoed as typed, even when it reads like a hint.
         (
@@ -236,11 +243,11 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
         ),
         (
             "retry.timeout=inf",
-            "retry.timeout: expected \"none\" or a duration > 0 with a unit, such as 100ms, found inf (a duration is a number and a unit, such as 100ms) (from --set retry.timeout=inf)",
+            "retry.timeout: expected none or a duration > 0 with a unit, such as 100ms, found inf (a duration is a number and a unit, such as 100ms) (from --set retry.timeout=inf)",
         ),
         (
             "retry.timeout=0.5ns",
-            "retry.timeout: expected \"none\" or a duration > 0 with a unit, such as 100ms, found \"0.5ns\" (the number is too large, or has digits finer than 1ns, the smallest unit of time) (from --set retry.timeout=0.5ns)",
+            "retry.timeout: expected none or a duration > 0 with a unit, such as 100ms, found \"0.5ns\" (the number is too large, or has digits finer than 1ns, the smallest unit of time) (from --set retry.timeout=0.5ns)",
         ),
         // Beyond 64 bits: an integer, too large, as the same in the file says (not "a
         // string").

@@ -1598,10 +1598,11 @@ fn fails_with_a_syntax_error_showing_control_characters() {
     );
 }
 
-/// A strategy's retry key may be set in `[retry]` instead, and the other way round: a
-/// misspelling in one table is the reason the other lacks the key, reported once.
+/// A strategy's retry key may be set in `[retry]` instead: a misspelling there is the
+/// reason a strategy lacks the key, reported once. Not the other way round: a misspelling
+/// in one strategy says nothing of the others, so `[retry]` lacking the key is reported.
 #[test]
-fn a_retry_key_misspelt_in_the_other_table_is_reported_once() {
+fn a_retry_key_misspelt_in_retry_is_reported_once() {
     let scenario = |retry: &str, strategy: &str| {
         format!(
             "name = \"r\"\n[clients]\ncount = 10\n[network]\n\
@@ -1615,13 +1616,39 @@ fn a_retry_key_misspelt_in_the_other_table_is_reported_once() {
         &["retry.bsae: unknown key `bsae` in retry (did you mean `base`?)"],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    // `max_attempts`, whose message reads the other way round.
     let stderr = refused(
-        &scenario("base = \"100ms\"", "max_atempts = 3"),
-        &[
-            "strategy[0].max_atempts: unknown key `max_atempts` in strategy[0] (did you mean `max_attempts`?)",
-        ],
+        &scenario(
+            "base = \"100ms\"\nmax_atempts = 3",
+            "\n[[strategy]]\nname = \"b\"\nmax_attempts = 2",
+        ),
+        &["retry.max_atempts: unknown key `max_atempts` in retry (did you mean `max_attempts`?)"],
     );
     assert_eq!(problems(&stderr).len(), 1, "{stderr}");
+    let stderr = refused(
+        &scenario(
+            "base = \"100ms\"",
+            "max_atempts = 3\n[[strategy]]\nname = \"b\"",
+        ),
+        &[
+            "strategy[0].max_atempts: unknown key `max_atempts` in strategy[0] (did you mean `max_attempts`?)",
+            "retry.max_attempts: missing required key `max_attempts` in [retry] (or in every [[strategy]])",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 2, "{stderr}");
+    // A misspelling guessed to be two missing keys explains neither.
+    let stderr = refused(
+        &scenario("base = \"100ms\"\nmax_attempts = 3", "").replace(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dist = \"uniform\", mix = \"2ms\" }",
+        ),
+        &[
+            "unknown key `mix` in server.service (did you mean `min` or `max`?)",
+            "missing required key `min`",
+            "missing required key `max`",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 3, "{stderr}");
 }
 
 /// Found by fuzzing the error paths: each problem is reported once, where it is.

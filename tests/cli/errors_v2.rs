@@ -504,6 +504,19 @@ fn fails_with_an_unknown_service_in_calls() {
         &v2_with("calls = [\"db\"]", "calls = [\"dbx\"]"),
         "bad.toml:20:10: service[0].calls[0]: expected the name of a [[service]] (one of `db`), found \"dbx\" (did you mean \"db\"?)",
     );
+    // A service the typo cannot have meant is still reported as called by nothing.
+    let orphan = "[[service]]\nname = \"orphan\"\nconcurrency = 1\n\
+                  service = { dist = \"constant\", value = \"2ms\" }\n\n[retry]";
+    let stderr = refused_with(
+        "check",
+        &v2_with("calls = [\"db\"]", "calls = [\"dbx\"]").replacen("[retry]", orphan, 1),
+        &[],
+        &[
+            "service[0].calls[0]: expected the name of a [[service]] (one of `db`, `orphan`), found \"dbx\" (did you mean \"db\"?)",
+            "found \"orphan\", which nothing calls",
+        ],
+    );
+    assert_eq!(problems(&stderr).len(), 2, "{stderr}");
 }
 
 #[test]

@@ -143,8 +143,9 @@ impl Check<'_> {
         // Resolve `calls` by name; remember where each call is written, and its index in
         // the list as written (refused names are left out of `calls`).
         let mut call_spans: Vec<Vec<(usize, Range<usize>)>> = Vec::new();
-        // Some call names no service: which services clients reach is then unknown.
-        let mut unknown_callee = false;
+        // Calls that name no service, to the services they are guessed to mean: those
+        // count as called when judging which services clients reach.
+        let mut guessed_calls: Vec<(usize, usize)> = Vec::new();
         for (i, t) in raw.service.iter().enumerate() {
             let mut calls = Vec::new();
             let mut spans = Vec::new();
@@ -170,7 +171,11 @@ impl Check<'_> {
                         spans.push((c, callee.span()));
                     }
                     None => {
-                        unknown_callee = true;
+                        for (j, s) in services.iter().enumerate() {
+                            if j != i && !guess_value(name, [s.name.as_str()]).is_empty() {
+                                guessed_calls.push((i, j));
+                            }
+                        }
                         let mut known: Vec<&str> = Vec::new();
                         for (j, s) in services.iter().enumerate() {
                             if j != i
@@ -231,10 +236,14 @@ impl Check<'_> {
                 ),
             );
         }
-        let reached = graph::reachable(&calls, 0);
         // A misspelt callee (`midd` for `mid`) leaves the service it meant uncalled: one
         // mistake, reported at the call, not again at every service it cuts off.
-        for (i, t) in raw.service.iter().enumerate().filter(|_| !unknown_callee) {
+        let mut meant = calls.clone();
+        for &(i, j) in &guessed_calls {
+            meant[i].push(j);
+        }
+        let reached = graph::reachable(&meant, 0);
+        for (i, t) in raw.service.iter().enumerate() {
             // A service without a name, or with another's, has been reported already.
             let named = t.get_ref().name.is_some() && index.get(&services[i].name) == Some(&i);
             if !reached[i] && named {

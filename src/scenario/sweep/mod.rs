@@ -369,8 +369,13 @@ pub(super) fn set_path(
         return Ok(replaced);
     }
     if !table.contains_key(first) {
-        // `servr.concurrency`: a table's name misspelt is the likely slip in a long path.
-        let written: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
+        // `servr.concurrency`: a table's name misspelt is the likely slip in a long path
+        // (guessed among the keys holding tables or lists, where a path can go on).
+        let written: Vec<String> = table
+            .iter()
+            .filter(|(_, item)| !item.is_value() || item.is_inline_table() || item.is_array())
+            .map(|(k, _)| k.to_string())
+            .collect();
         let guess = guess_name(first, written.iter().map(String::as_str));
         return Err(format!("no table `{first}` in the scenario {into}{guess}"));
     }
