@@ -163,6 +163,16 @@ fn misspellings_suggest_the_likely_name() {
             "unknown key `median` in server.service (a key of dist = \"lognormal\"), expected `mean`",
         ],
     );
+    // Two misspellings of the tag: the first written is the one reported, not the first
+    // by name.
+    let stderr = refused(
+        &tiny_with(
+            "service = { dist = \"constant\", value = \"10ms\" }",
+            "service = { dsit = \"constant\", dits = \"constant\", value = \"10ms\" }",
+        ),
+        &["server.service.dsit: unknown key `dsit` in server.service (did you mean `dist`?)"],
+    );
+    assert_eq!(problems(&stderr).len(), 1, "{stderr}");
     // The tag misspelt is the unknown key it is, not the tag missing.
     let stderr = refused(
         &tiny_with(

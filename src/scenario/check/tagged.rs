@@ -8,7 +8,7 @@ use toml::Spanned;
 
 use super::{At, Check};
 use crate::model::dist::Dist;
-use crate::scenario::raw::{DIST_KINDS, RawDist, RawDuration, Tag};
+use crate::scenario::raw::{DIST_KINDS, RawDist, RawDuration, Stray, Tag};
 use crate::scenario::toml_errors::{guess_name, guess_name_unwritten, quoted_words};
 use crate::time::SimDuration;
 
@@ -40,11 +40,13 @@ impl Check<'_> {
         kinds: &[(&'static str, &'static [&'static str])],
     ) -> Option<&'static str> {
         let tag_path = format!("{key}.{tag_key}");
+        // In file order: the deserializer hands a table's keys over sorted by name.
+        let mut strays: Vec<&Stray> = tag.stray.iter().collect();
+        strays.sort_by_key(|stray| stray.value.start);
         let Some(written) = &tag.value else {
             // `dsit = "normal"`: the tag misspelt is one mistake, reported where it is written,
             // not as the tag missing.
-            let misspelt = tag
-                .stray
+            let misspelt = strays
                 .iter()
                 .find(|stray| !guess_name(&stray.key, [tag_key]).is_empty());
             match misspelt {
@@ -82,7 +84,7 @@ impl Check<'_> {
             );
             return None;
         };
-        for stray in &tag.stray {
+        for stray in strays {
             let at = self.key_span(&stray.key, stray.value.clone());
             // `median` under `dist = "exponential"` is no misspelt `mean`: it belongs to
             // another kind, which the message names instead of a guess.

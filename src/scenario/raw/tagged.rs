@@ -71,7 +71,8 @@ pub struct Stray {
 pub struct Tag {
     /// The tag's value as written (`"normal"`); checked during validation.
     pub value: Option<Spanned<toml::Value>>,
-    /// Keys the kind does not take, in file order.
+    /// Keys the kind does not take (in the order the deserializer gives them: a table's by
+    /// name; sort by `value` for file order).
     pub stray: Vec<Stray>,
     /// The other keys written, for guesses: of names equally close to a stray key, one
     /// not written yet is the likely meaning.
