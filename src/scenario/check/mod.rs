@@ -212,7 +212,7 @@ impl Check<'_> {
                 self.err(span, key, format!("expected {expected}, found \"auto\""));
                 None
             }
-            RawDuration::Bad(found) => {
+            RawDuration::Bad(found) | RawDuration::Word { found, .. } => {
                 self.err(span, key, format!("expected {expected}, {found}"));
                 None
             }
@@ -237,7 +237,8 @@ impl Check<'_> {
             RawDuration::Given(d) if !d.is_zero() => return Some(*d),
             RawDuration::Given(d) => format!("found {}", self.written(&span, d)),
             RawDuration::Auto => "found \"auto\"".to_string(),
-            RawDuration::Bad(found) => word_guess(found, &["none"]),
+            RawDuration::Bad(found) => found.clone(),
+            RawDuration::Word { word, found } => word_guess(word, found, &["none"]),
         };
         self.err(
             span,
@@ -266,7 +267,8 @@ impl Check<'_> {
             Some((RawDuration::Given(d), _)) if !d.is_zero() => Hint::Fixed(*d),
             Some((other, span)) => {
                 let found = match other {
-                    RawDuration::Bad(m) => word_guess(m, &["none", "auto"]),
+                    RawDuration::Bad(m) => m.clone(),
+                    RawDuration::Word { word, found } => word_guess(word, found, &["none", "auto"]),
                     _ => format!("found {}", self.written(&Some(span.clone()), "0s")),
                 };
                 self.err(
@@ -491,16 +493,11 @@ impl Check<'_> {
     }
 }
 
-/// What a key that takes words besides durations found: for a word that is no duration
-/// (`found "nnoe" (a duration is ...)`), `found "nnoe"` and the likely word meant, when one
-/// of `words` is; otherwise `found` as it is.
-fn word_guess(found: &str, words: &[&str]) -> String {
-    let word = found
-        .strip_prefix("found \"")
-        .and_then(|rest| rest.split('"').next())
-        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()));
-    match word.map(|w| (w, guess_value(w, words.iter().copied()))) {
-        Some((w, guess)) if !guess.is_empty() => format!("found \"{w}\"{guess}"),
-        _ => found.to_string(),
+/// What a key that takes words besides durations found, given the `word` written: `found
+/// "nnoe"` and the likely word meant when one of `words` is, else `found` as it is.
+fn word_guess(word: &str, found: &str, words: &[&str]) -> String {
+    match guess_value(word, words.iter().copied()) {
+        guess if guess.is_empty() => found.to_string(),
+        guess => format!("found \"{word}\"{guess}"),
     }
 }

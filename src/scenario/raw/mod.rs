@@ -38,6 +38,9 @@ pub enum RawDuration {
     None,
     /// The word `"auto"` (let the simulated server compute a hint).
     Auto,
+    /// A word that is none of those (`"nnoe"`), kept apart so that a key taking words can
+    /// guess the one meant; `found` says what was found as [`RawDuration::Bad`] does.
+    Word { word: String, found: String },
     /// Anything else, with what was found.
     Bad(String),
 }
@@ -70,7 +73,15 @@ impl<'de> Deserialize<'de> for RawDuration {
                                 .strip_prefix(&prefix)
                                 .and_then(|m| m.strip_suffix(')'))
                                 .unwrap_or(&msg);
-                            RawDuration::Bad(format!("found \"{other}\" ({why})"))
+                            let found = format!("found \"{other}\" ({why})");
+                            if other.chars().all(|c| c.is_ascii_alphabetic()) {
+                                RawDuration::Word {
+                                    word: other.to_string(),
+                                    found,
+                                }
+                            } else {
+                                RawDuration::Bad(found)
+                            }
                         }
                     },
                 })
