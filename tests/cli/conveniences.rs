@@ -143,31 +143,32 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
             "herdsim: error: tiny.toml: --set nosuch.count=1: no table `nosuch` in the scenario to set"
         ]
     );
-    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "servr.concurrency=5"]);
-    assert!(
-        stderr.contains("no table `servr` in the scenario to set (did you mean `server`?)"),
-        "{stderr}"
-    );
-    // A key holding a value is no table a path goes through: `bsae` is no misspelt `base`.
-    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy.0.bsae.x=1"]);
-    assert!(
-        stderr.contains("no table `bsae` in the scenario to set"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("did you mean"), "{stderr}");
-    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy.5.base=1s"]);
-    assert!(
-        stderr.contains("--set strategy.5.base=1s: `strategy` has 2 entries, found index 5"),
-        "{stderr}"
-    );
-    // A single table is not a list.
-    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "clients.0.count=5"]);
-    assert!(
-        stderr.contains(
-            "--set clients.0.count=5: `clients` is one table, not a list: expected a key of it, found the index 0"
+    let check_with = |setting: &str| refused_in(&ws, &["check", "tiny.toml", "--set", setting]);
+    for (setting, expected) in [
+        (
+            "servr.concurrency=5",
+            "no table `servr` in the scenario to set (did you mean `server`?)",
         ),
-        "{stderr}"
-    );
+        // A key holding a value is no table a path goes through: `bsae` is no misspelt `base`.
+        (
+            "strategy.0.bsae.x=1",
+            "no table `bsae` in the scenario to set",
+        ),
+        (
+            "strategy.5.base=1s",
+            "--set strategy.5.base=1s: `strategy` has 2 entries, found index 5",
+        ),
+        // A single table is not a list.
+        (
+            "clients.0.count=5",
+            "--set clients.0.count=5: `clients` is one table, not a list: expected a key of it, found the index 0",
+        ),
+    ] {
+        let stderr = check_with(setting);
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+    let stderr = check_with("strategy.0.bsae.x=1");
+    assert!(!stderr.contains("did you mean"), "{stderr}");
     // A --set value needs no quotes: the hint for a bare number says so.
     let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "retry.timeout=2"]);
     assert!(
