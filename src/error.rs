@@ -21,6 +21,37 @@ pub struct ScenarioError {
     pub key: String,
     /// What was expected and what was found.
     pub msg: String,
+    /// What kind of problem it is, for the checks that relate one problem to another (a
+    /// misspelt key explains its table's missing key); never shown.
+    pub fault: Fault,
+}
+
+/// The kinds of [`ScenarioError`] that other problems may follow from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Fault {
+    /// Any other problem.
+    #[default]
+    Other,
+    /// A key its table does not take.
+    UnknownKey {
+        /// The keys it is guessed to be a misspelling of (the message's "did you mean").
+        guesses: Box<[String]>,
+    },
+    /// A required key left out of its table.
+    MissingKey {
+        /// The key, without its table.
+        key: Box<str>,
+        /// A `[[strategy]]` key that `[retry]` may set for every strategy instead.
+        or_in_retry: bool,
+    },
+}
+
+impl ScenarioError {
+    /// The same problem, said to be of kind `fault`.
+    pub fn with_fault(mut self, fault: Fault) -> Self {
+        self.fault = fault;
+        self
+    }
 }
 
 impl fmt::Display for ScenarioError {

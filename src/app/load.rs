@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
+use crate::error::{Error, Fault, Result, ScenarioError, ScenarioErrors};
 use crate::scenario::sweep::{ScenarioFile, Setting, load_with_settings};
 use crate::scenario::{QUICKSTART, QUICKSTART_NAME};
 
@@ -67,6 +67,7 @@ pub(super) fn load_each(
                     "expected a name not used by another scenario of this run (both write to the same folder), found \"{name}\" also in {}",
                     other.file
                 ),
+                fault: Fault::Other,
             });
         }
     }
@@ -89,6 +90,7 @@ fn read_scenario(path: &Path, name: &str) -> Result<std::result::Result<String, 
         col: at.map(|(_, col)| col),
         key: String::new(),
         msg,
+        fault: Fault::Other,
     };
     let mut bytes = Vec::new();
     let read = std::fs::File::open(path)

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use crate::engine::{RunSeed, Simulation};
-use crate::error::{Error, Result, ScenarioError, ScenarioErrors};
+use crate::error::{Error, Fault, Result, ScenarioError, ScenarioErrors};
 use crate::metrics::RunMetrics;
 use crate::metrics::paired::{PairedRow, paired};
 use crate::metrics::summary::{StrategyAccumulator, StrategyResult};
@@ -229,6 +229,7 @@ fn stalled_error(file: &ScenarioFile, job: Job, at: crate::time::SimTime) -> Err
             scenario.strategies[job.strategy].name,
             crate::report::fmt_num(at.as_secs_f64()),
         ),
+        fault: Fault::Other,
     }]))
 }
 

@@ -20,7 +20,7 @@ pub use raw::RawScenario;
 
 use std::ops::Range;
 
-use crate::error::{ScenarioError, ScenarioErrors};
+use crate::error::{Fault, ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
 pub(crate) use toml_errors::guess_value;
 #[cfg(test)]
@@ -156,13 +156,14 @@ pub fn error_at(
         col,
         key: key.into(),
         msg: msg.into(),
+        fault: Fault::Other,
     }
 }
 
-/// Parses scenario text. A syntax or type error stops at the first fault, as TOML parsers do;
-/// semantic problems are collected later by [`check::scenario`].
-pub fn parse(file: &str, src: &str) -> Result<RawScenario, ScenarioError> {
-    toml::from_str::<RawScenario>(src).map_err(|e| toml_error(file, src, e))
+/// Parses scenario text. A syntax or type error stops at the first fault, as TOML parsers do
+/// (the error holds that one); semantic problems are collected later by [`check::scenario`].
+pub fn parse(file: &str, src: &str) -> Result<RawScenario, ScenarioErrors> {
+    toml::from_str::<RawScenario>(src).map_err(|e| ScenarioErrors(vec![toml_error(file, src, e)]))
 }
 
 /// Parses and validates scenario text, reporting every problem of the file at once, in file
@@ -235,7 +236,7 @@ pub fn validate_with(
 }
 
 /// Drops a required key's "missing required key" when the same table has an unknown key
-/// that is likely that key misspelt (its message asks "did you mean" it): `concurrancy =
+/// that is likely that key misspelt (guessed to be it: see [`Fault`]): `concurrancy =
 /// 20` is one mistake, reported once, where the user wrote it. A misspelling whose guesses
 /// name several missing keys (`mix` for `min` and `max`) explains none of them: only one
 /// can be what was meant, and the other would go unreported until it is fixed.
@@ -244,15 +245,12 @@ fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError
         let key = e.key.rsplit_once('.').map_or("", |(table, _)| table);
         (e.file.clone(), key.to_string())
     };
-    let missing_key = |e: &ScenarioError| {
-        Some(
-            e.msg
-                .strip_prefix("missing required key `")?
-                .split('`')
-                .next()?
-                .to_string(),
-        )
-    };
+    fn missing_key(e: &ScenarioError) -> Option<&str> {
+        match &e.fault {
+            Fault::MissingKey { key, .. } => Some(key),
+            _ => None,
+        }
+    }
     // A strategy's key may be set in `[retry]` instead: a misspelling in `[retry]` is why
     // the strategy lacks it. (Not the other way round: `[retry]` lacks a key when some
     // strategy does, and a misspelling in one strategy says nothing of the others.)
@@ -262,22 +260,20 @@ fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError
             || (t.0 == here.0
                 && t.1 == "retry"
                 && here.1.starts_with("strategy[")
-                && (e.msg.ends_with("or in [retry])")
-                    || e.msg.contains("(set it in [retry] or in ")))
+                && matches!(
+                    e.fault,
+                    Fault::MissingKey {
+                        or_in_retry: true,
+                        ..
+                    }
+                ))
     };
     // Each misspelling's table and the names it is guessed to be (`a`, `b` or `c`).
-    let misspelt: Vec<((String, String), Vec<String>)> = errors
+    let misspelt: Vec<((String, String), &[String])> = errors
         .iter()
-        .filter(|e| e.msg.starts_with("unknown key "))
-        .filter_map(|e| {
-            let guesses = e.msg.split(" (did you mean ").nth(1)?.split("?)").next()?;
-            let names = guesses
-                .split('`')
-                .skip(1)
-                .step_by(2)
-                .map(str::to_string)
-                .collect();
-            Some((table(e), names))
+        .filter_map(|e| match &e.fault {
+            Fault::UnknownKey { guesses } if !guesses.is_empty() => Some((table(e), &**guesses)),
+            _ => None,
         })
         .collect();
     let dropped: Vec<bool> = errors
@@ -288,12 +284,12 @@ fn without_missing_misspelt(mut errors: Vec<ScenarioError>) -> Vec<ScenarioError
             };
             misspelt.iter().any(|(t, names)| {
                 explains(e, t)
-                    && names.contains(&missing)
+                    && names.iter().any(|name| name == missing)
                     && names
                         .iter()
                         .filter(|name| {
                             errors.iter().any(|other| {
-                                explains(other, t) && missing_key(other).as_ref() == Some(name)
+                                explains(other, t) && missing_key(other) == Some(name.as_str())
                             })
                         })
                         .count()
@@ -311,7 +307,7 @@ fn follows_from(e: &ScenarioError, blanked: &[String]) -> bool {
     blanked.iter().any(|b| {
         e.key == *b
             || e.key.starts_with(&format!("{b}."))
-            || (e.msg.starts_with("missing required key")
+            || (matches!(e.fault, Fault::MissingKey { .. })
                 && e.key.rsplit('.').next() == b.rsplit('.').next())
             // "expected one of `count`, ..., found none of them" for a table with a blanked
             // pair: the blanked key may have been the one.

@@ -7,7 +7,7 @@ use std::path::Path;
 use toml_edit::Value;
 
 use super::sweep::{ScenarioFile, indexed_key, load_in, set_path};
-use crate::error::{ScenarioError, ScenarioErrors};
+use crate::error::{Fault, ScenarioError, ScenarioErrors};
 
 /// One `--set dotted.key=value` of `run` or `check`: a value written into the scenario text
 /// before it is validated, at a path of the form `[sweep]` takes.
@@ -190,6 +190,7 @@ fn apply_settings(
                 col: None,
                 key: String::new(),
                 msg: format!("{}: {msg}", setting.flag()),
+                fault: Fault::Other,
             }),
         }
     }
@@ -353,6 +354,7 @@ pub fn load_with_settings(
                 s.flag(),
                 s.path
             ),
+            fault: Fault::Other,
         })
         .collect();
     if swept.is_empty() {

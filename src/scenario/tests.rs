@@ -172,7 +172,10 @@ fn a_syntax_error_stops_at_the_first() {
 #[test]
 fn unknown_key_is_reported_with_its_position_and_path() {
     let src = "name = \"x\"\n[clients]\ncount = 5\ncuont = 6\n";
-    let err = parse("s.toml", src).unwrap_err();
+    let errors = parse("s.toml", src).unwrap_err();
+    let [err] = &errors.0[..] else {
+        panic!("one error: {errors}")
+    };
     assert_eq!(err.line, Some(4), "{err}");
     assert!(err.msg.contains("unknown key `cuont`"), "{err}");
     assert!(err.to_string().starts_with("s.toml:4:"), "{err}");

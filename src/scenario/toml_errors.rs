@@ -5,6 +5,7 @@
 
 use super::toml_keys::{self, Twice};
 use super::{ScenarioError, error_at, toml_text};
+use crate::error::Fault;
 
 /// What an integer beyond 64 bits is, in "found the integer ... (this)": no key takes one.
 pub(crate) const TOO_LARGE: &str = "(above 9223372036854775807, the largest integer TOML holds)";
@@ -39,7 +40,7 @@ pub(super) fn toml_error_in(
     let span = e.span();
     // toml's path has no array indices (`strategy`, not `strategy[1]`): find them from the
     // position, so the key says which [[strategy]] or outage is at fault.
-    // The keys the table at fault has, for guesses (see `guess_name_unwritten`).
+    // The keys the table at fault has, for guesses (see `guesses_unwritten`).
     let (mut key, written) = match &span {
         Some(span) => table_at(src, path, span.start),
         None => (path.to_string(), Vec::new()),
@@ -167,7 +168,7 @@ pub(super) fn toml_error_in(
         Some((table, _)) if named.is_some() => format!(" in {table}"),
         _ => String::new(),
     };
-    let mut msg = friendlier(&raw, &table, &written);
+    let (mut msg, fault) = friendlier(&raw, &table, &written);
     if raw == "floating-point number overflowed"
         && let Some(written) = span.as_ref().and_then(|s| src.get(s.clone()))
     {
@@ -194,7 +195,7 @@ pub(super) fn toml_error_in(
             &format!("the number {written}"),
         );
     }
-    error_at(file, src_for_positions, span, key, msg)
+    error_at(file, src_for_positions, span, key, msg).with_fault(fault)
 }
 
 /// `seed = 42 xxx`: toml reads `42 xxx` as one unquoted word and asks for quotes around
@@ -332,10 +333,9 @@ pub(super) fn without_keys_refused_in(expected: &str, table: &str) -> String {
     format!("one of {}", kept.join(", "))
 }
 
-/// ` (did you mean `x`?)` when one of the backquoted names in `expected` (`one of `a`,
-/// `b``) is a likely misspelling of `found` (backquoted too), else nothing; `written`: as
-/// for [`guess_name_unwritten`].
-fn did_you_mean(found: &str, expected: &str, written: &[String]) -> String {
+/// The backquoted names in `expected` (`one of `a`, `b``) that `found` (backquoted too) is
+/// likely a misspelling of; `written`: as for [`guesses_unwritten`].
+fn guessed_names<'a>(found: &str, expected: &'a str, written: &[String]) -> Vec<&'a str> {
     let found = found.trim_matches('`');
     let names = expected
         .split('`')
@@ -343,7 +343,7 @@ fn did_you_mean(found: &str, expected: &str, written: &[String]) -> String {
         .step_by(2)
         .filter(|name| !name.is_empty());
     let written: Vec<&str> = written.iter().map(String::as_str).collect();
-    guess_name_unwritten(found, names, &written)
+    guesses_unwritten(found, names, &written)
 }
 
 /// The words a string value may take, quoted, for "expected ...": `"a", "b" or "c"` with
@@ -366,19 +366,24 @@ pub(in crate::scenario) fn guess_name<'a>(
     did_you_mean_any(&closest(found, names), '`')
 }
 
-/// [`guess_name`] for a key of a table that has the keys `written`: of names equally close,
-/// those not written yet (`mix` beside `max = 2` is `min`). A single guess is kept even when
-/// written: it tells the user what the stray key resembles.
-pub(in crate::scenario) fn guess_name_unwritten<'a>(
+/// The names [`guess_name`] would offer for a key of a table that has the keys `written`:
+/// of names equally close, those not written yet (`mix` beside `max = 2` is `min`). A
+/// single guess is kept even when written: it tells the user what the stray key resembles.
+pub(in crate::scenario) fn guesses_unwritten<'a>(
     found: &str,
     names: impl IntoIterator<Item = &'a str>,
     written: &[&str],
-) -> String {
+) -> Vec<&'a str> {
     let mut guesses = closest(found, names);
-    if guesses.iter().filter(|g| !written.contains(g)).count() > 0 {
+    if guesses.iter().any(|g| !written.contains(g)) {
         guesses.retain(|g| !written.contains(g));
     }
-    did_you_mean_any(&guesses, '`')
+    guesses
+}
+
+/// ` (did you mean `x`?)` naming each key of `guesses`, or nothing when there is none.
+pub(in crate::scenario) fn did_you_mean_keys(guesses: &[&str]) -> String {
+    did_you_mean_any(guesses, '`')
 }
 
 /// ` (did you mean "x"?)` when one of `names` is a likely misspelling of the string value
@@ -467,25 +472,40 @@ fn edits(a: &[char], b: &[char]) -> usize {
 /// Rewords serde's terse messages where a user would otherwise have to guess: every message
 /// says what was expected and what was found. `table` is ` in <table>` for key messages,
 /// `written` the keys that table has.
-fn friendlier(msg: &str, table: &str, written: &[String]) -> String {
+fn friendlier(msg: &str, table: &str, written: &[String]) -> (String, Fault) {
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
         let expected = without_keys_refused_in(expected, table);
-        let guess = did_you_mean(found, &expected, written);
-        return if expected.is_empty() {
+        let guesses = guessed_names(found, &expected, written);
+        let msg = if expected.is_empty() {
             format!("unknown key {found}{table}")
         } else {
+            let guess = did_you_mean_keys(&guesses);
             format!("unknown key {found}{table}{guess}, expected {expected}")
         };
+        let guesses = guesses.into_iter().map(str::to_string).collect();
+        return (msg, Fault::UnknownKey { guesses });
     }
     if let Some(rest) = msg.strip_prefix("missing field ") {
-        return format!("missing required key {rest}{table}");
+        let fault = Fault::MissingKey {
+            key: rest.trim_matches('`').into(),
+            or_in_retry: false,
+        };
+        return (format!("missing required key {rest}{table}"), fault);
     }
     if let Some(rest) = msg.strip_prefix("unknown variant ") {
         let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
-        let guess = did_you_mean(found, expected, &[]);
-        return format!("expected {expected}, found {found}{guess}");
+        let guess = did_you_mean_keys(&guessed_names(found, expected, &[]));
+        return (
+            format!("expected {expected}, found {found}{guess}"),
+            Fault::Other,
+        );
     }
+    (reworded_type_error(msg), Fault::Other)
+}
+
+/// [`friendlier`] for the other messages: type errors, with serde's type names in words.
+fn reworded_type_error(msg: &str) -> String {
     let typed = msg
         .strip_prefix("invalid type: ")
         .or_else(|| msg.strip_prefix("invalid value: "));

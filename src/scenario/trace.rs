@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::ScenarioError;
+use crate::error::{Fault, ScenarioError};
 use crate::time::{NANOS_PER_SEC, SimTime};
 
 /// The trace column, and the key every trace problem names.
@@ -168,6 +168,7 @@ pub fn parse(file: &str, input: &[u8]) -> Result<Vec<SimTime>, Vec<ScenarioError
         col: Some(1),
         key: COLUMN.to_string(),
         msg,
+        fault: Fault::Other,
     };
     let mut lines = Lines::new(input);
     // The header is the first line that is not blank, so read as a row like the others.

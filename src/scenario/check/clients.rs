@@ -366,12 +366,13 @@ impl Check<'_> {
                 }
             }),
             None => {
-                self.err(
+                self.missing_with(
                     at,
                     &k("end"),
                     format!(
                         "missing required key `end` in {prefix}: an open population needs the time its arrivals stop"
                     ),
+                    false,
                 );
                 None
             }

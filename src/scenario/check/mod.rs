@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use toml::Spanned;
 
-use crate::error::{ScenarioError, ScenarioErrors};
+use crate::error::{Fault, ScenarioError, ScenarioErrors};
 use crate::model::dist::Dist;
 use crate::model::policy::Strategy;
 use crate::model::{FallbackSpec, Hint, MAX_BUCKETS, Scenario, valid_name};
@@ -87,7 +87,28 @@ fn spelled(v: &Option<toml::Spanned<String>>) -> Option<(&str, At)> {
 
 impl Check<'_> {
     fn err(&mut self, span: At, key: &str, msg: impl Into<String>) {
-        let e = error_at(self.file, self.src, span, key, msg.into());
+        self.push(error_at(self.file, self.src, span, key, msg.into()));
+    }
+
+    /// Reports the required key at `key` (a dotted path) missing, saying so in `msg`.
+    /// `or_in_retry`: a strategy's key that `[retry]` could have set instead.
+    fn missing_with(&mut self, span: At, key: &str, msg: String, or_in_retry: bool) {
+        let leaf = key.rsplit_once('.').map_or(key, |(_, leaf)| leaf);
+        let fault = Fault::MissingKey {
+            key: leaf.into(),
+            or_in_retry,
+        };
+        self.push(error_at(self.file, self.src, span, key, msg).with_fault(fault));
+    }
+
+    /// Reports the unknown key at `key`, guessed in `msg` to be one of `guesses`.
+    fn unknown_key(&mut self, span: At, key: &str, msg: String, guesses: &[&str]) {
+        let guesses = guesses.iter().map(|g| g.to_string()).collect();
+        let e = error_at(self.file, self.src, span, key, msg);
+        self.push(e.with_fault(Fault::UnknownKey { guesses }));
+    }
+
+    fn push(&mut self, e: ScenarioError) {
         // A [retry] default is checked once per strategy that inherits it: report it once.
         if !self.errors.contains(&e) {
             self.errors.push(e);
@@ -142,7 +163,7 @@ impl Check<'_> {
         } else {
             format!("missing required key `{leaf}` in {table}")
         };
-        self.err(span, key, msg);
+        self.missing_with(span, key, msg, false);
     }
 
     fn int(&mut self, v: &Spanned<i64>, key: &str, min: i64, max: i64) -> Option<i64> {
@@ -360,10 +381,11 @@ impl Check<'_> {
                 .iter()
                 .all(|s| s.get_ref().max_attempts.is_none())
         {
-            self.err(
+            self.missing_with(
                 raw.retry.as_ref().map(|r| r.span()),
                 "retry.max_attempts",
-                "missing required key `max_attempts` in [retry] (or in every [[strategy]])",
+                "missing required key `max_attempts` in [retry] (or in every [[strategy]])".into(),
+                false,
             );
             self.attempts_reported = true;
         }

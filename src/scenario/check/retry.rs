@@ -111,12 +111,13 @@ impl Check<'_> {
             Some((v, key)) => c.duration(v, &key, false),
             None if !required => None,
             None => {
-                c.err(
+                c.missing_with(
                         at.clone(),
                         &format!("{prefix}.{field}"),
                         format!(
                             "missing required key `{field}` in {prefix} (set it in {here} or in [retry])"
                         ),
+                        true,
                     );
                 None
             }
@@ -218,12 +219,13 @@ impl Check<'_> {
             Some((v, key)) => self.int(v, &key, 1, u16::MAX as i64).unwrap_or(1) as u32,
             None if self.attempts_reported || !required => 1,
             None => {
-                self.err(
+                self.missing_with(
                     at.clone(),
                     &format!("{prefix}.max_attempts"),
                     format!(
                         "missing required key `max_attempts` in {prefix} (set it in [retry] or in {here})"
                     ),
+                    true,
                 );
                 1
             }

@@ -9,7 +9,9 @@ use toml::Spanned;
 use super::{At, Check};
 use crate::model::dist::Dist;
 use crate::scenario::raw::{DIST_KINDS, RawDist, RawDuration, Stray, Tag};
-use crate::scenario::toml_errors::{guess_name, guess_name_unwritten, quoted_words};
+use crate::scenario::toml_errors::{
+    did_you_mean_keys, guess_name, guesses_unwritten, quoted_words,
+};
 use crate::time::SimDuration;
 
 /// `a`, `a` or `b`, or one of `a`, `b`, `c`: the keys or words a message expects.
@@ -52,7 +54,7 @@ impl Check<'_> {
             match misspelt {
                 Some(stray) => {
                     let at = self.key_span(&stray.key, stray.value.clone());
-                    self.err(
+                    self.unknown_key(
                         Some(at),
                         &format!("{key}.{}", stray.key),
                         format!(
@@ -60,6 +62,7 @@ impl Check<'_> {
                             stray.key,
                             guess_name(&stray.key, [tag_key])
                         ),
+                        &[tag_key],
                     );
                 }
                 None => self.missing(span, &tag_path),
@@ -94,12 +97,18 @@ impl Check<'_> {
                 .map(|(kind, _)| *kind)
                 .collect();
             let written: Vec<&str> = tag.written.iter().map(String::as_str).collect();
+            // A key of another kind is guessed to be none of this kind's.
+            let guesses = if owners.is_empty() {
+                guesses_unwritten(&stray.key, keys.iter().copied(), &written)
+            } else {
+                Vec::new()
+            };
             let guess = if owners.is_empty() {
-                guess_name_unwritten(&stray.key, keys.iter().copied(), &written)
+                did_you_mean_keys(&guesses)
             } else {
                 format!(" (a key of {tag_key} = {})", quoted_words(&owners, " or "))
             };
-            self.err(
+            self.unknown_key(
                 Some(at),
                 &format!("{key}.{}", stray.key),
                 format!(
@@ -107,6 +116,7 @@ impl Check<'_> {
                     stray.key,
                     one_of(keys)
                 ),
+                &guesses,
             );
         }
         Some(kind)
