@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::metrics::summary::StrategySummary;
 use crate::model::outcome::GiveUpReason;
-use crate::report::{fmt_num, push_num};
+use crate::report::{fmt_num, fmt_secs, push_num};
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::{ScenarioFile, SweepAxis};
 
@@ -452,13 +452,11 @@ pub fn requests_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<
                             .map(|s| s.label().to_string())
                             .unwrap_or_default(),
                         r.attempts.to_string(),
-                        fmt_num(r.total_wait.as_secs_f64()),
-                        r.retry_after
-                            .map(|d| fmt_num(d.as_secs_f64()))
-                            .unwrap_or_default(),
-                        opt(r.latency.map(|d| d.as_secs_f64())),
+                        fmt_secs(r.total_wait.0),
+                        r.retry_after.map(|d| fmt_secs(d.0)).unwrap_or_default(),
+                        r.latency.map(|d| fmt_secs(d.0)).unwrap_or_default(),
                         populations[r.population as usize].name.clone(),
-                        opt(r.latency.map(|_| r.start.as_secs_f64())),
+                        r.latency.map(|_| fmt_secs(r.start.0)).unwrap_or_default(),
                     ])?;
                 }
             }
@@ -481,7 +479,7 @@ pub fn attempts_csv(file: &ScenarioFile, result: &ScenarioResult) -> Result<Vec<
                         a.client.to_string(),
                         a.request.to_string(),
                         a.attempt.to_string(),
-                        fmt_num(a.sent.as_secs_f64()),
+                        fmt_secs(a.sent.0),
                         a.outcome.label().to_string(),
                         populations[a.population as usize].name.clone(),
                     ])?;

@@ -210,6 +210,23 @@ pub fn fmt_num(v: f64) -> String {
     s
 }
 
+/// A whole number of nanoseconds as seconds, exactly (`3155759999.94`, `0.000000001`, `0`).
+/// For a single simulated time or duration: through a double, [`fmt_num`] gives the same
+/// digits below 2^23 s (97 days), but above, it shows the double's rounding
+/// (`3155759999.9399996`).
+pub fn fmt_secs(nanos: u64) -> String {
+    let mut s = String::new();
+    push_digits(&mut s, nanos / 1_000_000_000, 1);
+    let fraction = nanos % 1_000_000_000;
+    if fraction > 0 {
+        s.push('.');
+        push_digits(&mut s, fraction, 9);
+        let kept = s.trim_end_matches('0').len();
+        s.truncate(kept);
+    }
+    s
+}
+
 /// [`fmt_num`] appended to `out`, without allocating: `timeseries.csv` formats millions of
 /// numbers, and a `String` each was a third of a long sweep's instructions.
 pub fn push_num(out: &mut String, v: f64) {
@@ -332,6 +349,29 @@ mod tests {
         assert_eq!(fmt_num(86_400_000.04), "86400000.04");
         assert_eq!(fmt_num(9_467_280_000.02), "9467280000.02");
         assert_eq!(fmt_num(99_928_562.4), "99928562.4");
+    }
+
+    /// A simulated time prints exactly whatever its size; below 2^23 s (97 days) with the
+    /// digits it had through a double, so outputs of ordinary runs did not change.
+    #[test]
+    fn simulated_times_print_exactly() {
+        assert_eq!(fmt_secs(0), "0");
+        assert_eq!(fmt_secs(1), "0.000000001");
+        assert_eq!(fmt_secs(40_000_000), "0.04");
+        assert_eq!(fmt_secs(2_000_000_000), "2");
+        assert_eq!(fmt_secs(3_155_759_999_940_000_000), "3155759999.94");
+        assert_eq!(fmt_secs(u64::MAX), "18446744073.709551615");
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Every magnitude below 2^23 s, and whole milliseconds (the usual times).
+            let nanos = ((x >> 11) >> (x % 53)) % (1_000_000_000 << 23);
+            for ns in [nanos, nanos / 1_000_000 * 1_000_000] {
+                assert_eq!(fmt_secs(ns), fmt_num(ns as f64 / 1e9), "{ns} ns");
+            }
+        }
     }
 
     /// The allocation-free formatter writes what `format!` wrote, appended after what the

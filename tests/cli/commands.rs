@@ -431,6 +431,63 @@ fn a_run_cut_short_by_time_limit_warns_even_when_quiet() {
     );
 }
 
+/// Times far beyond what a double holds to the nanosecond print exactly: one client, a
+/// 10.000001 ms network, an outage of 3 000 days and a retry after 2 000 days. The request
+/// gives up at 2 000 days + 4 legs of 10.000001 ms (172800000.040000004 s: a double would
+/// print 172800000.04), having waited 2 000 days.
+#[test]
+fn times_of_years_print_to_the_nanosecond() {
+    let ws = Workspace::new();
+    ws.file(
+        "long.toml",
+        r#"name = "long"
+time_limit = "10000d"
+[clients]
+count = 1
+[network]
+latency = { dist = "constant", value = "10000001ns" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "10ms" }
+[[server.outages]]
+start = "0s"
+end = "3000d"
+[retry]
+max_attempts = 2
+[[strategy]]
+name = "s"
+base = "2000d"
+cap = "2000d"
+[metrics]
+bucket = "1d"
+"#,
+    );
+    ok(
+        &ws,
+        &[
+            "run",
+            "long.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+            "--requests",
+            "--attempts",
+        ],
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/long/requests.csv"));
+    let value = |name: &str| rows[0][column(&header, name)].clone();
+    assert_eq!(value("latency_s"), "172800000.040000004");
+    assert_eq!(value("total_wait_s"), "172800000");
+    assert_eq!(value("attempts"), "2");
+    let (header, rows) = read_csv(&ws.path().join("out/long/attempts.csv"));
+    let sent: Vec<&str> = rows
+        .iter()
+        .map(|r| r[column(&header, "sent_s")].as_str())
+        .collect();
+    assert_eq!(sent, ["0", "172800000.020000002"]);
+}
+
 // ---- determinism ------------------------------------------------------------------------
 
 /// The three CSV files of a run with `--requests` and `extra` flags.
