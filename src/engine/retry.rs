@@ -142,8 +142,11 @@ impl Simulation<'_> {
         if transport {
             self.requests[key].attempt += 1;
         }
-        self.requests.info_mut(key).waited += delay;
-        self.push(Event::new(EventKind::Send, now + delay, key, 0));
+        // A wait past the end of the clock (584 years) ends there, as the send does: the
+        // end of a run cut at `time_limit` takes back the part after the limit.
+        let at = now + delay;
+        self.requests.info_mut(key).waited += at.saturating_since(now);
+        self.push(Event::new(EventKind::Send, at, key, 0));
     }
 
     /// The backoff before `key`'s next transport attempt (it has made `attempt`, the last

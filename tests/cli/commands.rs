@@ -488,6 +488,55 @@ bucket = "1d"
     assert_eq!(sent, ["0", "172800000.020000002"]);
 }
 
+/// A retry whose wait would end past the clock's end (2^64 ns, about 584 years) waits until
+/// `time_limit` like any other: its wait is the limit less the two network round trips.
+#[test]
+fn a_wait_past_the_end_of_the_clock_is_cut_at_the_time_limit() {
+    let ws = Workspace::new();
+    ws.file(
+        "far.toml",
+        r#"name = "far"
+time_limit = "584y"
+[clients]
+count = 1
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 1
+service = { dist = "constant", value = "10ms" }
+[[server.outages]]
+start = "0s"
+end = "500y"
+[retry]
+max_attempts = 5
+[[strategy]]
+name = "a"
+base = "100y"
+cap = "485y"
+multiplier = 1000.0
+[metrics]
+bucket = "1y"
+"#,
+    );
+    ok(
+        &ws,
+        &[
+            "run",
+            "far.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+            "--requests",
+        ],
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/far/requests.csv"));
+    let value = |name: &str| rows[0][column(&header, name)].clone();
+    assert_eq!(value("outcome"), "time_limit");
+    assert_eq!(value("latency_s"), "18429638400");
+    assert_eq!(value("total_wait_s"), "18429638399.96");
+}
+
 // ---- determinism ------------------------------------------------------------------------
 
 /// The three CSV files of a run with `--requests` and `extra` flags.
