@@ -156,22 +156,24 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
         log_y: args.log_y,
     };
     let name = file.first().name.clone();
+    // The shards' folder as the file system knows it: `.`, `..` and links name a folder
+    // whose own name and parent only the resolved path gives.
+    let dir = std::fs::canonicalize(&args.dir).unwrap_or_else(|_| args.dir.clone());
     let (out, in_place) = match &args.out {
-        Some(out) => (out.clone(), false),
+        // `--out` naming the folder above the shards' (as the shards were run) merges in
+        // place too: replacing that folder without its shards would delete them.
+        Some(out) => {
+            let target = std::fs::canonicalize(out.join(&name));
+            (out.clone(), target.is_ok_and(|t| t == dir))
+        }
         None => (
-            args.dir
-                .parent()
+            dir.parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| PathBuf::from(".")),
             true,
         ),
     };
-    if in_place
-        && args
-            .dir
-            .file_name()
-            .is_none_or(|n| n.to_string_lossy() != name)
-    {
+    if in_place && dir.file_name().is_none_or(|n| n.to_string_lossy() != name) {
         return Err(Error::Usage(format!(
             "merge: {} holds shards of scenario \"{name}\"; merging in place needs the folder to be named {name} (or give --out)",
             crate::text::escape(&args.dir.display().to_string())

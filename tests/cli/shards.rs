@@ -95,6 +95,55 @@ fn merged_shards_equal_the_unsharded_run_for_any_shard_and_thread_count() {
     }
 }
 
+/// `--out` naming the folder the shards were run into (so `OUT/<name>` is the shards'
+/// folder), and the shards' folder named `.` from inside it, both merge in place: the
+/// shards are kept and merging again gives the same files. The first deleted every shard.
+#[test]
+fn merging_into_the_shards_own_folder_keeps_the_shards() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "whole", &["--no-charts"]);
+    let whole = files(&ws.path().join("whole/tiny"));
+    for i in 0..2 {
+        run(
+            &ws,
+            "results",
+            &["--no-charts", "--shard", &format!("{i}/2")],
+        );
+    }
+    let shards = |ws: &Workspace| {
+        let mut names: Vec<String> = fs::read_dir(ws.path().join("results/tiny"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("shard-"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
+    let merged = merge(&ws, "results/tiny", &["--no-charts", "--out", "results"]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
+    assert_eq!(files(&ws.path().join("results/tiny")), whole);
+    let merged = herdsim()
+        .current_dir(ws.path().join("results/tiny"))
+        .args(["merge", ".", "--quiet", "--no-charts"])
+        .output()
+        .unwrap();
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+    assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
+    assert_eq!(files(&ws.path().join("results/tiny")), whole);
+}
+
 /// A sweep may vary the replications (or the seed) per point: merge keeps each point's,
 /// and applies `--seed`/`--replications` to every point only when they were given (over a
 /// key the file does not sweep: over a swept one `run` refuses them).
