@@ -81,3 +81,52 @@ pub fn paired<'a>(strategies: impl IntoIterator<Item = &'a StrategyResult>) -> V
     }
     rows
 }
+
+/// A sweep point's comparisons of its strategies, made while they still hold their
+/// replicates.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Comparisons {
+    /// Every strategy after the first against the first: [`paired`].
+    pub rows: Vec<PairedRow>,
+    /// Which strategy loses more requests than which: [`loses_more`].
+    pub loses_more: Vec<Vec<bool>>,
+}
+
+/// Both comparisons of `strategies` (in scenario order, holding their replicates).
+pub fn compare(strategies: &[&StrategyResult]) -> Comparisons {
+    Comparisons {
+        rows: paired(strategies.iter().copied()),
+        loses_more: loses_more(strategies.iter().copied()),
+    }
+}
+
+/// Which strategy loses more client requests than which, beyond the noise, judged as the
+/// paired rows judge: `more[a][b]` when the give-ups of `a` less those of `b`, replication
+/// by replication, have a mean above their 95% half-width (with one replication, any
+/// difference counts). Under common random numbers this sees differences that the two
+/// strategies' own intervals hide, and it agrees with the paired rows' `succeeded` (every
+/// client request either succeeds or gives up). Strategies in scenario order; each must
+/// still hold its replicates.
+pub fn loses_more<'a>(strategies: impl IntoIterator<Item = &'a StrategyResult>) -> Vec<Vec<bool>> {
+    let strategies: Vec<&StrategyResult> = strategies.into_iter().collect();
+    strategies
+        .iter()
+        .map(|a| {
+            strategies
+                .iter()
+                .map(|b| {
+                    let diffs: Vec<f64> = a
+                        .replicates
+                        .iter()
+                        .zip(&b.replicates)
+                        .map(|(a, b)| a.gave_up - b.gave_up)
+                        .collect();
+                    let d = Stat::of(&diffs);
+                    // Give-ups are whole numbers: a mean difference is exact to far better
+                    // than this, and a zero-width interval at 0 is no difference.
+                    d.mean - d.ci95 > 1e-9 * a.summary.gave_up.abs().max(1.0)
+                })
+                .collect()
+        })
+        .collect()
+}

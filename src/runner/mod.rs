@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::engine::{RunSeed, Simulation};
 use crate::error::{Error, Fault, Result, ScenarioError, ScenarioErrors};
 use crate::metrics::RunMetrics;
-use crate::metrics::paired::{PairedRow, paired};
+use crate::metrics::paired::{Comparisons, PairedRow, compare};
 use crate::metrics::summary::{StrategyAccumulator, StrategyResult};
 use crate::scenario::sweep::ScenarioFile;
 
@@ -119,6 +119,9 @@ pub struct PointResult {
     pub strategies: Vec<StrategyResult>,
     /// Every strategy after the first against the first, replication by replication.
     pub paired: Vec<PairedRow>,
+    /// `loses_more[a][b]`: strategy `a` loses more client requests than `b`, judged
+    /// replication by replication ([`crate::metrics::paired::loses_more`]).
+    pub loses_more: Vec<Vec<bool>>,
 }
 
 /// Everything one scenario file produced.
@@ -260,7 +263,7 @@ pub fn run_scenario(
 /// its paired comparisons when they were made as its last group was reduced.
 struct Folded {
     slots: Vec<Slot>,
-    paired: Vec<Option<Vec<PairedRow>>>,
+    paired: Vec<Option<Comparisons>>,
 }
 
 /// Runs `chosen` (indices into `jobs`) on the current rayon pool, folding each run into its
@@ -308,7 +311,7 @@ fn fold(
         .iter()
         .map(|p| AtomicUsize::new(p.scenario.strategies.len()))
         .collect();
-    let paired_rows: Vec<Mutex<Option<Vec<PairedRow>>>> =
+    let paired_rows: Vec<Mutex<Option<Comparisons>>> =
         file.points.iter().map(|_| Mutex::new(None)).collect();
     chosen.par_iter().try_for_each(|&i| {
         let job = jobs[i];
@@ -335,7 +338,8 @@ fn fold(
                         .expect("no run panics while holding an accumulator")
                 })
                 .collect();
-            let rows = paired(guards.iter().map(|g| g.result()));
+            let results: Vec<&StrategyResult> = guards.iter().map(|g| g.result()).collect();
+            let rows = compare(&results);
             for g in &mut guards {
                 if let Slot::Done(result) = &mut **g {
                     result.forget_replications();
@@ -372,7 +376,7 @@ fn fold(
 fn assemble(
     file: &ScenarioFile,
     results: impl Iterator<Item = StrategyResult>,
-    made: Vec<Option<Vec<PairedRow>>>,
+    made: Vec<Option<Comparisons>>,
 ) -> ScenarioResult {
     let mut results = results;
     let mut made = made.into_iter();
@@ -388,13 +392,17 @@ fn assemble(
                 events += s.summary.events;
                 cut_short += s.summary.cut_short;
             }
-            let paired = made.next().flatten().unwrap_or_else(|| paired(&strategies));
+            let compared = made.next().flatten().unwrap_or_else(|| {
+                let results: Vec<&StrategyResult> = strategies.iter().collect();
+                compare(&results)
+            });
             for s in &mut strategies {
                 s.forget_replications();
             }
             PointResult {
                 labels: p.labels.clone(),
-                paired,
+                paired: compared.rows,
+                loses_more: compared.loses_more,
                 strategies,
             }
         })

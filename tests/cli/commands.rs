@@ -537,6 +537,108 @@ bucket = "1y"
     assert_eq!(value("total_wait_s"), "18429638399.96");
 }
 
+/// The ranking judges give-ups replication by replication, as the paired sentences under it
+/// do. Here the db behind the api is down for 10 s; retrying at the client saves about 190
+/// requests more than a single attempt, in every replication, but the two strategies' own
+/// `gave_up` intervals overlap (each holds the noise of the arrivals both faced). Judged by
+/// those intervals, the lighter single attempt ranked first, above a paired line saying it
+/// loses requests.
+#[test]
+fn the_ranking_agrees_with_the_paired_give_ups() {
+    let ws = Workspace::new();
+    ws.file(
+        "tiers.toml",
+        r#"name = "tiers"
+seed = 11
+replications = 3
+time_limit = "5m"
+[clients]
+rate = 200
+end = "60s"
+clients = 200
+[network]
+latency = { dist = "constant", value = "2ms" }
+[[service]]
+name = "api"
+concurrency = 100
+queue = 100
+service = { dist = "exponential", mean = "5ms" }
+calls = ["db"]
+retry = { max_attempts = 4, base = "100ms", cap = "2s", jitter = "full" }
+[[service]]
+name = "db"
+concurrency = 20
+queue = 50
+service = { dist = "exponential", mean = "10ms" }
+[[service.outages]]
+start = "20s"
+end = "30s"
+[retry]
+max_attempts = 4
+timeout = "3s"
+base = "100ms"
+cap = "2s"
+jitter = "full"
+[metrics]
+bucket = "1s"
+[[strategy]]
+name = "client-1"
+max_attempts = 1
+[[strategy]]
+name = "retry-both"
+"#,
+    );
+    let out = ok(
+        &ws,
+        &[
+            "run",
+            "tiers.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--requests",
+        ],
+    );
+    // Each strategy's give-ups per replication, and their mean ± 1.96 sd / sqrt(3).
+    let (header, rows) = read_csv(&ws.path().join("out/tiers/requests.csv"));
+    let gave_up = |strategy: &str| {
+        let per_run: Vec<f64> = (0..3)
+            .map(|r| {
+                rows.iter()
+                    .filter(|row| {
+                        row[column(&header, "strategy")] == strategy
+                            && row[column(&header, "replication")] == r.to_string()
+                            && row[column(&header, "outcome")] != "success"
+                    })
+                    .count() as f64
+            })
+            .collect();
+        let mean = per_run.iter().sum::<f64>() / 3.0;
+        let var = per_run.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 2.0;
+        let half = 1.96 * var.sqrt() / 3f64.sqrt();
+        (mean - half, mean + half)
+    };
+    let (single, retrying) = (gave_up("client-1"), gave_up("retry-both"));
+    assert!(
+        single.0 < retrying.1,
+        "the premise: the intervals overlap ({single:?}, {retrying:?})"
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/tiers/paired.csv"));
+    let succeeded = rows
+        .iter()
+        .find(|r| r[column(&header, "metric")] == "succeeded")
+        .expect("a succeeded row");
+    let diff = number(&succeeded[column(&header, "mean_diff")]);
+    let ci = number(&succeeded[column(&header, "ci95")]);
+    assert!(
+        diff - ci > 0.0,
+        "retrying saves requests in every replication: {diff} ± {ci}"
+    );
+    let verdict = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rank = |s: &str| verdict.find(&format!(".  {s} ")).expect(s);
+    assert!(rank("retry-both") < rank("client-1"), "{verdict}");
+}
+
 // ---- determinism ------------------------------------------------------------------------
 
 /// The three CSV files of a run with `--requests` and `extra` flags.

@@ -8,9 +8,10 @@
 //! first strategy are significant.
 //!
 //! **The ranking rule.** A strategy that loses more requests never ranks ahead of one that
-//! loses fewer. "More" means beyond the noise: strategy A loses more than B when A's
-//! give-ups, less their 95% confidence half-width over replications, exceed B's plus theirs
-//! (the intervals do not overlap; with one replication, any difference counts). Ranks are
+//! loses fewer. "More" means beyond the noise, judged replication by replication as
+//! `paired.csv` judges: strategy A loses more than B when A's give-ups less B's, taken in
+//! each replication (the two faced the same arrivals and draws), have a mean above their
+//! 95% confidence half-width (with one replication, any difference counts). Ranks are
 //! given one at a time: the next rank goes to a strategy that loses more than no strategy
 //! still unranked; among those, to the one with the least work (fewest calls), and among
 //! those whose calls are equal within their intervals, to the one that finished first.
@@ -295,19 +296,12 @@ fn above(a: Stat, b: Stat) -> bool {
     a.mean - a.ci95 > b.mean + b.ci95 + 1e-9 * b.mean.abs().max(1.0)
 }
 
-/// The give-ups of a strategy as a statistic.
-fn gave_up(s: &StrategySummary) -> Stat {
-    Stat {
-        mean: s.gave_up,
-        ci95: s.gave_up_ci95,
-    }
-}
-
 /// The ranking of `summaries` (indices, best first) and which of them lose more than some
-/// other strategy. See the module documentation for the rule.
-pub fn rank(summaries: &[&StrategySummary]) -> (Vec<usize>, Vec<bool>) {
+/// other strategy, given `loses_more[a][b]`: whether `a` loses more requests than `b` (the
+/// point's [`PointResult::loses_more`]). See the module documentation for the rule.
+pub fn rank(summaries: &[&StrategySummary], loses_more: &[Vec<bool>]) -> (Vec<usize>, Vec<bool>) {
     let n = summaries.len();
-    let loses = |a: usize, b: usize| above(gave_up(summaries[a]), gave_up(summaries[b]));
+    let loses = |a: usize, b: usize| loses_more[a][b];
     let loses_more: Vec<bool> = (0..n).map(|a| (0..n).any(|b| loses(a, b))).collect();
     let mut left: Vec<usize> = (0..n).collect();
     let mut order = Vec::with_capacity(n);
@@ -347,7 +341,7 @@ pub fn rank(summaries: &[&StrategySummary]) -> (Vec<usize>, Vec<bool>) {
 /// The verdict of `point`, a point of `scenario`.
 pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
     let summaries: Vec<&StrategySummary> = point.strategies.iter().map(|s| &s.summary).collect();
-    let (order, loses_more) = rank(&summaries);
+    let (order, loses_more) = rank(&summaries, &point.loses_more);
     let (capacity_rps, capacity_note) = capacity(scenario);
     let outage = scenario.recovery_seen().is_some();
     let outlasts = scenario.outage_outlasts_run();
@@ -385,7 +379,10 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                 strategy: s.strategy.clone(),
                 requests: s.requests,
                 success_share: (s.requests > 0.0).then(|| s.succeeded / s.requests),
-                gave_up: gave_up(s),
+                gave_up: Stat {
+                    mean: s.gave_up,
+                    ci95: s.gave_up_ci95,
+                },
                 work: if s.requests > 0.0 {
                     s.calls.mean / s.requests
                 } else {

@@ -47,9 +47,27 @@ fn result_of(summary: StrategySummary) -> StrategyResult {
     }
 }
 
+/// Who loses more than whom, stated by the summaries' give-up intervals: `a` loses more than
+/// `b` when their intervals do not overlap (the paired judgement of independent strategies).
+fn by_intervals(summaries: &[&StrategySummary]) -> Vec<Vec<bool>> {
+    let gave_up = |s: &StrategySummary| Stat {
+        mean: s.gave_up,
+        ci95: s.gave_up_ci95,
+    };
+    summaries
+        .iter()
+        .map(|a| {
+            summaries
+                .iter()
+                .map(|b| above(gave_up(a), gave_up(b)))
+                .collect()
+        })
+        .collect()
+}
+
 fn names(summaries: &[StrategySummary]) -> Vec<String> {
     let refs: Vec<&StrategySummary> = summaries.iter().collect();
-    rank(&refs)
+    rank(&refs, &by_intervals(&refs))
         .0
         .into_iter()
         .map(|i| summaries[i].strategy.clone())
@@ -66,7 +84,7 @@ fn more_give_ups_never_rank_ahead_however_light_and_fast() {
     ];
     assert_eq!(names(&s)[0], "no-budget");
     let refs: Vec<&StrategySummary> = s.iter().collect();
-    let (_, loses) = rank(&refs);
+    let (_, loses) = rank(&refs, &by_intervals(&refs));
     assert_eq!(loses, [false, true, true]);
 }
 
@@ -363,6 +381,8 @@ cap = "1ms"
             result_of(summary("b", 30_000.0, 9.0, (0.0, 0.0))),
         ],
         paired: Vec::new(),
+        // a gave up on everything, b on nothing.
+        loses_more: vec![vec![false, true], vec![false, false]],
     };
     let v = verdict(&point, &scenario);
     assert_eq!(v.capacity_rps, Some(200.0), "4 slots / 20 ms");
@@ -481,6 +501,7 @@ name = "b"
             result(summary("b", 30_000.0, 9.0, (0.0, 0.0))),
         ],
         paired: vec![row("calls", 10_000.0), row("recovery_peak_rps", 0.0)],
+        loses_more: vec![vec![false; 2]; 2],
     };
     let v = verdict(&point, &scenario);
     assert!(!v.outage && v.outage_outlasts_run);
