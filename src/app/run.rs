@@ -282,19 +282,27 @@ fn closing_lines(
     quiet: bool,
 ) -> Vec<String> {
     let name = &file.first().name;
-    let mut lines = Vec::new();
-    if result.cut_short > 0 {
-        lines.push(format!(
-            "warning: {name}: time_limit ({}) cut {} of {} short; their client requests open (or not yet started) at the limit count as gave_up (time_limit)",
-            console::time_limit(file),
-            result.cut_short,
-            counted(runs, "run", "runs")
-        ));
-    }
+    let mut lines: Vec<String> = cut_short_warning(file, result.cut_short, runs)
+        .into_iter()
+        .collect();
     if !quiet {
         lines.push(simulated_line(name, runs, result.events, wall));
     }
     lines
+}
+
+/// The warning that `cut_short` of `runs` runs of `file` reached its time limit with work
+/// left (`None` when none did). Printed whatever `--quiet` says, by `run`, by each shard of
+/// a sharded run (its own runs) and by `merge` (all of them).
+pub(super) fn cut_short_warning(file: &ScenarioFile, cut_short: u32, runs: u64) -> Option<String> {
+    (cut_short > 0).then(|| {
+        format!(
+            "warning: {}: time_limit ({}) cut {cut_short} of {} short; their client requests open (or not yet started) at the limit count as gave_up (time_limit)",
+            file.first().name,
+            console::time_limit(file),
+            counted(runs, "run", "runs")
+        )
+    })
 }
 
 /// `NAME: R runs, E events simulated in W s wall (X M events/s)`.

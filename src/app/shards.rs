@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::progress::Progress;
-use super::run::{Outputs, simulated_line, write_outputs};
+use super::run::{Outputs, cut_short_warning, simulated_line, write_outputs};
 use super::{print_stderr, print_stdout};
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
@@ -106,6 +106,13 @@ pub(super) fn run_shards(
                 shard.count,
                 crate::text::escape(&target.display().to_string())
             ))?;
+        }
+        // As `run` warns, whatever `--quiet` says: of this shard's runs.
+        let cut_short = partial.groups.iter().flatten().map(|g| g.cut_short()).sum();
+        if let Some(warning) = cut_short_warning(file, cut_short, mine) {
+            print_stderr(&[warning]);
+        }
+        if !args.quiet {
             let events: u64 = partial.groups.iter().flatten().map(|g| g.events()).sum();
             print_stderr(&[simulated_line(&first.name, mine, events, wall)]);
         }
@@ -201,6 +208,10 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
     staging.commit()?;
     if !args.quiet {
         print_stdout(&console::table(&file, &result))?;
+    }
+    let runs = runner::plan(&file).len() as u64;
+    if let Some(warning) = cut_short_warning(&file, result.cut_short, runs) {
+        print_stderr(&[warning]);
     }
     Ok(())
 }

@@ -144,6 +144,43 @@ fn merging_into_the_shards_own_folder_keeps_the_shards() {
     assert_eq!(files(&ws.path().join("results/tiny")), whole);
 }
 
+/// Runs the time limit cut short are reported as `run` reports them: by each shard (of its
+/// own runs) and by `merge` (of all), on stderr, even with `--quiet`. Neither said a word.
+#[test]
+fn shards_and_merge_warn_of_runs_the_time_limit_cut() {
+    let ws = Workspace::new();
+    // The outage lasts 1 s: every one of the 12 runs is cut at 500 ms.
+    ws.file(
+        "sweep.toml",
+        &sweep().replace("seed = 7", "seed = 7\ntime_limit = \"500ms\""),
+    );
+    // The line about the time limit (the scenario's own warning about its outage aside).
+    let cut = |out: std::process::Output| {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("warning: tiny: time_limit"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let run = |extra: &[&str]| {
+        herdsim()
+            .current_dir(ws.path())
+            .args(["run", "sweep.toml", "--quiet", "--no-charts"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let expected = "warning: tiny: time_limit (500ms) cut 12 of 12 runs short; their client requests open (or not yet started) at the limit count as gave_up (time_limit)";
+    assert_eq!(cut(run(&["--out", "whole"])), expected);
+    for i in 0..2 {
+        let shard = run(&["--out", "sharded", "--shard", &format!("{i}/2")]);
+        assert_eq!(cut(shard), expected.replace("12 of 12", "6 of 6"));
+    }
+    assert_eq!(cut(merge(&ws, "sharded/tiny", &["--no-charts"])), expected);
+}
+
 /// A sweep may vary the replications (or the seed) per point: merge keeps each point's,
 /// and applies `--seed`/`--replications` to every point only when they were given (over a
 /// key the file does not sweep: over a swept one `run` refuses them).

@@ -300,6 +300,11 @@ impl StrategyAccumulator {
         self.events
     }
 
+    /// Runs folded in so far that the time limit cut short.
+    pub fn cut_short(&self) -> u32 {
+        self.cut_short
+    }
+
     /// Replications folded in so far.
     pub fn folded(&self) -> usize {
         self.replicates.iter().filter(|r| r.is_some()).count()
