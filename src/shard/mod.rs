@@ -292,17 +292,31 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
     }
     let mut shards = Vec::new();
     for folder in folders {
-        let read = |name: &str| {
-            let path = folder.join(name);
-            std::fs::read(&path).map_err(|e| Error::io("cannot read", path, e))
-        };
         let bad = |what: String| {
             Error::Usage(format!(
                 "merge: {}: {what}",
                 crate::text::escape(&folder.display().to_string())
             ))
         };
-        if !folder.join("manifest.json").exists() {
+        // A file of the shard that is not there is bad input (a shard altered by hand, exit
+        // 2, which running it again fixes); one that cannot be read is an I/O failure (exit
+        // 1: a permission, a disk), which running the shard again would not fix.
+        let read = |name: &str| {
+            let path = folder.join(name);
+            std::fs::read(&path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => bad(format!(
+                    "expected {name}, found no such file: the shard is incomplete (a deleted file); run this shard again"
+                )),
+                _ => Error::io("cannot read", path, e),
+            })
+        };
+        let manifest_path = folder.join("manifest.json");
+        let has_manifest = match std::fs::metadata(&manifest_path) {
+            Ok(_) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(Error::io("cannot read", manifest_path, e)),
+        };
+        if !has_manifest {
             // A folder named like a shard but holding no manifest is bad input (a shard
             // still running, one that failed, a stray folder), not an I/O failure.
             let named = folder

@@ -469,6 +469,32 @@ fn a_copied_or_altered_shard_is_refused() {
     assert!(stderr.contains("does not match its checksum"), "{stderr}");
 }
 
+/// A shard missing one of its files is bad input, named with the shard and the file (exit
+/// 2, as an altered file is): it was exit 1 with the operating system's words, which a
+/// batch engine retrying failed jobs (exit 1) would have retried in vain.
+#[test]
+fn a_shard_missing_a_file_is_refused_by_name() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    run(&ws, "out", &["--no-charts", "--shard", "1/2"]);
+    let shard = ws.path().join("out/tiny/shard-1-of-2");
+    for file in ["partial.json", "scenario.toml"] {
+        let kept = fs::read(shard.join(file)).unwrap();
+        fs::remove_file(shard.join(file)).unwrap();
+        let m = merge(&ws, "out/tiny", &["--no-charts"]);
+        assert_eq!(m.status.code(), Some(2), "{file}");
+        assert_eq!(
+            String::from_utf8_lossy(&m.stderr),
+            format!(
+                "herdsim: error: merge: out/tiny/shard-1-of-2: expected {file}, found no such file: the shard is incomplete (a deleted file); run this shard again\n"
+            )
+        );
+        fs::write(shard.join(file), kept).unwrap();
+    }
+    assert!(merge(&ws, "out/tiny", &["--no-charts"]).status.success());
+}
+
 #[test]
 fn shard_auto_reads_the_batch_engines_environment() {
     let ws = Workspace::new();
