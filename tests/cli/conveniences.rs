@@ -140,7 +140,7 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
     assert_eq!(
         problems(&stderr),
         [
-            "herdsim: error: tiny.toml: --set nosuch.count=1: no table `nosuch` in the scenario to set"
+            "herdsim: error: tiny.toml: --set nosuch.count=1: no table `nosuch` in the scenario to set (to add the table, set it whole: --set 'nosuch={ count = 1 }')"
         ]
     );
     let check_with = |setting: &str| refused_in(&ws, &["check", "tiny.toml", "--set", setting]);
@@ -152,7 +152,17 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
         // A key holding a value is no table a path goes through: `bsae` is no misspelt `base`.
         (
             "strategy.0.bsae.x=1",
-            "no table `bsae` in the scenario to set",
+            "no table `bsae` in the scenario to set (to add the table, set it whole: --set 'strategy.0.bsae={ x = 1 }')",
+        ),
+        // A table the file does not have (here a server's rate limit), with the value as
+        // given (a string quoted, as an inline table needs it).
+        (
+            "server.rate_limit.rate=100",
+            "no table `rate_limit` in the scenario to set (to add the table, set it whole: --set 'server.rate_limit={ rate = 100 }')",
+        ),
+        (
+            "strategy.1.budget.window=10s",
+            "(to add the table, set it whole: --set 'strategy.1.budget={ window = \"10s\" }')",
         ),
         (
             "strategy.5.base=1s",

@@ -257,6 +257,13 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
     }
     assert_eq!(html.matches("<svg ").count(), PLAIN.len(), "charts inline");
     assert_eq!(html.matches("<figcaption>").count(), PLAIN.len());
+    // The attempts chart's caption names the colours the chart draws (it said grey).
+    assert!(
+        html.contains("first attempts (blue) with the retries (orange) stacked on top"),
+        "{html}"
+    );
+    let attempts = fs::read_to_string(dir.join("attempts.svg")).unwrap();
+    assert!(attempts.contains("fill=\"#0072B2\"") && attempts.contains("fill=\"#D55E00\""));
     // Counts that are means (calls, succeeded, gave_up) all keep one decimal, as the console
     // writes them: the cells read as summary.csv rounded to 0.1, the trailing .0 dropped.
     let csv = fs::read_to_string(dir.join("summary.csv")).unwrap();

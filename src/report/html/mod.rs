@@ -147,8 +147,8 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
         ),
         ChartKind::Attempts => format!(
             "Each row is one strategy: client attempts sent to the entry service per second, \
-             per {bucket} bucket by when they were sent, first attempts (grey) with the retries \
-             stacked on top (what arrived, a network delay later, is in the load \
+             per {bucket} bucket by when they were sent, first attempts (blue) with the retries \
+             (orange) stacked on top (what arrived, a network delay later, is in the load \
              chart). The \
              dashed step line is the capacity (slots over time / mean service time); shaded \
              windows are outages, labelled by kind. Retries rising above the capacity in waves \
