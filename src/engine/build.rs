@@ -217,6 +217,7 @@ impl<'a> Simulation<'a> {
             instant_events: 0,
             instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * total_clients as u64,
             sample_every: Vec::new(),
+            sample_left: Vec::new(),
             times_attempts,
             caps_requests,
             request_caps: Vec::new(),
@@ -289,7 +290,9 @@ impl<'a> Simulation<'a> {
 
     /// Records every attempt of a deterministic sample of at most [`ATTEMPT_SAMPLE`] client
     /// requests (split evenly among populations): every k-th client of a closed population
-    /// (all its requests), every k-th arrival of an open or trace population.
+    /// (all its requests), every k-th arrival of an open or trace population, k chosen from
+    /// the clients, the expected arrivals or the trace's rows; an open population's sample
+    /// stops at its share when the run sees more arrivals than expected.
     pub fn sample_attempts(mut self) -> Self {
         let scenario = self.scenario;
         let share = (ATTEMPT_SAMPLE / scenario.populations.len() as u64).max(1);
@@ -308,6 +311,7 @@ impl<'a> Simulation<'a> {
                 units.div_ceil(share).max(1)
             })
             .collect();
+        self.sample_left = vec![share; scenario.populations.len()];
         self
     }
 }

@@ -169,6 +169,9 @@ pub struct Simulation<'a> {
     /// Per population, every how many clients (closed) or arrivals (open, trace) is in the
     /// attempt sample; empty when attempts are not recorded.
     sample_every: Vec<u64>,
+    /// Per population, the arrivals the sample may still take: an open population's
+    /// stride comes from its expected arrivals, and a run may see more.
+    sample_left: Vec<u64>,
     /// Some budget caps each request's retries (Finagle's `per_request`): `request_caps`
     /// holds, by request key, the cap of the request's budget (`u32::MAX`: none), set when
     /// its first attempt is sent.

@@ -96,12 +96,20 @@ impl Simulation<'_> {
         if let Some(p) = population
             && !self.sample_every.is_empty()
         {
-            let unit = if self.requests.reserved() > key {
+            let closed = self.requests.reserved() > key;
+            let unit = if closed {
                 (info.client - self.client_offsets[p]) as u64
             } else {
                 info.number as u64
             };
-            self.requests[key].set_sampled(unit.is_multiple_of(self.sample_every[p]));
+            let mut sampled = unit.is_multiple_of(self.sample_every[p]);
+            // A closed population's clients are counted exactly; arrivals may outrun
+            // their expected count.
+            if sampled && !closed {
+                sampled = self.sample_left[p] > 0;
+                self.sample_left[p] = self.sample_left[p].saturating_sub(1);
+            }
+            self.requests[key].set_sampled(sampled);
         }
         self.metrics.services[policy.target as usize].requests += 1;
         if let Some(p) = population {

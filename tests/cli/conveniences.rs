@@ -1066,6 +1066,64 @@ fn attempts_csv_holds_every_attempt_of_the_sample_consistent_with_requests_csv()
     }
 }
 
+/// The sample holds at most 2 000 requests per run also when an open population's Poisson
+/// arrivals outrun the count its stride was chosen from: 400 req/s for 10 s is 4 000
+/// expected, every 2nd arrival; with this seed both replications see more (the sample held
+/// 2 013 and 2 026 requests), and the sample stops at 2 000.
+#[test]
+fn an_open_populations_sample_stops_at_its_share() {
+    let ws = Workspace::new();
+    ws.file(
+        "open.toml",
+        r#"name = "open"
+seed = 5
+replications = 2
+[clients]
+rate = 400
+end = "10s"
+[network]
+latency = { dist = "constant", value = "1ms" }
+[server]
+concurrency = 100
+service = { dist = "constant", value = "1ms" }
+[retry]
+max_attempts = 2
+[[strategy]]
+name = "a"
+base = "10ms"
+cap = "10ms"
+"#,
+    );
+    ok(
+        &ws,
+        &[
+            "run",
+            "open.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+            "--attempts",
+            "--requests",
+        ],
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/open/attempts.csv"));
+    let (rheader, requests) = read_csv(&ws.path().join("out/open/requests.csv"));
+    for replication in ["0", "1"] {
+        let arrivals = requests
+            .iter()
+            .filter(|r| r[column(&rheader, "replication")] == replication)
+            .count();
+        assert!(arrivals > 4000, "the premise: {arrivals} arrivals");
+        let sampled: std::collections::BTreeSet<&str> = rows
+            .iter()
+            .filter(|r| r[column(&header, "replication")] == replication)
+            .map(|r| r[column(&header, "request")].as_str())
+            .collect();
+        assert_eq!(sampled.len(), 2000, "replication {replication}");
+    }
+}
+
 #[test]
 fn no_attempts_csv_without_the_flag() {
     let ws = tiny_workspace();

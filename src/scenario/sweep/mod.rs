@@ -391,15 +391,16 @@ fn set_path_at(
         // `--set server.rate_limit.rate=100` in a file without a rate limit: the table can
         // be set whole, as an inline table (a sweep's values cannot be tables).
         let whole = if guess.is_empty() && into == "to set" {
-            let inline = rest
-                .iter()
-                .rev()
-                .fold(value.to_string(), |inner, key| format!("{{ {key} = {inner} }}"));
+            let inline = rest.iter().rev().fold(value.to_string(), |inner, key| {
+                format!("{{ {key} = {inner} }}")
+            });
             format!(" (to add the table, set it whole: --set '{at}{first}={inline}')")
         } else {
             String::new()
         };
-        return Err(format!("no table `{first}` in the scenario {into}{guess}{whole}"));
+        return Err(format!(
+            "no table `{first}` in the scenario {into}{guess}{whole}"
+        ));
     }
     let below = format!("{at}{first}.");
     let child = table.get_mut(first).expect("the key is written");
