@@ -3,6 +3,7 @@
 //! with the CSV files' column names: one row per strategy, then, when the scenario has
 //! several populations or services, their breakdown.
 
+use crate::metrics::summary::StrategySummary;
 use crate::model::{Scenario, Source};
 use crate::report::fmt_num;
 use crate::report::verdict::{Verdict, cells, verdict};
@@ -68,14 +69,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
                 round(m.latency_s.map_or(f64::NAN, |l| l[2]), 3),
             ]);
             if recovery {
-                row.push(match (m.recovered_s, m.recovered_share) {
-                    (Some(s), _) => round(s, 2),
-                    (None, Some(_)) if unseen => "n/a (trouble outlasts the run)".into(),
-                    (None, Some(share)) => {
-                        format!("never ({} recovered)", super::verdict::percent(share))
-                    }
-                    (None, None) => String::new(),
-                });
+                row.push(recovered_cell(m, unseen));
             }
             rows.push(row);
         }
@@ -220,6 +214,18 @@ fn verdict_lines(v: &Verdict) -> String {
         }
     }
     out
+}
+
+/// The `recovered_s` cell of the console and report tables: seconds, or `never (80.0%
+/// recovered)` with the share of runs that did, or `n/a` when the trouble outlasts the run
+/// (`unseen`), so no run could.
+pub(crate) fn recovered_cell(m: &StrategySummary, unseen: bool) -> String {
+    match (m.recovered_s, m.recovered_share) {
+        (Some(s), _) => round(s, 2),
+        (None, Some(_)) if unseen => "n/a (trouble outlasts the run)".into(),
+        (None, Some(share)) => format!("never ({} recovered)", super::verdict::percent(share)),
+        (None, None) => String::new(),
+    }
 }
 
 fn round(v: f64, places: i32) -> String {

@@ -257,6 +257,22 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
     }
     assert_eq!(html.matches("<svg ").count(), PLAIN.len(), "charts inline");
     assert_eq!(html.matches("<figcaption>").count(), PLAIN.len());
+    // With an outage to recover from, the summary table has the console's `recovered_s`
+    // column, cell for cell (it had none).
+    assert!(html.contains("<th>recovered_s</th>"), "{html}");
+    let summary = fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let header: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "recovered_s").unwrap();
+    for row in summary.lines().skip(1) {
+        let recovered = row.split(',').nth(at).unwrap();
+        assert!(!recovered.is_empty(), "{row}");
+        // As the console rounds it: to 0.01 s.
+        let shown = (recovered.parse::<f64>().unwrap() * 100.0).round() / 100.0;
+        assert!(
+            html.contains(&format!(">{shown}</td></tr>")),
+            "{shown} in {html}"
+        );
+    }
     // The attempts chart's caption names the colours the chart draws (it said grey).
     assert!(
         html.contains("first attempts (blue) with the retries (orange) stacked on top"),

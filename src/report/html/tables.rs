@@ -169,10 +169,28 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
             let _ = write!(h, "<th>{}</th>", heading(c.head));
         }
     }
+    // As in the console's table: with a trigger to recover from (an outage, a burst).
+    let recovery = file.first().trigger().is_some();
+    if recovery {
+        let _ = write!(h, "<th>{}</th>", heading("recovered_s"));
+    }
     h.push_str("</tr></thead>\n");
     for (p, point) in result.points.iter().enumerate() {
         let v = verdict(point, &file.points[p].scenario);
         let leading = v.leading();
+        let unseen = file.points[p].scenario.trigger_outlasts_run();
+        // The quickest recovery of the leading group, when its strategies differ in it (a
+        // strategy that never recovered is slower than any that did).
+        let times: Vec<Option<f64>> = leading
+            .iter()
+            .map(|&i| point.strategies[i].summary.recovered_s)
+            .collect();
+        let quickest = times
+            .iter()
+            .flatten()
+            .copied()
+            .reduce(f64::min)
+            .filter(|_| times.iter().any(|t| *t != times[0]));
         h.push_str("<tbody>\n");
         let best: Vec<Option<f64>> = columns
             .iter()
@@ -228,6 +246,17 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
                     );
                 }
                 h.push_str("</td>");
+            }
+            if recovery {
+                let m = &s.summary;
+                let class = if eligible && quickest.is_some() && m.recovered_s == quickest {
+                    highlighted = true;
+                    " class=\"best\""
+                } else {
+                    ""
+                };
+                let cell = crate::report::console::recovered_cell(m, unseen);
+                let _ = write!(h, "<td{class}>{}</td>", escape(&cell));
             }
             h.push_str("</tr>\n");
         }
