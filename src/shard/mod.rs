@@ -258,6 +258,9 @@ fn json_problem(e: &serde_json::Error) -> String {
     }
 }
 
+/// How many missing shards the refusal names (it counts them all).
+const MISSING_NAMED: usize = 20;
+
 /// Reads and checks every `shard-*-of-*` folder of `dir` (a scenario's output folder):
 /// one scenario hash, one shard count, one herdsim version, every shard and every job
 /// exactly once, data files intact. Refusals are [`Error::Usage`] (exit 2).
@@ -423,6 +426,10 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
         if m.herdsim != first.herdsim {
             return Err(differs("herdsim version", &first.herdsim, &m.herdsim));
         }
+        // A shard of another scenario altogether: its name says so before its seed does.
+        if m.scenario != first.scenario {
+            return Err(differs("scenario", &first.scenario, &m.scenario));
+        }
         if m.shards != first.shards {
             return Err(differs(
                 "shard count",
@@ -516,11 +523,20 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
         })
         .collect();
     if !missing.is_empty() {
+        // Named up to a screenful: an array of a million tasks merged early would print
+        // every one of them on one line.
+        let named = match missing.len() {
+            n if n <= MISSING_NAMED => missing.join(", "),
+            n => format!(
+                "{} and {} more",
+                missing[..MISSING_NAMED].join(", "),
+                n - MISSING_NAMED
+            ),
+        };
         return Err(Error::Usage(format!(
-            "merge: {shown} lacks {} of {} shards: {} (run them, then merge again)",
+            "merge: {shown} lacks {} of {} shards: {named} (run them, then merge again)",
             missing.len(),
             first.shards,
-            missing.join(", ")
         )));
     }
     let mut seen = vec![0u32; first.total_jobs];

@@ -299,6 +299,49 @@ fn a_missing_shard_is_refused_by_name() {
         "{stderr}"
     );
     assert!(!ws.path().join("out/tiny/summary.csv").exists());
+    // Of many missing shards, the first 20 are named and the rest counted (one shard of a
+    // million merged early printed a 25 MB line).
+    run(&ws, "many", &["--no-charts", "--shard", "0/30"]);
+    let m = merge(&ws, "many/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let named: Vec<String> = (1..21).map(|i| format!("shard-{i}-of-30")).collect();
+    assert_eq!(
+        String::from_utf8_lossy(&m.stderr),
+        format!(
+            "herdsim: error: merge: many/tiny lacks 29 of 30 shards: {} and 9 more (run them, then merge again)\n",
+            named.join(", ")
+        )
+    );
+}
+
+/// A shard of another scenario put among a run's shards is named as such, not by the seed
+/// or the text in which the two scenarios also differ.
+#[test]
+fn a_shard_of_another_scenario_is_refused_by_its_name() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    run(&ws, "out", &["--no-charts", "--shard", "0/2"]);
+    ws.file(
+        "sweep.toml",
+        &sweep()
+            .replace("name = \"tiny\"", "name = \"other\"")
+            .replace("seed = 7", "seed = 8"),
+    );
+    run(&ws, "out", &["--no-charts", "--shard", "1/2"]);
+    fs::rename(
+        ws.path().join("out/other/shard-1-of-2"),
+        ws.path().join("out/tiny/shard-1-of-2"),
+    )
+    .unwrap();
+    let m = merge(&ws, "out/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&m.stderr);
+    assert!(
+        stderr.contains(
+            "is a shard of another run than out/tiny/shard-0-of-2 (scenario: other vs tiny)"
+        ),
+        "{stderr}"
+    );
 }
 
 /// A folder named like a shard but without a manifest (a shard still running, or one that
