@@ -89,6 +89,33 @@ retry = "strategy"
         stdout.contains("work 4.00x (84.0x over all services)"),
         "{stdout}"
     );
+    // The charts' capacity line of a service that calls others says what the verdict's
+    // capacity says: its own work only (its slots are also held through its calls).
+    let charts = ws.path().join("charts");
+    let out = herdsim()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--quiet",
+            "--format",
+            "svg",
+            "--out",
+        ])
+        .arg(&charts)
+        .output()
+        .expect("run herdsim");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for chart in ["attempts.svg", "load.svg"] {
+        let svg = std::fs::read_to_string(charts.join("graph").join(chart)).unwrap();
+        assert!(
+            svg.contains("its own work only (slots are also held through its calls)"),
+            "{chart}"
+        );
+    }
     // Logical requests made to each tier, and how they ended.
     let requests: Vec<u64> = m.services.iter().map(|s| s.requests).collect();
     assert_eq!(requests, [1, 4, 16]);

@@ -127,10 +127,14 @@ pub fn all_bands(scenario: &Scenario) -> Vec<Band> {
 
 /// The legend of a capacity line: its value when the slots never change (`capacity 10 000
 /// req/s: 200 slots / 20ms mean service`), else how it is computed from the slots plotted.
-pub fn capacity_label(server: &crate::model::service::ServerSpec) -> String {
+/// For a service that calls others, the line counts its own work only (as the verdict's
+/// capacity says): its slots are also held through its calls, so it refuses work well
+/// below the line.
+pub fn capacity_label(service: &crate::model::service::ServiceSpec) -> String {
+    let server = &service.server;
     let mean = server.service.mean();
     let shown = mean.short();
-    if server.capacity.is_empty() && server.autoscale.is_none() && !mean.is_zero() {
+    let mut label = if server.capacity.is_empty() && server.autoscale.is_none() && !mean.is_zero() {
         format!(
             "capacity {} req/s: {} / {shown} mean service",
             super::fmt_value(f64::from(server.concurrency) / mean.as_secs_f64()),
@@ -138,7 +142,11 @@ pub fn capacity_label(server: &crate::model::service::ServerSpec) -> String {
         )
     } else {
         format!("capacity: slots / {shown} mean service")
+    };
+    if !service.calls.is_empty() {
+        label.push_str(", its own work only (slots are also held through its calls)");
     }
+    label
 }
 
 /// The share of the nominal service rate left over `[from, to)` seconds by the `slow`
@@ -249,7 +257,10 @@ pub fn series(
         ),
     ];
     if panels.iter().any(|p| p.capacity.is_some()) {
-        legend.push((Swatch::Line(INK, CAPACITY_DASH), capacity_label(server)));
+        legend.push((
+            Swatch::Line(INK, CAPACITY_DASH),
+            capacity_label(scenario.entry()),
+        ));
     }
     if let Some(r) = rate_limit {
         legend.push((

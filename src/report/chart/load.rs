@@ -176,7 +176,7 @@ pub fn series(
         {
             legend.push((
                 Swatch::Line(INK, CAPACITY_DASH),
-                super::attempts::capacity_label(server),
+                super::attempts::capacity_label(spec),
             ));
         }
         if let Some(r) = server.rate_limit {
