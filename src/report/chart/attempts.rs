@@ -126,25 +126,32 @@ pub fn all_bands(scenario: &Scenario) -> Vec<Band> {
 }
 
 /// The legend of a capacity line: its value when the slots never change (`capacity 10 000
-/// req/s: 200 slots / 20ms mean service`), else how it is computed from the slots plotted.
-/// For a service that calls others, the line counts its own work only (as the verdict's
-/// capacity says): its slots are also held through its calls, so it refuses work well
-/// below the line.
-pub fn capacity_label(service: &crate::model::service::ServiceSpec) -> String {
+/// req/s: 200 slots / 20ms mean service`), else how it is computed from the slots plotted;
+/// `compact` (a column of several) leaves out how the value is made. For a service that
+/// calls others, the line counts its own work only (as the verdict's capacity says): its
+/// slots are also held through its calls, so it refuses work well below the line.
+pub fn capacity_label(service: &crate::model::service::ServiceSpec, compact: bool) -> String {
     let server = &service.server;
     let mean = server.service.mean();
     let shown = mean.short();
-    let mut label = if server.capacity.is_empty() && server.autoscale.is_none() && !mean.is_zero() {
-        format!(
-            "capacity {} req/s: {} / {shown} mean service",
-            super::fmt_value(f64::from(server.concurrency) / mean.as_secs_f64()),
-            crate::text::counted(server.concurrency, "slot", "slots"),
-        )
+    let constant = server.capacity.is_empty() && server.autoscale.is_none() && !mean.is_zero();
+    let mut label = if constant {
+        let rps = f64::from(server.concurrency) / mean.as_secs_f64();
+        let mut label = format!("capacity {} req/s", super::fmt_value(rps));
+        if !compact {
+            let slots = crate::text::counted(server.concurrency, "slot", "slots");
+            label.push_str(&format!(": {slots} / {shown} mean service"));
+        }
+        label
     } else {
         format!("capacity: slots / {shown} mean service")
     };
     if !service.calls.is_empty() {
-        label.push_str(", its own work only (slots are also held through its calls)");
+        label.push_str(if compact {
+            ", own work only"
+        } else {
+            ", its own work only (slots are also held through its calls)"
+        });
     }
     label
 }
@@ -259,7 +266,7 @@ pub fn series(
     if panels.iter().any(|p| p.capacity.is_some()) {
         legend.push((
             Swatch::Line(INK, CAPACITY_DASH),
-            capacity_label(scenario.entry()),
+            capacity_label(scenario.entry(), false),
         ));
     }
     if let Some(r) = rate_limit {

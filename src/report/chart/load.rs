@@ -176,7 +176,8 @@ pub fn series(
         {
             legend.push((
                 Swatch::Line(INK, CAPACITY_DASH),
-                super::attempts::capacity_label(spec),
+                // Side by side, a column per service: the short form fits its width.
+                super::attempts::capacity_label(spec, scenario.services.len() > 1),
             ));
         }
         if let Some(r) = server.rate_limit {
