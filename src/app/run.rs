@@ -39,6 +39,24 @@ pub(super) fn run_command(args: &RunArgs) -> Result<()> {
             "--replications: expected a number from 1 to {MAX_REPLICATIONS}, found {r}"
         )));
     }
+    // `--seed 1 --set seed=3`: one would win silently, and one of them is a mistake.
+    for (flag, value, key) in [
+        ("--seed", args.seed.map(|s| s.to_string()), "seed"),
+        (
+            "--replications",
+            args.replications.map(|r| r.to_string()),
+            "replications",
+        ),
+    ] {
+        if let Some(value) = value
+            && let Some(set) = args.set.iter().find(|s| s.key() == key)
+        {
+            return Err(Error::Usage(format!(
+                "{flag} {value} and {} set the same key `{key}`: give it once",
+                set.flag()
+            )));
+        }
+    }
     let mut files = load_files(&args.scenarios, &args.set)?;
     for f in &mut files {
         f.apply_flags(args.seed, args.replications)

@@ -514,6 +514,31 @@ fn set_refuses_the_same_key_twice_naming_both() {
         ),
         "{stderr}"
     );
+    // `--seed` and `--replications` set a key too: with `--set` of the same key, the flag
+    // silently won.
+    for (flag, setting, expected) in [
+        (
+            ["--seed", "1"],
+            "seed=3",
+            "herdsim: error: --seed 1 and --set seed=3 set the same key `seed`: give it once\n",
+        ),
+        (
+            ["--replications", "2"],
+            "replications=3",
+            "herdsim: error: --replications 2 and --set replications=3 set the same key `replications`: give it once\n",
+        ),
+    ] {
+        let stderr = refused_in(
+            &ws,
+            &[
+                &["run", "tiny.toml", "--out", "o", "--set", setting][..],
+                &flag[..],
+            ]
+            .concat(),
+        );
+        assert_eq!(stderr, expected);
+        assert!(!ws.path().join("o").exists(), "nothing written");
+    }
 }
 
 /// `check` prints its line for every good file even when another file fails (errors on
