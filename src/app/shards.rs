@@ -171,6 +171,18 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
         // place too: replacing that folder without its shards would delete them.
         Some(out) => {
             let target = std::fs::canonicalize(out.join(&name));
+            // Deeper inside it, the shards would go with the folder replaced.
+            if let Ok(target) = &target
+                && dir.starts_with(target)
+                && *target != dir
+            {
+                return Err(Error::Usage(format!(
+                    "merge: --out {} would replace {}, which holds the shards in {}: give another --out, or none to merge in place",
+                    crate::text::escape(&out.display().to_string()),
+                    crate::text::escape(&out.join(&name).display().to_string()),
+                    crate::text::escape(&args.dir.display().to_string()),
+                )));
+            }
             (out.clone(), target.is_ok_and(|t| t == dir))
         }
         None => (

@@ -142,6 +142,26 @@ fn merging_into_the_shards_own_folder_keeps_the_shards() {
     );
     assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
     assert_eq!(files(&ws.path().join("results/tiny")), whole);
+    // Shards deeper inside `OUT/<name>` (run with `--out nest/tiny`): replacing that folder
+    // would delete them, so the merge is refused and nothing changes.
+    for i in 0..2 {
+        run(
+            &ws,
+            "nest/tiny",
+            &["--no-charts", "--shard", &format!("{i}/2")],
+        );
+    }
+    let refused = merge(&ws, "nest/tiny/tiny", &["--no-charts", "--out", "nest"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "herdsim: error: merge: --out nest would replace nest/tiny, which holds the shards in nest/tiny/tiny: give another --out, or none to merge in place\n"
+    );
+    assert!(
+        ws.path()
+            .join("nest/tiny/tiny/shard-1-of-2/partial.json")
+            .is_file()
+    );
 }
 
 /// Runs the time limit cut short are reported as `run` reports them: by each shard (of its
