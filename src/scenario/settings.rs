@@ -116,6 +116,40 @@ fn unquote_hints(msg: &str, value: &Value) -> String {
     }
 }
 
+/// For a setting whose path goes through a table the file does not have (`--set
+/// server.rate_limit.rate=100`), the setting that writes that table whole as an inline
+/// table (`server.rate_limit={ rate = 100 }`), when the scenario then has no problem at
+/// that table (a misspelt table, one that is no table, one lacking a required key get
+/// none) and it can be pasted as given: not through a list's index, not with a `'` inside
+/// single quotes.
+fn whole_table(doc: &toml_edit::DocumentMut, segments: &[&str], value: Value) -> Option<String> {
+    (1..segments.len()).find_map(|k| {
+        let (path, rest) = segments.split_at(k);
+        if rest.iter().any(|s| s.parse::<usize>().is_ok()) {
+            return None;
+        }
+        let inline = rest.iter().rev().fold(value.to_string(), |inner, key| {
+            format!("{{ {key} = {inner} }}")
+        });
+        if inline.contains('\'') {
+            return None;
+        }
+        let mut tried = doc.clone();
+        set_path(tried.as_table_mut(), path, inline.parse().ok()?, "to set").ok()?;
+        // Suggested only if the scenario then has no problem there.
+        let at = path.join(".");
+        if let Err(ScenarioErrors(problems)) = crate::scenario::validate("", &tried.to_string())
+            && problems.iter().any(|e| {
+                let key = dotted(&e.key);
+                key == at || key.starts_with(&format!("{at}."))
+            })
+        {
+            return None;
+        }
+        Some(format!("{at}={inline}"))
+    })
+}
+
 /// How lines of a rewritten text map back to the lines of the text it was made from: the
 /// lines before `prefix` (1-based, inclusive) and the last `suffix` lines are unchanged.
 #[derive(Debug, Clone, Copy)]
@@ -184,14 +218,19 @@ fn apply_settings(
                 shifts.push(LineShift::between(&text, &next));
                 text = next;
             }
-            Err(msg) => errors.push(ScenarioError {
-                file: file.to_string(),
-                line: None,
-                col: None,
-                key: String::new(),
-                msg: format!("{}: {msg}", setting.flag()),
-                fault: Fault::Other,
-            }),
+            Err(msg) => {
+                let hint = whole_table(&doc, &segments, setting.value())
+                    .map(|whole| format!(" (to add the table, set it whole: --set '{whole}')"))
+                    .unwrap_or_default();
+                errors.push(ScenarioError {
+                    file: file.to_string(),
+                    line: None,
+                    col: None,
+                    key: String::new(),
+                    msg: format!("{}: {msg}{hint}", setting.flag()),
+                    fault: Fault::Other,
+                })
+            }
         }
     }
     if errors.is_empty() {

@@ -352,17 +352,6 @@ pub(super) fn set_path(
     value: Value,
     into: &str,
 ) -> Result<bool, String> {
-    set_path_at(table, "", segments, value, into)
-}
-
-/// [`set_path`] below `table`, which is at the dotted path `at` (`""`, or ending in `.`).
-fn set_path_at(
-    table: &mut dyn TableLike,
-    at: &str,
-    segments: &[&str],
-    value: Value,
-    into: &str,
-) -> Result<bool, String> {
     let (first, rest) = segments
         .split_first()
         .ok_or_else(|| "expected a dotted key path, found an empty one".to_string())?;
@@ -388,21 +377,8 @@ fn set_path_at(
             .map(|(k, _)| k.to_string())
             .collect();
         let guess = guess_name(first, written.iter().map(String::as_str));
-        // `--set server.rate_limit.rate=100` in a file without a rate limit: the table can
-        // be set whole, as an inline table (a sweep's values cannot be tables).
-        let whole = if guess.is_empty() && into == "to set" {
-            let inline = rest.iter().rev().fold(value.to_string(), |inner, key| {
-                format!("{{ {key} = {inner} }}")
-            });
-            format!(" (to add the table, set it whole: --set '{at}{first}={inline}')")
-        } else {
-            String::new()
-        };
-        return Err(format!(
-            "no table `{first}` in the scenario {into}{guess}{whole}"
-        ));
+        return Err(format!("no table `{first}` in the scenario {into}{guess}"));
     }
-    let below = format!("{at}{first}.");
     let child = table.get_mut(first).expect("the key is written");
     // `clients.0.count` when `clients` is one table, not a list of them.
     let index_into_table = |t: &dyn toml_edit::TableLike| {
@@ -417,7 +393,7 @@ fn set_path_at(
         // `[table]` or an inline `{ ... }`.
         return match index_into_table(&*t) {
             Some(problem) => Err(problem),
-            None => set_path_at(t, &below, rest, value, into),
+            None => set_path(t, rest, value, into),
         };
     }
     match child {
@@ -438,7 +414,7 @@ fn set_path_at(
                     "`{first}.{i}` is a table, not a number or duration: name one of its keys after it"
                 ));
             }
-            set_path_at(t, &format!("{below}{i}."), rest, value, into)
+            set_path(t, rest, value, into)
         }
         Item::Value(Value::Array(array)) => {
             let (index, rest) = rest.split_first().expect("rest is not empty");
@@ -450,9 +426,7 @@ fn set_path_at(
                 Some(Value::InlineTable(_)) if rest.is_empty() => Err(format!(
                     "`{first}.{i}` is a table, not a number or duration: name one of its keys after it"
                 )),
-                Some(Value::InlineTable(t)) => {
-                    set_path_at(t, &format!("{below}{i}."), rest, value, into)
-                }
+                Some(Value::InlineTable(t)) => set_path(t, rest, value, into),
                 Some(_) => Err(format!("`{first}.{i}` is not a table")),
                 None => Err(format!(
                     "`{first}` has {}, found index {i}",
