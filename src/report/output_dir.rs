@@ -222,6 +222,15 @@ impl Staging {
             .take_while(|p| fs::symlink_metadata(p).is_err())
             .map(Path::to_path_buf)
             .collect();
+        // A file where the folder goes (a sharded run's `<out>/<name>`): said as a
+        // replaced output says it, not as the system's "File exists".
+        if fs::metadata(out).is_ok_and(|m| !m.is_dir()) {
+            return Err(Error::io(
+                "cannot create folder",
+                out,
+                io::Error::other("it exists and is not a folder (a file)"),
+            ));
+        }
         fs::create_dir_all(out).map_err(|e| Error::io("cannot create folder", out, e))?;
         CREATED
             .lock()

@@ -201,6 +201,35 @@ fn shards_and_merge_warn_of_runs_the_time_limit_cut() {
     assert_eq!(cut(merge(&ws, "sharded/tiny", &["--no-charts"])), expected);
 }
 
+/// A file where a sharded run's `<out>/<name>` folder goes is said to be one, as `run` says
+/// of a file where its output folder goes (exit 1); it was the system's "File exists".
+#[test]
+fn a_file_where_the_shards_folder_goes_is_named() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    fs::create_dir(ws.path().join("out")).unwrap();
+    ws.file("out/tiny", "not a folder");
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "sweep.toml",
+            "--quiet",
+            "--no-charts",
+            "--out",
+            "out",
+            "--shard",
+            "0/2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "herdsim: error: cannot create folder out/tiny: it exists and is not a folder (a file)\n"
+    );
+}
+
 /// A sweep may vary the replications (or the seed) per point: merge keeps each point's,
 /// and applies `--seed`/`--replications` to every point only when they were given (over a
 /// key the file does not sweep: over a swept one `run` refuses them).
