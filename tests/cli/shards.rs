@@ -122,26 +122,28 @@ fn merging_into_the_shards_own_folder_keeps_the_shards() {
         names
     };
     assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
-    let merged = merge(&ws, "results/tiny", &["--no-charts", "--out", "results"]);
-    assert!(
-        merged.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merged.stderr)
+    // A merge succeeded, kept both shards and wrote the unsharded run's files.
+    let merged_in_place = |merged: std::process::Output| {
+        assert!(
+            merged.status.success(),
+            "{}",
+            String::from_utf8_lossy(&merged.stderr)
+        );
+        assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
+        assert_eq!(files(&ws.path().join("results/tiny")), whole);
+    };
+    merged_in_place(merge(
+        &ws,
+        "results/tiny",
+        &["--no-charts", "--out", "results"],
+    ));
+    merged_in_place(
+        herdsim()
+            .current_dir(ws.path().join("results/tiny"))
+            .args(["merge", ".", "--quiet", "--no-charts"])
+            .output()
+            .unwrap(),
     );
-    assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
-    assert_eq!(files(&ws.path().join("results/tiny")), whole);
-    let merged = herdsim()
-        .current_dir(ws.path().join("results/tiny"))
-        .args(["merge", ".", "--quiet", "--no-charts"])
-        .output()
-        .unwrap();
-    assert!(
-        merged.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merged.stderr)
-    );
-    assert_eq!(shards(&ws), ["shard-0-of-2", "shard-1-of-2"]);
-    assert_eq!(files(&ws.path().join("results/tiny")), whole);
     // Shards deeper inside `OUT/<name>` (run with `--out nest/tiny`): replacing that folder
     // would delete them, so the merge is refused and nothing changes.
     for i in 0..2 {
