@@ -8,7 +8,7 @@
 #   SCENARIO=scenarios/sweep-clients.toml OUT=results SHARDS=8 bash deploy/slurm-array.sh
 #
 # Run by sbatch (SLURM_ARRAY_TASK_ID is set) it is one array task: `herdsim run --shard
-# auto` takes its shard from SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and the shard
+# auto` takes its shard from (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP and the shard
 # count from SLURM_ARRAY_TASK_COUNT, and writes OUT/<name>/shard-<i>-of-<n>/.
 #
 # The same by hand, without the wrapper:
@@ -22,9 +22,10 @@
 # in OUT/<name>/ are byte for byte those of `herdsim run SCENARIO --out OUT`.
 #
 # Requirements: SCENARIO, OUT and the herdsim binary on a file system every node sees
-# (NFS, Lustre, GPFS...). Array task IDs must be one contiguous range (0-7, or 1-8, with
-# an optional %limit such as 0-99%10) and not a stepped one (0-14:2): the shard index is
-# the task ID minus the smallest ID, and the shard count is the number of tasks.
+# (NFS, Lustre, GPFS...). Array task IDs must be evenly spaced: a range (0-7, or 1-8, with
+# an optional %limit such as 0-99%10) or a stepped range (0-14:2), not a list with gaps
+# (0,1,5), which every task refuses: the shard index is the task ID minus the smallest ID,
+# divided by the step, and the shard count is the number of tasks.
 #
 # Environment (the wrapper reads these; sbatch passes them on to the tasks):
 #   SCENARIO      scenario file                       (default scenarios/sweep-clients.toml)

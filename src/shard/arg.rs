@@ -74,15 +74,35 @@ pub fn shard_from_env(
             )
         })?;
         let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-        let Some(index) = id.checked_sub(min) else {
+        let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+        let max = number("SLURM_ARRAY_TASK_MAX")?;
+        let Some(offset) = id.checked_sub(min) else {
             return Err(Error::Usage(format!(
                 "--shard auto: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}, expected a task of the array"
             )));
         };
+        // A stepped array (`--array=0-14:2`) numbers its tasks min, min + step, ...; any
+        // other spacing (a list such as `--array=0,1,5`) has no shard numbering herdsim can
+        // derive, and guessing one would run some jobs twice and others never.
+        let uneven = || {
+            Error::Usage(format!(
+                "--shard auto: this Slurm array's task ids are not evenly spaced (SLURM_ARRAY_TASK_ID {id}, MIN {min}, STEP {step}, COUNT {count}{}), expected --array=0-N or a stepped range such as --array=0-14:2; submit one of those or use --shard i/n",
+                max.map(|max| format!(", MAX {max}")).unwrap_or_default()
+            ))
+        };
+        if offset % step != 0 {
+            return Err(uneven());
+        }
+        if let (Some(max), true) = (max, count > 0) {
+            let spans = u64::from(count - 1) * u64::from(step);
+            if max < min || u64::from(max - min) != spans {
+                return Err(uneven());
+            }
+        }
         return checked(
-            index,
+            offset / step,
             count,
-            "Slurm (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN)",
+            "Slurm ((SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP)",
         );
     }
     if let Some(index) = number("JOB_COMPLETION_INDEX")? {
@@ -151,6 +171,40 @@ mod tests {
             shard_from_env(slurm, None).unwrap(),
             Shard { index: 4, count: 8 }
         );
+        // --array=1-15:2, task 7: the fourth of eight.
+        let stepped = env(&[
+            ("SLURM_ARRAY_TASK_ID", "7"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "15"),
+            ("SLURM_ARRAY_TASK_STEP", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ]);
+        assert_eq!(
+            shard_from_env(stepped, None).unwrap(),
+            Shard { index: 3, count: 8 }
+        );
+        // --array=1,3,7 (no step fits three ids from 1 to 7), and a task off the step.
+        for (id, max) in [("3", "7"), ("2", "5")] {
+            let vars = [
+                ("SLURM_ARRAY_TASK_ID", id),
+                ("SLURM_ARRAY_TASK_MIN", "1"),
+                ("SLURM_ARRAY_TASK_MAX", max),
+                ("SLURM_ARRAY_TASK_STEP", "2"),
+                ("SLURM_ARRAY_TASK_COUNT", "3"),
+            ];
+            let var = |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            };
+            assert!(
+                shard_from_env(var, None)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("not evenly spaced"),
+                "task {id} of 1..={max}"
+            );
+        }
         let k8s = env(&[("JOB_COMPLETION_INDEX", "3")]);
         assert_eq!(
             shard_from_env(k8s, Some(4)).unwrap(),

@@ -18,8 +18,9 @@
 //!
 //! `--shard auto` reads the shard from the batch engine's environment: Slurm's
 //! `SLURM_ARRAY_TASK_ID` and `SLURM_ARRAY_TASK_COUNT` (the index made 0-based with
-//! `SLURM_ARRAY_TASK_MIN`), Kubernetes' `JOB_COMPLETION_INDEX` with `--shard-count`, or AWS
-//! Batch's `AWS_BATCH_JOB_ARRAY_INDEX` and `AWS_BATCH_JOB_ARRAY_SIZE`.
+//! `SLURM_ARRAY_TASK_MIN` and divided by `SLURM_ARRAY_TASK_STEP`), Kubernetes'
+//! `JOB_COMPLETION_INDEX` with `--shard-count`, or AWS Batch's `AWS_BATCH_JOB_ARRAY_INDEX`
+//! and `AWS_BATCH_JOB_ARRAY_SIZE`.
 
 use std::path::{Path, PathBuf};
 

@@ -21,10 +21,12 @@ fn read(path: &str) -> String {
 }
 
 /// The variables a batch engine sets, removed so the test's own environment cannot leak in.
-const ENGINE_VARS: [&str; 7] = [
+const ENGINE_VARS: [&str; 9] = [
     "SLURM_ARRAY_TASK_ID",
     "SLURM_ARRAY_TASK_COUNT",
     "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_MAX",
+    "SLURM_ARRAY_TASK_STEP",
     "SLURM_CPUS_PER_TASK",
     "JOB_COMPLETION_INDEX",
     "AWS_BATCH_JOB_ARRAY_INDEX",

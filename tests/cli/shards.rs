@@ -658,6 +658,67 @@ fn shard_auto_reads_the_batch_engines_environment() {
     assert!(!ws.path().join("low").exists(), "nothing written");
 }
 
+/// A stepped Slurm array (`--array=0-6:2`: tasks 0, 2, 4, 6) is four shards, numbered by
+/// step; a list with gaps (`--array=0,1,5`) has no numbering and every task refuses it.
+#[test]
+fn shard_auto_numbers_a_stepped_slurm_array_and_refuses_a_list_with_gaps() {
+    let ws = Workspace::new();
+    ws.file("sweep.toml", &sweep());
+    let slurm = |out: &str, id: &str, max: &str, step: &str, count: &str| {
+        herdsim()
+            .current_dir(ws.path())
+            .args(["run", "sweep.toml", "--quiet", "--no-charts", "--out", out])
+            .args(["--shard", "auto"])
+            .env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("AWS_BATCH_JOB_ARRAY_INDEX")
+            .env("SLURM_ARRAY_TASK_ID", id)
+            .env("SLURM_ARRAY_TASK_MIN", "0")
+            .env("SLURM_ARRAY_TASK_MAX", max)
+            .env("SLURM_ARRAY_TASK_STEP", step)
+            .env("SLURM_ARRAY_TASK_COUNT", count)
+            .output()
+            .unwrap()
+    };
+    for (task, shard) in [("0", 0), ("2", 1), ("4", 2), ("6", 3)] {
+        let out = slurm("stepped", task, "6", "2", "4");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            ws.path()
+                .join(format!("stepped/tiny/shard-{shard}-of-4/manifest.json"))
+                .exists(),
+            "task {task} is shard {shard}"
+        );
+    }
+    assert!(
+        merge(&ws, "stepped/tiny", &["--no-charts"])
+            .status
+            .success()
+    );
+    run(&ws, "whole", &["--no-charts"]);
+    assert_eq!(
+        files(&ws.path().join("stepped/tiny")),
+        files(&ws.path().join("whole/tiny"))
+    );
+    // --array=0,1,5: three tasks whose ids are not one step apart.
+    for task in ["0", "1", "5"] {
+        let out = slurm("gaps", task, "5", "1", "3");
+        assert_eq!(out.status.code(), Some(2), "task {task}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "herdsim: error: --shard auto: this Slurm array's task ids are not evenly spaced (SLURM_ARRAY_TASK_ID {task}, MIN 0, STEP 1, COUNT 3, MAX 5), expected --array=0-N or a stepped range such as --array=0-14:2; submit one of those or use --shard i/n\n"
+            )
+        );
+    }
+    // A task between two steps is no task of the array.
+    assert_eq!(slurm("gaps", "3", "6", "2", "4").status.code(), Some(2));
+    assert!(!ws.path().join("gaps").exists(), "nothing written");
+}
+
 #[test]
 fn shard_count_without_shard_auto_is_refused() {
     let ws = Workspace::new();
