@@ -115,7 +115,7 @@ pub(super) fn run_command(args: &RunArgs) -> Result<()> {
         progress.finish();
         let result = result?;
         // Written into a fresh folder that replaces <out>/<name> whole once complete.
-        let staging = Staging::begin(&args.out, &file.first().name)?;
+        let staging = Staging::begin(&args.out, &file.first().name, args.quiet)?;
         let layout = OutputLayout::at(staging.path());
         let outputs = Outputs {
             requests: args.requests,

@@ -91,7 +91,7 @@ pub(super) fn run_shards(
         };
         let files_bytes = shard_files(&mut manifest, file, &partial)?;
         let folder = args.out.join(&first.name);
-        let staging = Staging::begin(&folder, &folder_name(shard))?;
+        let staging = Staging::begin(&folder, &folder_name(shard), args.quiet)?;
         for (name, bytes) in &files_bytes {
             report::write_atomic(&staging.path().join(name), bytes)
                 .map_err(|e| staging.name_target(e))?;
@@ -200,7 +200,7 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
     }
     output_dir::check_out(&out)?;
     output_dir::install_signal_cleanup();
-    let staging = Staging::begin(&out, &name)?;
+    let staging = Staging::begin(&out, &name, args.quiet)?;
     let layout = OutputLayout::at(staging.path());
     write_outputs(&layout, &file, &result, &outputs).map_err(|e| staging.name_target(e))?;
     if in_place {

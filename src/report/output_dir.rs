@@ -12,7 +12,7 @@
 //! Two runs writing the same `<out>` take turns: the writer holds an exclusive lock on the
 //! `<out>` folder itself (`flock` on its descriptor, so no lock file can be planted) from its
 //! first staging folder until its last is put in place, and a second run waits for it,
-//! saying so on stderr. While it holds the lock, leftovers of an
+//! saying so on stderr unless `--quiet`. While it holds the lock, leftovers of an
 //! earlier killed run (its hidden staging folders) are removed. On SIGINT, SIGTERM or SIGHUP
 //! the staging folder is removed before the process exits (status 130); a SIGKILL leaves it
 //! for the next run to remove.
@@ -63,9 +63,9 @@ pub fn install_signal_cleanup() {
     });
 }
 
-/// The lock on `out`: the one this process already holds, or a new one (waiting, with a
-/// message, while another herdsim run holds it).
-fn lock_out(out: &Path) -> Result<Arc<File>> {
+/// The lock on `out`: the one this process already holds, or a new one (waiting while
+/// another herdsim run holds it, and saying so on stderr unless `quiet`).
+fn lock_out(out: &Path, quiet: bool) -> Result<Arc<File>> {
     let key = fs::canonicalize(out).unwrap_or_else(|_| out.to_path_buf());
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
     held.retain(|(_, lock)| lock.strong_count() > 0);
@@ -80,10 +80,12 @@ fn lock_out(out: &Path) -> Result<Arc<File>> {
     match lock.try_lock() {
         Ok(()) => {}
         Err(fs::TryLockError::WouldBlock) => {
-            eprintln!(
-                "herdsim: {} is being written by another herdsim run; waiting for it to finish",
-                crate::text::escape(&out.display().to_string())
-            );
+            if !quiet {
+                eprintln!(
+                    "herdsim: {} is being written by another herdsim run; waiting for it to finish",
+                    crate::text::escape(&out.display().to_string())
+                );
+            }
             lock.lock()
                 .map_err(|e| Error::io("cannot lock folder", out, e))?;
         }
@@ -214,8 +216,9 @@ fn staging_prefix(name: &str) -> String {
 
 impl Staging {
     /// Creates `out` if needed, locks it (waiting for another herdsim that holds it), removes
-    /// leftovers of killed runs of `name`, and creates a fresh staging folder.
-    pub fn begin(out: &Path, name: &str) -> Result<Staging> {
+    /// leftovers of killed runs of `name`, and creates a fresh staging folder. The wait is
+    /// announced on stderr unless `quiet` (`--quiet`: it is progress, not a warning).
+    pub fn begin(out: &Path, name: &str, quiet: bool) -> Result<Staging> {
         let missing: Vec<PathBuf> = out
             .ancestors()
             .filter(|p| !p.as_os_str().is_empty())
@@ -236,7 +239,7 @@ impl Staging {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(missing);
-        let lock = lock_out(out)?;
+        let lock = lock_out(out, quiet)?;
         let prefix = staging_prefix(name);
         if let Ok(entries) = fs::read_dir(out) {
             for entry in entries.flatten() {
@@ -455,11 +458,11 @@ mod tests {
     #[test]
     fn a_commit_replaces_the_whole_folder() {
         let out = tempfile::tempdir().unwrap();
-        let s = Staging::begin(out.path(), "x").unwrap();
+        let s = Staging::begin(out.path(), "x", false).unwrap();
         fs::write(s.path().join("a.csv"), "1").unwrap();
         fs::write(s.path().join("old-only.csv"), "1").unwrap();
         s.commit().unwrap();
-        let s = Staging::begin(out.path(), "x").unwrap();
+        let s = Staging::begin(out.path(), "x", false).unwrap();
         fs::write(s.path().join("a.csv"), "2").unwrap();
         s.commit().unwrap();
         assert_eq!(names(out.path()), ["x"]);
@@ -470,10 +473,10 @@ mod tests {
     #[test]
     fn a_dropped_staging_leaves_the_old_folder_and_no_trace() {
         let out = tempfile::tempdir().unwrap();
-        let s = Staging::begin(out.path(), "x").unwrap();
+        let s = Staging::begin(out.path(), "x", false).unwrap();
         fs::write(s.path().join("a.csv"), "1").unwrap();
         s.commit().unwrap();
-        let s = Staging::begin(out.path(), "x").unwrap();
+        let s = Staging::begin(out.path(), "x", false).unwrap();
         fs::write(s.path().join("a.csv"), "half").unwrap();
         drop(s);
         assert_eq!(names(out.path()), ["x"]);
@@ -485,7 +488,7 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         fs::create_dir(out.path().join(".x.herdsim-abc123")).unwrap();
         fs::write(out.path().join(".x.herdsim-abc123/half.csv"), "1").unwrap();
-        let s = Staging::begin(out.path(), "x").unwrap();
+        let s = Staging::begin(out.path(), "x", false).unwrap();
         s.commit().unwrap();
         assert_eq!(names(out.path()), ["x"]);
     }
@@ -496,7 +499,7 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(elsewhere.path(), out.path().join("x")).unwrap();
-        let s = Staging::begin(out.path(), "x").unwrap();
+        let s = Staging::begin(out.path(), "x", false).unwrap();
         fs::write(s.path().join("a.csv"), "1").unwrap();
         let err = s.commit().unwrap_err().to_string();
         assert!(err.contains("exists and is not a folder"), "{err}");

@@ -635,7 +635,11 @@ fn a_second_run_waits_for_the_lock_on_the_output_folder() {
     std::fs::create_dir_all(ws.out()).unwrap();
     let lock = std::fs::File::open(ws.out()).unwrap();
     lock.lock().unwrap();
-    let mut child = run_tiny(&ws, &["--no-charts"])
+    // Without --quiet (run_tiny's), which silences the wait.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+        .current_dir(ws.path())
+        .args(["run", "tiny.toml", "--out", "out", "--no-charts"])
+        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -660,6 +664,42 @@ fn a_second_run_waits_for_the_lock_on_the_output_folder() {
             "timeseries.csv"
         ]
     );
+}
+
+/// With `--quiet` the wait for the lock is silent: it is progress, not a warning. The child
+/// is seen waiting in /proc/locks (a blocked `flock` is listed with `->` and its pid) before
+/// the lock is let go, so the silence is that of a run that did wait.
+#[test]
+fn a_quiet_run_waits_for_the_lock_without_a_word() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    std::fs::create_dir_all(ws.out()).unwrap();
+    let lock = std::fs::File::open(ws.out()).unwrap();
+    lock.lock().unwrap();
+    // run_tiny passes --quiet.
+    let child = run_tiny(&ws, &["--no-charts"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiting = format!(" {} ", child.id());
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .any(|l| l.contains("->") && l.contains("FLOCK") && l.contains(&waiting))
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the run never waited for the lock: {}",
+            std::fs::read_to_string("/proc/locks").unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    lock.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert!(ws.out().join("tiny/summary.csv").exists());
 }
 
 // ---- messages -----------------------------------------------------------------------------
