@@ -18,6 +18,10 @@ fn main() -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
+    // From here on, Ctrl-C, SIGTERM and SIGHUP exit with the documented 130, whether they
+    // come while a scenario or the shards are read or while output is written (which the
+    // handler then removes); installed later, an early signal killed the process (143, 129).
+    herdsim::report::output_dir::install_signal_cleanup();
     match herdsim::app::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -625,6 +625,50 @@ fn sigterm_while_writing_removes_the_staging_folder() {
     assert_eq!(names(&ws.out().join("tiny")), ["old.txt"]);
 }
 
+/// A signal before any output is staged (here while herdsim waits to read a FIFO: the
+/// scenario of `run`, a shard's manifest for `merge`) exits with the documented 130 too, not
+/// the shell's 128 + signal of a process the signal killed.
+#[test]
+fn a_signal_while_reading_the_input_exits_130() {
+    let ws = Workspace::new();
+    let fifo = |path: &Path| {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "{path:?}");
+    };
+    fifo(&ws.path().join("fifo.toml"));
+    std::fs::create_dir_all(ws.path().join("out/tiny/shard-0-of-1")).unwrap();
+    fifo(&ws.path().join("out/tiny/shard-0-of-1/manifest.json"));
+    for (args, signal) in [
+        (&["run", "fifo.toml", "--out", "out2"][..], libc::SIGTERM),
+        (&["run", "fifo.toml", "--out", "out2"][..], libc::SIGHUP),
+        (&["merge", "out/tiny"][..], libc::SIGTERM),
+        (&["merge", "out/tiny"][..], libc::SIGHUP),
+    ] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+            .current_dir(ws.path())
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Blocked in open(2) until a writer comes: the kernel names that wait.
+        let wchan = format!("/proc/{}/wchan", child.id());
+        let start = std::time::Instant::now();
+        while std::fs::read_to_string(&wchan).unwrap_or_default() != "wait_for_partner" {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "{args:?} never opened the FIFO"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{args:?} {signal}: {status:?}");
+    }
+    assert!(!ws.path().join("out2").exists(), "nothing written");
+}
+
 /// Two runs writing the same `--out` take turns: the second waits, says so, and the folder
 /// ends up entirely one run's.
 #[test]
