@@ -317,8 +317,20 @@ impl Staging {
         match swapped {
             Ok(Some(old)) => {
                 // `old` now holds the previous output; still registered, so a signal while
-                // it is deleted finishes the job.
-                let _ = fs::remove_dir_all(&old);
+                // it is deleted finishes the job. The new output is in place whatever
+                // happens here; a previous output herdsim may not delete (a folder in it made
+                // read-only) stays under its hidden name, which the user must hear of: it
+                // would otherwise linger unseen, at the size of a whole run's files.
+                if let Err(e) = fs::remove_dir_all(&old)
+                    && old.exists()
+                {
+                    eprintln!(
+                        "warning: {}: the previous output, moved to {}, could not be deleted ({}); delete it by hand",
+                        crate::text::escape(&self.target.display().to_string()),
+                        crate::text::escape(&old.display().to_string()),
+                        e
+                    );
+                }
                 unregister(&dir);
                 unregister(&old);
                 Ok(())

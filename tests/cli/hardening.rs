@@ -625,6 +625,59 @@ fn sigterm_while_writing_removes_the_staging_folder() {
     assert_eq!(names(&ws.out().join("tiny")), ["old.txt"]);
 }
 
+/// A previous output herdsim may not delete (a folder in it made read-only) is swapped out
+/// all the same, and the warning names the hidden folder it stays in, instead of leaving it
+/// there unseen. Run as `nobody` when the tests run as root (root may delete anything).
+#[test]
+fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    let keep = ws.out().join("tiny/keep");
+    std::fs::create_dir_all(&keep).unwrap();
+    std::fs::write(keep.join("old.txt"), "old").unwrap();
+    let mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    for open in [ws.path().to_path_buf(), ws.out(), ws.out().join("tiny")] {
+        mode(&open, 0o777);
+    }
+    mode(&keep, 0o555);
+    let mut cmd = run_tiny(&ws, &["--no-charts"]);
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // async-signal-safe functions (geteuid, setgroups, setgid, setuid).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::geteuid() == 0
+                && (libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(65534) != 0
+                    || libc::setuid(65534) != 0)
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let hidden: Vec<String> = names(&ws.out())
+        .into_iter()
+        .filter(|n| n.starts_with(".tiny.herdsim-"))
+        .collect();
+    assert_eq!(hidden.len(), 1, "{:?}", names(&ws.out()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        format!(
+            "warning: out/tiny: the previous output, moved to {}, could not be deleted (Permission denied (os error 13)); delete it by hand\n",
+            ws.out().join(&hidden[0]).display()
+        )
+    );
+    assert!(ws.out().join("tiny/summary.csv").exists());
+    assert!(ws.out().join(&hidden[0]).join("keep/old.txt").exists());
+    mode(&ws.out().join(&hidden[0]).join("keep"), 0o755);
+}
+
 /// A signal before any output is staged (here while herdsim waits to read a FIFO: the
 /// scenario of `run`, a shard's manifest for `merge`) exits with the documented 130 too, not
 /// the shell's 128 + signal of a process the signal killed.
