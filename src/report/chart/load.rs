@@ -293,30 +293,61 @@ pub fn series(
 }
 
 /// A column with its axis fitted to every cell: logarithmic when `log_y`, or (with `auto`)
-/// when the values span more than 100x.
+/// when the curves span more than 100x.
+///
+/// With `auto` (a service's arrivals), the reference lines (capacity, rate limit) do not
+/// decide the axis: a linear axis leaves out a line more than [`LEVEL_REACH`] times above
+/// the highest curve, and its key says so. A graph's front service has the capacity of its
+/// own short work (250 000 req/s in `three-tier`) far above the few hundred requests per
+/// second it receives: counted in, that line made the arrivals, which vary 5x, a flat band
+/// on a log axis of six decades, or a line on the floor of a linear one. A log axis (the
+/// curves span 100x) keeps every line, as it can show them all.
 fn column(
     what: String,
     y_desc: String,
     bands: Vec<Band>,
-    legend: Vec<(Swatch, String)>,
-    cells: Vec<Cell>,
+    mut legend: Vec<(Swatch, String)>,
+    mut cells: Vec<Cell>,
     log_y: bool,
     auto: bool,
 ) -> Column {
-    let values: Vec<f64> = cells
-        .iter()
-        .flat_map(|c| {
-            c.curve
-                .iter()
-                .map(|p| p.1)
-                .chain(c.levels.iter().flat_map(|l| l.points.iter().map(|p| p.1)))
-        })
-        .collect();
-    let log = if auto {
-        use_log(values.iter().copied(), log_y)
-    } else {
-        log_y && use_log(values.iter().copied(), true)
+    let curves = |cells: &[Cell]| -> Vec<f64> {
+        cells
+            .iter()
+            .flat_map(|c| c.curve.iter().map(|p| p.1))
+            .collect()
     };
+    let levels = |cells: &[Cell]| -> Vec<f64> {
+        cells
+            .iter()
+            .flat_map(|c| c.levels.iter().flat_map(|l| l.points.iter().map(|p| p.1)))
+            .collect()
+    };
+    let log = if auto {
+        let log = use_log(curves(&cells), log_y);
+        let highest = curves(&cells).into_iter().fold(0.0, f64::max);
+        if !log && highest > 0.0 {
+            let off_scale = |l: &Level| l.points.iter().any(|p| p.1 > LEVEL_REACH * highest);
+            let mut dropped: Vec<Option<(i32, i32)>> = cells
+                .iter()
+                .flat_map(|c| c.levels.iter().filter(|l| off_scale(l)).map(|l| l.dash))
+                .collect();
+            dropped.dedup();
+            for cell in &mut cells {
+                cell.levels.retain(|l| !dropped.contains(&l.dash));
+            }
+            for (swatch, label) in &mut legend {
+                if matches!(swatch, Swatch::Line(_, dash) if dropped.contains(dash)) {
+                    label.push_str(", above the axis");
+                }
+            }
+        }
+        log
+    } else {
+        let all: Vec<f64> = curves(&cells).into_iter().chain(levels(&cells)).collect();
+        log_y && use_log(all, true)
+    };
+    let values: Vec<f64> = curves(&cells).into_iter().chain(levels(&cells)).collect();
     Column {
         what,
         y_desc,
@@ -326,6 +357,11 @@ fn column(
         cells,
     }
 }
+
+/// How far above the highest arrival curve a reference line may be and still set a linear
+/// axis (see [`column`]): at a tenth of the capacity, arrivals still fill a tenth of the
+/// panel, and the gap to the line is the point of the chart.
+const LEVEL_REACH: f64 = 10.0;
 
 /// Draws the chart on `root`: title, the columns' keys, then a row of panels per strategy.
 pub fn draw<DB: DrawingBackend>(d: &LoadData, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
@@ -447,5 +483,59 @@ cap = "1s"
         assert_eq!(curve.len(), 4, "two bins, two corners each");
         assert_eq!(curve.iter().map(|p| p.1).fold(0.0, f64::max), peak);
         assert_eq!(curve.last().unwrap().0, d.t_end);
+    }
+
+    /// A reference line far above the arrivals no longer decides their axis: linear over
+    /// curves that vary 5x, the line left out and its key saying so; a line within 10x
+    /// stays; curves spanning 100x get a log axis that keeps every line.
+    #[test]
+    fn a_capacity_far_above_the_arrivals_leaves_their_axis_linear() {
+        let cell = |curve: &[f64], level: f64, dash| Cell {
+            curve: curve
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i as f64, *v))
+                .collect(),
+            levels: vec![Level {
+                points: vec![(0.0, level), (9.0, level)],
+                color: INK,
+                dash,
+            }],
+        };
+        let legend = |dash| {
+            vec![
+                (Swatch::Fill(INK, 0.3), "arrivals at api".to_string()),
+                (Swatch::Line(INK, dash), "capacity".to_string()),
+            ]
+        };
+        let make = |curve: &[f64], level: f64, log_y: bool| {
+            column(
+                "arrivals".into(),
+                "req/s".into(),
+                vec![],
+                legend(CAPACITY_DASH),
+                vec![cell(curve, level, CAPACITY_DASH)],
+                log_y,
+                true,
+            )
+        };
+        let api = [200.0, 210.0, 1000.0, 800.0, 200.0];
+        let far = make(&api, 250_000.0, false);
+        assert!(!far.y.log);
+        assert!(far.cells[0].levels.is_empty());
+        assert_eq!(far.legend[1].1, "capacity, above the axis");
+        assert!(far.y.range.end < 2000.0, "{:?}", far.y.range);
+        let near = make(&api, 5_000.0, false);
+        assert!(!near.y.log);
+        assert_eq!(near.cells[0].levels.len(), 1);
+        assert_eq!(near.legend[1].1, "capacity");
+        assert!(near.y.range.end >= 5000.0);
+        // --log-y, or curves that span 100x: every line on the log axis.
+        for (curve, log_y) in [(&api[..], true), (&[1.0, 5.0, 100_000.0][..], false)] {
+            let log = make(curve, 250_000.0, log_y);
+            assert!(log.y.log);
+            assert_eq!(log.cells[0].levels.len(), 1);
+            assert_eq!(log.legend[1].1, "capacity");
+        }
     }
 }
