@@ -308,6 +308,30 @@ fn the_report_inlines_every_chart_and_highlights_the_best_values() {
                 "{column} {v} as {want}: {tr}"
             );
         }
+        // The verdict's "gave up" reads as the table's gave_up cell, mean and interval (it
+        // wrote 2279 where the table said 2279.4, and ± 2.81 beside ± 2.8).
+        let text = |cell: &str| {
+            let cell = &cell[cell.find('>').unwrap() + 1..];
+            let cell = &cell[..cell.find("</td>").unwrap()];
+            cell.replace("<span class=\"ci\">", "")
+                .replace("</span>", "")
+        };
+        let gave_up_at = body
+            .split("<th")
+            .filter(|th| th.starts_with('>') || th.starts_with(' '))
+            .position(|th| th.starts_with(">gave_up<"))
+            .unwrap();
+        let table_cell = text(tr.split("<td").nth(gave_up_at + 1).unwrap());
+        let verdict = &html[html.find("<table class=\"verdict\">").unwrap()..];
+        let verdict_row = verdict
+            .split("<tr")
+            .find(|r| r.contains(&format!("</span>{}</td>", cells[0])))
+            .unwrap();
+        assert_eq!(
+            text(&verdict_row[verdict_row.find("class=\"lost\"").unwrap()..]),
+            format!("gave up {table_cell}"),
+            "{verdict_row} / {tr}"
+        );
     }
     // Self-contained: no script, nothing fetched (the SVG namespace is a name, not a fetch).
     assert!(!html.contains("<script"));

@@ -11,7 +11,7 @@ use crate::text::counted;
 use std::fmt::Write as _;
 
 use crate::cli::ChartFormat;
-use crate::report::chart::{ChartKind, fmt_value};
+use crate::report::chart::{ChartKind, fmt_count, fmt_value};
 use crate::report::verdict::{cells, verdict};
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
@@ -412,9 +412,11 @@ fn verdict_section(h: &mut String, file: &ScenarioFile, result: &ScenarioResult)
         let _ = writeln!(
             h,
             "<td class=\"lost\">gave up {}{}</td></tr>",
-            fmt_value(l.gave_up.mean),
-            if v.replications > 1 {
-                format!(" ± {}", fmt_value(l.gave_up.ci95))
+            // As the summary table writes its gave_up cell below, so the two agree digit for
+            // digit: the count to 0.1, the interval as its half-width, none when it is 0.
+            fmt_count(l.gave_up.mean),
+            if v.replications > 1 && l.gave_up.ci95 > 0.0 {
+                format!(" ± {}", tables::half_width(true, l.gave_up.ci95))
             } else {
                 String::new()
             }

@@ -458,7 +458,7 @@ pub(super) fn breakdowns(h: &mut String, file: &ScenarioFile, result: &ScenarioR
 /// A 95% half-width as the table writes it: like its column's means, except that an
 /// interval the column's rounding would write as zero ("± 0" for a count below 0.05,
 /// "± 0.000" for anything below 0.0005, as if there were none) keeps two significant digits.
-fn half_width(count: bool, ci95: f64) -> String {
+pub(super) fn half_width(count: bool, ci95: f64) -> String {
     if ci95 > 0.0 && ci95 < 0.0005 {
         let decimals = (1.0 - ci95.log10().floor()) as usize;
         return format!("{ci95:.decimals$}");
