@@ -430,7 +430,7 @@ fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a 
                 name,
             )
         })
-        .filter(|&(d, _)| d <= limit)
+        .filter(|&(d, name)| d <= limit || (d == 2 && swapped_apart(&word, name)))
         .collect();
     let Some(best) = scored.iter().map(|&(d, _)| d).min() else {
         return Vec::new();
@@ -442,6 +442,19 @@ fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a 
         }
     }
     guesses
+}
+
+/// Whether `name` is `word` (lowercased) with two letters that are not neighbours swapped:
+/// `aotu` for `auto`. Two edits apart, more than a four-letter word may be off by, but the
+/// same letters in nearly the same order are a slip of the fingers, not another word.
+fn swapped_apart(word: &[char], name: &str) -> bool {
+    let name: Vec<char> = name.to_lowercase().chars().collect();
+    let differ: Vec<usize> = (0..word.len())
+        .filter(|&i| name.get(i) != Some(&word[i]))
+        .collect();
+    word.len() >= 4
+        && name.len() == word.len()
+        && matches!(differ[..], [i, j] if word[i] == name[j] && word[j] == name[i])
 }
 
 /// The optimal string alignment distance between `a` and `b`: insertions, deletions,

@@ -32,7 +32,8 @@ pub fn parse_shard(text: &str) -> std::result::Result<ShardArg, String> {
             n - 1
         )),
         _ => Err(format!(
-            "expected i/n (e.g. 0/4, the shard index from 0 and the shard count) or auto, found \"{text}\""
+            "expected i/n (e.g. 0/4, the shard index from 0 and the shard count) or auto, found \"{text}\"{}",
+            crate::scenario::guess_value(text, ["auto"])
         )),
     }
 }
@@ -150,6 +151,16 @@ mod tests {
             Err("expected a shard count of at least 1, found 1/0".into())
         );
         assert!(parse_shard("x").unwrap_err().contains("expected i/n"));
+        assert!(parse_shard("x").unwrap_err().ends_with("found \"x\""));
+        // `auto` with two letters swapped, neighbours or not.
+        for typo in ["atuo", "aotu"] {
+            assert!(
+                parse_shard(typo)
+                    .unwrap_err()
+                    .ends_with(&format!("found \"{typo}\" (did you mean \"auto\"?)")),
+                "{typo}"
+            );
+        }
     }
 
     #[test]

@@ -135,6 +135,18 @@ fn misspellings_suggest_the_likely_name() {
             "[server]\ndiscipline = \"iifo\"",
             "found \"iifo\" (did you mean \"fifo\" or \"lifo\"?)",
         ),
+        // Two letters swapped that are not neighbours: two edits, more than a word of four
+        // letters may be off by, but the same letters.
+        (
+            "[server]",
+            "[server]\nretry_after = \"aotu\"",
+            "server.retry_after: expected \"none\", \"auto\" or a duration > 0, found \"aotu\" (did you mean \"auto\"?)",
+        ),
+        (
+            "[server]",
+            "[server]\ndiscipline = \"oiff\"",
+            "found \"oiff\" (did you mean \"fifo\"?)",
+        ),
     ];
     for (from, to, expected) in cases {
         refused(&tiny_with(from, to), &[expected]);
