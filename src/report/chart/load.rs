@@ -296,8 +296,9 @@ pub fn series(
 /// when the curves span more than 100x.
 ///
 /// With `auto` (a service's arrivals), the reference lines (capacity, rate limit) do not
-/// decide the axis: a linear axis leaves out a line more than [`LEVEL_REACH`] times above
-/// the highest curve, and its key says so. A graph's front service has the capacity of its
+/// decide whether the axis is logarithmic. A linear axis leaves out a line more than
+/// [`LEVEL_REACH`] times above the highest curve, and its key says so (the held column's
+/// slots too: `collapse` models an unbounded server as a million slots). A graph's front service has the capacity of its
 /// own short work (250 000 req/s in `three-tier`) far above the few hundred requests per
 /// second it receives: counted in, that line made the arrivals, which vary 5x, a flat band
 /// on a log axis of six decades, or a line on the floor of a linear one. A log axis (the
@@ -324,29 +325,27 @@ fn column(
             .collect()
     };
     let log = if auto {
-        let log = use_log(curves(&cells), log_y);
-        let highest = curves(&cells).into_iter().fold(0.0, f64::max);
-        if !log && highest > 0.0 {
-            let off_scale = |l: &Level| l.points.iter().any(|p| p.1 > LEVEL_REACH * highest);
-            let mut dropped: Vec<Option<(i32, i32)>> = cells
-                .iter()
-                .flat_map(|c| c.levels.iter().filter(|l| off_scale(l)).map(|l| l.dash))
-                .collect();
-            dropped.dedup();
-            for cell in &mut cells {
-                cell.levels.retain(|l| !dropped.contains(&l.dash));
-            }
-            for (swatch, label) in &mut legend {
-                if matches!(swatch, Swatch::Line(_, dash) if dropped.contains(dash)) {
-                    label.push_str(", above the axis");
-                }
-            }
-        }
-        log
+        use_log(curves(&cells), log_y)
     } else {
         let all: Vec<f64> = curves(&cells).into_iter().chain(levels(&cells)).collect();
         log_y && use_log(all, true)
     };
+    let highest = curves(&cells).into_iter().fold(0.0, f64::max);
+    if !log && highest > 0.0 {
+        let off_scale = |l: &Level| l.points.iter().any(|p| p.1 > LEVEL_REACH * highest);
+        let dropped: Vec<Option<(i32, i32)>> = cells
+            .iter()
+            .flat_map(|c| c.levels.iter().filter(|l| off_scale(l)).map(|l| l.dash))
+            .collect();
+        for cell in &mut cells {
+            cell.levels.retain(|l| !dropped.contains(&l.dash));
+        }
+        for (swatch, label) in &mut legend {
+            if matches!(swatch, Swatch::Line(_, dash) if dropped.contains(dash)) {
+                label.push_str(", above the axis");
+            }
+        }
+    }
     let values: Vec<f64> = curves(&cells).into_iter().chain(levels(&cells)).collect();
     Column {
         what,
@@ -530,6 +529,19 @@ cap = "1s"
         assert_eq!(near.cells[0].levels.len(), 1);
         assert_eq!(near.legend[1].1, "capacity");
         assert!(near.y.range.end >= 5000.0);
+        // The held column (linear unless --log-y): a million slots modelling an unbounded
+        // server leave the 16 000 requests it holds visible.
+        let held = column(
+            "held".into(),
+            "requests".into(),
+            vec![],
+            legend(CAPACITY_DASH),
+            vec![cell(&[0.0, 16_000.0, 300.0], 1e6, CAPACITY_DASH)],
+            false,
+            false,
+        );
+        assert!(!held.y.log && held.cells[0].levels.is_empty());
+        assert_eq!(held.legend[1].1, "capacity, above the axis");
         // --log-y, or curves that span 100x: every line on the log axis.
         for (curve, log_y) in [(&api[..], true), (&[1.0, 5.0, 100_000.0][..], false)] {
             let log = make(curve, 250_000.0, log_y);
