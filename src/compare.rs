@@ -247,7 +247,7 @@ fn ratio_text(a: f64, b: f64) -> String {
     }
 }
 
-/// `never (N% recovered)` for a row of metric `m` = `recovered_s` with no recovery time
+/// `never (N% of runs recovered)` for a row of metric `m` = `recovered_s` with no recovery time
 /// but a share of runs that recovered: a trigger after which the runs did not all get back
 /// to normal, as the console says it (`-` stays for a scenario without a trigger).
 fn never_recovered(row: &Row, m: &str) -> Option<String> {
@@ -257,7 +257,7 @@ fn never_recovered(row: &Row, m: &str) -> Option<String> {
     let share = row.values.get("recovered_share").copied().flatten()?;
     // Never rounded to 100%: a run that did not recover is not hidden.
     Some(format!(
-        "never ({} recovered)",
+        "never ({} of runs recovered)",
         crate::report::verdict::percent(share)
     ))
 }
@@ -517,7 +517,7 @@ mod tests {
             .lines()
             .find(|l| l.contains("recovered_s"))
             .expect("a row");
-        assert!(row.contains("never (25.0% recovered)"), "{table}");
+        assert!(row.contains("never (25.0% of runs recovered)"), "{table}");
         assert!(row.contains(" 3 "), "{table}");
         // Every run of A never recovered: still a number to compare.
         let table = compare(
@@ -526,7 +526,7 @@ mod tests {
             &metric,
         )
         .expect("comparable");
-        assert!(table.contains("never (0% recovered)"), "{table}");
+        assert!(table.contains("never (0% of runs recovered)"), "{table}");
         // 999 runs of 1 000 recovered: not rounded to a 100% that reads as all of them.
         let table = compare(
             &summary(None, Some(0.999)),
@@ -534,7 +534,10 @@ mod tests {
             &metric,
         )
         .expect("comparable");
-        assert!(table.contains("never (99.90% recovered)"), "{table}");
+        assert!(
+            table.contains("never (99.90% of runs recovered)"),
+            "{table}"
+        );
         // Without a trigger there is no recovery time to compare.
         assert!(compare(&summary(None, None), &summary(None, None), &metric).is_err());
     }

@@ -223,7 +223,10 @@ pub(crate) fn recovered_cell(m: &StrategySummary, unseen: bool) -> String {
     match (m.recovered_s, m.recovered_share) {
         (Some(s), _) => round(s, 2),
         (None, Some(_)) if unseen => "n/a (trouble outlasts the run)".into(),
-        (None, Some(share)) => format!("never ({} recovered)", super::verdict::percent(share)),
+        (None, Some(share)) => format!(
+            "never ({} of runs recovered)",
+            super::verdict::percent(share)
+        ),
         (None, None) => String::new(),
     }
 }

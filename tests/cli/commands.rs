@@ -1767,7 +1767,7 @@ name = "immediate"
     );
     let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
     let text = stdout(&out);
-    assert!(text.contains("never (80.0% recovered)"), "{text}");
+    assert!(text.contains("never (80.0% of runs recovered)"), "{text}");
     let (header, rows) = read_csv(&ws.path().join("out/tiny/summary.csv"));
     assert_eq!(rows[0][column(&header, "recovered_share")], "0.8");
     assert_eq!(rows[0][column(&header, "recovered_s")], "");
