@@ -216,8 +216,8 @@ fn verdict_lines(v: &Verdict) -> String {
     out
 }
 
-/// The `recovered_s` cell of the console and report tables: seconds, or `never (80.0%
-/// recovered)` with the share of runs that did, or `n/a` when the trouble outlasts the run
+/// The `recovered_s` cell of the console and report tables: seconds, or `never (80.0% of
+/// runs recovered)` with the share of runs that did, or `n/a` when the trouble outlasts the run
 /// (`unseen`), so no run could.
 pub(crate) fn recovered_cell(m: &StrategySummary, unseen: bool) -> String {
     match (m.recovered_s, m.recovered_share) {

@@ -332,7 +332,9 @@ fn column(
     };
     let highest = curves(&cells).into_iter().fold(0.0, f64::max);
     if !log && highest > 0.0 {
-        let off_scale = |l: &Level| l.points.iter().any(|p| p.1 > LEVEL_REACH * highest);
+        // Every point far above: a line that dips to the curves (a slow window, a capacity
+        // step down) is what the chart is for, and stays.
+        let off_scale = |l: &Level| l.points.iter().all(|p| p.1 > LEVEL_REACH * highest);
         let dropped: Vec<Option<(i32, i32)>> = cells
             .iter()
             .flat_map(|c| c.levels.iter().filter(|l| off_scale(l)).map(|l| l.dash))
@@ -542,6 +544,28 @@ cap = "1s"
         );
         assert!(!held.y.log && held.cells[0].levels.is_empty());
         assert_eq!(held.legend[1].1, "capacity, above the axis");
+        // A line far above but for a dip to the curves (capacity stepped down to 5 and back)
+        // stays, on the linear axis.
+        let mut dip = cell(&[4.0, 10.0, 6.0], 5000.0, CAPACITY_DASH);
+        dip.levels[0].points = vec![
+            (0.0, 5000.0),
+            (3.0, 5000.0),
+            (3.0, 5.0),
+            (6.0, 5.0),
+            (6.0, 5000.0),
+        ];
+        let dip = column(
+            "held".into(),
+            "requests".into(),
+            vec![],
+            legend(CAPACITY_DASH),
+            vec![dip],
+            false,
+            false,
+        );
+        assert!(!dip.y.log);
+        assert_eq!(dip.cells[0].levels.len(), 1);
+        assert_eq!(dip.legend[1].1, "capacity");
         // --log-y, or curves that span 100x: every line on the log axis.
         for (curve, log_y) in [(&api[..], true), (&[1.0, 5.0, 100_000.0][..], false)] {
             let log = make(curve, 250_000.0, log_y);
