@@ -75,30 +75,43 @@ pub fn shard_from_env(
             )
         })?;
         let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-        let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+        let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1);
+        if step == 0 {
+            return Err(Error::Usage(
+                "--shard auto: SLURM_ARRAY_TASK_STEP must be at least 1, found 0".into(),
+            ));
+        }
         let max = number("SLURM_ARRAY_TASK_MAX")?;
         let Some(offset) = id.checked_sub(min) else {
             return Err(Error::Usage(format!(
                 "--shard auto: SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}, expected a task of the array"
             )));
         };
+        if let Some(max) = max
+            && id > max
+        {
+            return Err(Error::Usage(format!(
+                "--shard auto: SLURM_ARRAY_TASK_ID {id} is above SLURM_ARRAY_TASK_MAX {max}, expected a task of the array"
+            )));
+        }
+        if offset % step != 0 {
+            return Err(Error::Usage(format!(
+                "--shard auto: SLURM_ARRAY_TASK_ID {id} is not SLURM_ARRAY_TASK_MIN {min} plus a multiple of SLURM_ARRAY_TASK_STEP {step}, expected a task of the array"
+            )));
+        }
         // A stepped array (`--array=0-14:2`) numbers its tasks min, min + step, ...; any
         // other spacing (a list such as `--array=0,1,5`) has no shard numbering herdsim can
-        // derive, and guessing one would run some jobs twice and others never.
-        let uneven = || {
-            Error::Usage(format!(
-                "--shard auto: this Slurm array's task ids are not evenly spaced (SLURM_ARRAY_TASK_ID {id}, MIN {min}, STEP {step}, COUNT {count}{}), expected --array=0-N or a stepped range such as --array=0-14:2; submit one of those or use --shard i/n",
-                max.map(|max| format!(", MAX {max}")).unwrap_or_default()
-            ))
-        };
-        if offset % step != 0 {
-            return Err(uneven());
-        }
-        if let (Some(max), true) = (max, count > 0) {
-            let spans = u64::from(count - 1) * u64::from(step);
-            if max < min || u64::from(max - min) != spans {
-                return Err(uneven());
-            }
+        // derive, and guessing one would run some jobs twice and others never. Seen from
+        // MAX: COUNT ids STEP apart from MIN end at MAX. (A list that fits that test but
+        // skips an id, which Slurm's STEP may or may not reveal, runs some shards; `merge`
+        // then refuses the missing ones.)
+        if let Some(max) = max
+            && count > 0
+            && u64::from(max - min) != u64::from(count - 1) * u64::from(step)
+        {
+            return Err(Error::Usage(format!(
+                "--shard auto: this Slurm array's {count} task ids do not run from {min} to {max} in steps of {step} (SLURM_ARRAY_TASK_COUNT, _MIN, _MAX, _STEP): they are not evenly spaced; submit --array=0-N or a stepped range such as --array=0-14:2, or use --shard i/n"
+            )));
         }
         return checked(
             offset / step,
@@ -194,13 +207,39 @@ mod tests {
             shard_from_env(stepped, None).unwrap(),
             Shard { index: 3, count: 8 }
         );
-        // --array=1,3,7 (no step fits three ids from 1 to 7), and a task off the step.
-        for (id, max) in [("3", "7"), ("2", "5")] {
+        // Refused, each saying what is wrong: --array=1,3,7 (three ids from 1 to 7 are no
+        // step of 2 apart), a task off the step, one above MAX, a step of 0.
+        for (id, max, step, says) in [
+            (
+                "3",
+                "7",
+                "2",
+                "3 task ids do not run from 1 to 7 in steps of 2",
+            ),
+            (
+                "2",
+                "5",
+                "2",
+                "SLURM_ARRAY_TASK_ID 2 is not SLURM_ARRAY_TASK_MIN 1 plus a multiple of SLURM_ARRAY_TASK_STEP 2",
+            ),
+            (
+                "9",
+                "5",
+                "2",
+                "SLURM_ARRAY_TASK_ID 9 is above SLURM_ARRAY_TASK_MAX 5",
+            ),
+            (
+                "3",
+                "5",
+                "0",
+                "SLURM_ARRAY_TASK_STEP must be at least 1, found 0",
+            ),
+        ] {
             let vars = [
                 ("SLURM_ARRAY_TASK_ID", id),
                 ("SLURM_ARRAY_TASK_MIN", "1"),
                 ("SLURM_ARRAY_TASK_MAX", max),
-                ("SLURM_ARRAY_TASK_STEP", "2"),
+                ("SLURM_ARRAY_TASK_STEP", step),
                 ("SLURM_ARRAY_TASK_COUNT", "3"),
             ];
             let var = |k: &str| {
@@ -208,13 +247,8 @@ mod tests {
                     .find(|(n, _)| *n == k)
                     .map(|(_, v)| v.to_string())
             };
-            assert!(
-                shard_from_env(var, None)
-                    .unwrap_err()
-                    .to_string()
-                    .contains("not evenly spaced"),
-                "task {id} of 1..={max}"
-            );
+            let e = shard_from_env(var, None).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
         }
         let k8s = env(&[("JOB_COMPLETION_INDEX", "3")]);
         assert_eq!(

@@ -710,7 +710,7 @@ fn shard_auto_numbers_a_stepped_slurm_array_and_refuses_a_list_with_gaps() {
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
             format!(
-                "herdsim: error: --shard auto: this Slurm array's task ids are not evenly spaced (SLURM_ARRAY_TASK_ID {task}, MIN 0, STEP 1, COUNT 3, MAX 5), expected --array=0-N or a stepped range such as --array=0-14:2; submit one of those or use --shard i/n\n"
+                "herdsim: error: --shard auto: this Slurm array's 3 task ids do not run from 0 to 5 in steps of 1 (SLURM_ARRAY_TASK_COUNT, _MIN, _MAX, _STEP): they are not evenly spaced; submit --array=0-N or a stepped range such as --array=0-14:2, or use --shard i/n\n"
             )
         );
     }
