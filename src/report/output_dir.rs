@@ -245,8 +245,15 @@ impl Staging {
             for entry in entries.flatten() {
                 let stale = entry.file_name().to_string_lossy().starts_with(&prefix)
                     && entry.file_type().is_ok_and(|t| t.is_dir());
-                if stale {
-                    let _ = fs::remove_dir_all(entry.path());
+                if stale
+                    && let Err(e) = fs::remove_dir_all(entry.path())
+                    && entry.path().exists()
+                {
+                    warn_undeletable(
+                        &out.join(entry.file_name()),
+                        "a folder left by an earlier run",
+                        &e,
+                    );
                 }
             }
         }
@@ -324,12 +331,16 @@ impl Staging {
                 if let Err(e) = fs::remove_dir_all(&old)
                     && old.exists()
                 {
-                    eprintln!(
-                        "warning: {}: the previous output, moved to {}, could not be deleted ({}); delete it by hand",
-                        crate::text::escape(&self.target.display().to_string()),
-                        crate::text::escape(&old.display().to_string()),
-                        e
+                    // Named beside the target, as the user wrote `--out`.
+                    let shown = match (self.target.parent(), old.file_name()) {
+                        (Some(out), Some(name)) => out.join(name),
+                        _ => old.clone(),
+                    };
+                    let what = format!(
+                        "the previous output of {}",
+                        crate::text::escape(&self.target.display().to_string())
                     );
+                    warn_undeletable(&shown, &what, &e);
                 }
                 unregister(&dir);
                 unregister(&old);
@@ -346,6 +357,19 @@ impl Staging {
             }
         }
     }
+}
+
+/// Says on stderr (whatever `--quiet` says: data is left on disk) that `dir`, `what` it
+/// holds, could not be deleted, and how to: a folder in it is read-only, and `rm -rf`
+/// alone would fail as herdsim did.
+fn warn_undeletable(dir: &Path, what: &str, e: &io::Error) {
+    let dir = crate::text::escape(&dir.display().to_string()).into_owned();
+    let how = if dir.contains('\'') {
+        "make it writable (chmod -R u+w) and delete it".to_string()
+    } else {
+        format!("delete it with: chmod -R u+w '{dir}' && rm -rf '{dir}'")
+    };
+    eprintln!("warning: {dir} holds {what} and could not be deleted ({e}); {how}");
 }
 
 impl Drop for Staging {

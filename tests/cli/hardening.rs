@@ -643,38 +643,48 @@ fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
         mode(&open, 0o777);
     }
     mode(&keep, 0o555);
-    let mut cmd = run_tiny(&ws, &["--no-charts"]);
-    // SAFETY: the closure runs in the child between fork and exec and only calls
-    // async-signal-safe functions (geteuid, setgroups, setgid, setuid).
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::geteuid() == 0
-                && (libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setgid(65534) != 0
-                    || libc::setuid(65534) != 0)
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let out = cmd.output().unwrap();
+    let as_nobody = || {
+        let mut cmd = run_tiny(&ws, &["--no-charts"]);
+        // SAFETY: the closure runs in the child between fork and exec and only calls
+        // async-signal-safe functions (geteuid, setgroups, setgid, setuid).
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::geteuid() == 0
+                    && (libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(65534) != 0
+                        || libc::setuid(65534) != 0)
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        cmd.output().unwrap()
+    };
+    let out = as_nobody();
     assert!(out.status.success(), "{out:?}");
     let hidden: Vec<String> = names(&ws.out())
         .into_iter()
         .filter(|n| n.starts_with(".tiny.herdsim-"))
         .collect();
     assert_eq!(hidden.len(), 1, "{:?}", names(&ws.out()));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let left = format!("out/{}", hidden[0]);
+    let how = format!(
+        "could not be deleted (Permission denied (os error 13)); delete it with: chmod -R u+w '{left}' && rm -rf '{left}'\n"
+    );
     assert_eq!(
-        stderr,
-        format!(
-            "warning: out/tiny: the previous output, moved to {}, could not be deleted (Permission denied (os error 13)); delete it by hand\n",
-            ws.out().join(&hidden[0]).display()
-        )
+        String::from_utf8_lossy(&out.stderr),
+        format!("warning: {left} holds the previous output of out/tiny and {how}")
     );
     assert!(ws.out().join("tiny/summary.csv").exists());
     assert!(ws.out().join(&hidden[0]).join("keep/old.txt").exists());
+    // The next run cannot delete it either, and says so again rather than leave it unseen.
+    let out = as_nobody();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("warning: {left} holds a folder left by an earlier run and {how}")
+    );
     mode(&ws.out().join(&hidden[0]).join("keep"), 0o755);
 }
 
