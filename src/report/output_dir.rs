@@ -58,6 +58,13 @@ pub fn install_signal_cleanup() {
                     }
                 }
             }
+            // Folders this run created for `--out` (`fresh/a/b`) go too when empty, as when
+            // a run fails: an interrupted run leaves the file system as it found it.
+            if let Ok(created) = CREATED.try_lock() {
+                for folder in created.iter() {
+                    let _ = fs::remove_dir(folder);
+                }
+            }
             std::process::exit(130);
         });
     });

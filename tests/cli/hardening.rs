@@ -625,6 +625,43 @@ fn sigterm_while_writing_removes_the_staging_folder() {
     assert_eq!(names(&ws.out().join("tiny")), ["old.txt"]);
 }
 
+/// SIGTERM while writing into an `--out` the run created (`fresh/a/b`): the folders it made
+/// go with the staging folder, as when a run fails, and the file system is as it was.
+#[test]
+fn sigterm_while_writing_into_a_new_nested_out_removes_the_folders_it_made() {
+    let ws = Workspace::new();
+    ws.file(
+        "tiny.toml",
+        &common::tiny_with("replications = 2", "replications = 1\ntime_limit = \"2s\"")
+            .replace("[retry]", "[metrics]\nbucket = \"1us\"\n[retry]"),
+    );
+    let out = ws.path().join("fresh/a/b");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "tiny.toml",
+            "--out",
+            "fresh/a/b",
+            "--quiet",
+            "--no-charts",
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while !out.exists() || names(&out).is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before writing"
+        );
+        std::thread::yield_now();
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(!ws.path().join("fresh").exists(), "{:?}", names(ws.path()));
+}
+
 /// A previous output herdsim may not delete (a folder in it made read-only) is swapped out
 /// all the same, and the warning names the hidden folder it stays in, instead of leaving it
 /// there unseen. Run as `nobody` when the tests run as root (root may delete anything).
