@@ -8,6 +8,7 @@
 //! that each sweep point is parsed and validated exactly like a hand-written file.
 
 pub mod check;
+mod guess;
 pub mod raw;
 mod settings;
 pub mod sweep;
@@ -22,7 +23,7 @@ use std::ops::Range;
 
 use crate::error::{Fault, ScenarioError, ScenarioErrors};
 use crate::model::Scenario;
-pub(crate) use toml_errors::guess_value;
+pub(crate) use guess::guess_value;
 #[cfg(test)]
 use toml_errors::table_at;
 pub(crate) use toml_errors::toml_error;

@@ -29,8 +29,8 @@ use crate::model::dist::Dist;
 use crate::model::policy::Strategy;
 use crate::model::{FallbackSpec, Hint, MAX_BUCKETS, Scenario, valid_name};
 use crate::scenario::error_at;
+use crate::scenario::guess::guess_value;
 use crate::scenario::raw::{RawDuration, RawPolicy, RawScenario};
-use crate::scenario::toml_errors::guess_value;
 use crate::scenario::trace::Traces;
 use crate::time::{SimDuration, SimTime};
 

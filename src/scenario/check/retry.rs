@@ -11,8 +11,8 @@ use crate::model::outcome::{GiveUpReason, ReasonSet, Status, StatusSet};
 use crate::model::policy::{
     Beyond, Combine, RateLimitLadder, RetryAfterPolicy, RetryPolicy, Strategy,
 };
+use crate::scenario::guess::{guess_value, quoted_words};
 use crate::scenario::raw::{RawDuration, RawJitter, RawPolicy};
-use crate::scenario::toml_errors::{guess_value, quoted_words};
 
 /// The words `jitter` takes (besides its tables).
 const JITTER_WORDS: [&str; 5] = ["none", "full", "equal", "decorrelated", "decorrelated-v2"];

@@ -10,8 +10,8 @@ use super::Check;
 use crate::model::dist::Dist;
 use crate::model::service::{Autoscale, CapacityStep, Slowdown};
 use crate::model::{Discipline, Occ, Outage, OutageKind, RateLimiter, ServerSpec};
+use crate::scenario::guess::{guess_value, quoted_words};
 use crate::scenario::raw::{RawAutoscale, RawCapacityStep, RawList, RawOcc, RawOutage, RawServer};
-use crate::scenario::toml_errors::{guess_value, quoted_words};
 
 /// The words `kind` takes in an outage.
 const OUTAGE_KINDS: [&str; 5] = ["down", "unreachable", "errors", "slow", "crash"];

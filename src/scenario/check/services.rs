@@ -14,8 +14,8 @@ use super::{Check, graph};
 use crate::model::dist::Dist;
 use crate::model::outcome::ReasonSet;
 use crate::model::{Occ, ServerSpec, ServiceRetry, ServiceSpec, no_retry};
+use crate::scenario::guess::guess_value;
 use crate::scenario::raw::{RawPolicy, RawScenario, RawServer, RawServiceRetry};
-use crate::scenario::toml_errors::guess_value;
 use crate::time::SimDuration;
 
 impl Check<'_> {

@@ -8,10 +8,8 @@ use toml::Spanned;
 
 use super::{At, Check};
 use crate::model::dist::Dist;
+use crate::scenario::guess::{did_you_mean_keys, guess_name, guesses_unwritten, quoted_words};
 use crate::scenario::raw::{DIST_KINDS, RawDist, RawDuration, Stray, Tag};
-use crate::scenario::toml_errors::{
-    did_you_mean_keys, guess_name, guesses_unwritten, quoted_words,
-};
 use crate::time::SimDuration;
 
 /// `a`, `a` or `b`, or one of `a`, `b`, `c`: the keys or words a message expects.

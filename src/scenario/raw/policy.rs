@@ -72,7 +72,7 @@ impl<'de> Deserialize<'de> for RawJitter {
                     (_, true) => {
                         // One key, misspelt: the likely one.
                         let guess = match keys.as_slice() {
-                            [only] => crate::scenario::toml_errors::guess_name(
+                            [only] => crate::scenario::guess::guess_name(
                                 only,
                                 ["proportional", "fraction", "additive"],
                             ),

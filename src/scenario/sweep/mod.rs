@@ -22,7 +22,7 @@ use toml_edit::{Document, Item, TableLike, Value};
 use crate::error::{ScenarioError, ScenarioErrors};
 use crate::limits;
 use crate::model::Scenario;
-use crate::scenario::toml_errors::guess_name;
+use crate::scenario::guess::guess_name;
 use crate::scenario::trace::{TraceFile, Traces};
 use crate::scenario::{error_at, validate_with};
 
