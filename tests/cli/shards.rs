@@ -589,6 +589,16 @@ fn a_shard_missing_a_file_is_refused_by_name() {
     assert!(merge(&ws, "out/tiny", &["--no-charts"]).status.success());
 }
 
+/// Asserts that the run `out` succeeded and wrote the shard folder `dir` (its manifest).
+fn wrote_shard(ws: &Workspace, out: &std::process::Output, dir: &str) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ws.path().join(dir).join("manifest.json").exists(), "{dir}");
+}
+
 #[test]
 fn shard_auto_reads_the_batch_engines_environment() {
     let ws = Workspace::new();
@@ -618,16 +628,10 @@ fn shard_auto_reads_the_batch_engines_environment() {
         for (k, v) in vars {
             cmd.env(k, v);
         }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            ws.path()
-                .join(format!("auto/tiny/shard-{id}-of-2/manifest.json"))
-                .exists()
+        wrote_shard(
+            &ws,
+            &cmd.output().unwrap(),
+            &format!("auto/tiny/shard-{id}-of-2"),
         );
     }
     assert!(merge(&ws, "auto/tiny", &["--no-charts"]).status.success());
@@ -681,17 +685,7 @@ fn shard_auto_numbers_a_stepped_slurm_array_and_refuses_a_list_with_gaps() {
     };
     for (task, shard) in [("0", 0), ("2", 1), ("4", 2), ("6", 3)] {
         let out = slurm("stepped", task, "6", "2", "4");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            ws.path()
-                .join(format!("stepped/tiny/shard-{shard}-of-4/manifest.json"))
-                .exists(),
-            "task {task} is shard {shard}"
-        );
+        wrote_shard(&ws, &out, &format!("stepped/tiny/shard-{shard}-of-4"));
     }
     assert!(
         merge(&ws, "stepped/tiny", &["--no-charts"])
