@@ -680,8 +680,21 @@ fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
         mode(&open, 0o777);
     }
     mode(&keep, 0o555);
+    // A copy of the binary that `nobody` may run: the build's own may lie in a folder only
+    // its owner can enter (a clone in `mktemp -d`).
+    let binary = ws.path().join("herdsim");
+    std::fs::copy(assert_cmd::cargo::cargo_bin!("herdsim"), &binary).unwrap();
+    mode(&binary, 0o755);
     let as_nobody = || {
-        let mut cmd = run_tiny(&ws, &["--no-charts"]);
+        let mut cmd = std::process::Command::new(&binary);
+        cmd.current_dir(ws.path()).args([
+            "run",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--quiet",
+            "--no-charts",
+        ]);
         // SAFETY: the closure runs in the child between fork and exec and only calls
         // async-signal-safe functions (geteuid, setgroups, setgid, setuid).
         unsafe {
