@@ -335,9 +335,12 @@ fn column(
         // Every point far above: a line that dips to the curves (a slow window, a capacity
         // step down) is what the chart is for, and stays.
         let off_scale = |l: &Level| l.points.iter().all(|p| p.1 > LEVEL_REACH * highest);
-        let dropped: Vec<Option<(i32, i32)>> = cells
-            .iter()
-            .flat_map(|c| c.levels.iter().filter(|l| off_scale(l)).map(|l| l.dash))
+        // A kind of line (by its dash) goes only if it is far above in every panel: a
+        // strategy that finished before a capacity step never sees the dip another's does.
+        let lines = || cells.iter().flat_map(|c| c.levels.iter());
+        let dropped: Vec<Option<(i32, i32)>> = lines()
+            .map(|l| l.dash)
+            .filter(|dash| lines().filter(|l| l.dash == *dash).all(off_scale))
             .collect();
         for cell in &mut cells {
             cell.levels.retain(|l| !dropped.contains(&l.dash));
@@ -566,6 +569,22 @@ cap = "1s"
         assert!(!dip.y.log);
         assert_eq!(dip.cells[0].levels.len(), 1);
         assert_eq!(dip.legend[1].1, "capacity");
+        // The dip in one strategy's panel keeps the line in all: another that finished
+        // before the step has it flat and far above.
+        let mut slow = cell(&[4.0, 10.0, 6.0], 5000.0, CAPACITY_DASH);
+        slow.levels[0].points = vec![(0.0, 5000.0), (3.0, 5000.0), (3.0, 5.0), (6.0, 5.0)];
+        let quick = cell(&[4.0, 1.0], 5000.0, CAPACITY_DASH);
+        let both = column(
+            "held".into(),
+            "requests".into(),
+            vec![],
+            legend(CAPACITY_DASH),
+            vec![quick, slow],
+            false,
+            false,
+        );
+        assert!(both.cells.iter().all(|c| c.levels.len() == 1));
+        assert_eq!(both.legend[1].1, "capacity");
         // --log-y, or curves that span 100x: every line on the log axis.
         for (curve, log_y) in [(&api[..], true), (&[1.0, 5.0, 100_000.0][..], false)] {
             let log = make(curve, 250_000.0, log_y);
