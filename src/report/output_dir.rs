@@ -367,16 +367,20 @@ impl Staging {
 }
 
 /// Says on stderr (whatever `--quiet` says: data is left on disk) that `dir`, `what` it
-/// holds, could not be deleted, and how to: a folder in it is read-only, and `rm -rf`
-/// alone would fail as herdsim did.
+/// holds, could not be deleted, and how to: a folder in it is read-only (or unreadable),
+/// and `rm -rf` alone would fail as herdsim did.
 fn warn_undeletable(dir: &Path, what: &str, e: &io::Error) {
-    let dir = crate::text::escape(&dir.display().to_string()).into_owned();
-    let how = if dir.contains('\'') {
-        "make it writable (chmod -R u+w) and delete it".to_string()
+    let shown = crate::text::escape(&dir.display().to_string()).into_owned();
+    // A command to paste only when the text shown is the path itself (no escaped or
+    // replaced character), inside single quotes, and not read as an option.
+    let pasteable =
+        dir.to_str() == Some(shown.as_str()) && !shown.contains('\'') && !shown.starts_with('-');
+    let how = if pasteable {
+        format!("delete it with: chmod -R u+rwX '{shown}' && rm -rf '{shown}'")
     } else {
-        format!("delete it with: chmod -R u+w '{dir}' && rm -rf '{dir}'")
+        "make it readable and writable (chmod -R u+rwX) and delete it".to_string()
     };
-    eprintln!("warning: {dir} holds {what} and could not be deleted ({e}); {how}");
+    eprintln!("warning: {shown} holds {what} and could not be deleted ({e}); {how}");
 }
 
 impl Drop for Staging {

@@ -720,7 +720,7 @@ fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
     assert_eq!(hidden.len(), 1, "{:?}", names(&ws.out()));
     let left = format!("out/{}", hidden[0]);
     let how = format!(
-        "could not be deleted (Permission denied (os error 13)); delete it with: chmod -R u+w '{left}' && rm -rf '{left}'\n"
+        "could not be deleted (Permission denied (os error 13)); delete it with: chmod -R u+rwX '{left}' && rm -rf '{left}'\n"
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
