@@ -105,6 +105,40 @@ fn lock_out(out: &Path, quiet: bool) -> Result<Arc<File>> {
     Ok(lock)
 }
 
+/// Creates `out` and its missing parents (remembered in [`CREATED`], to be removed again if
+/// nothing is written) and locks it.
+fn create_and_lock(out: &Path, quiet: bool) -> Result<Arc<File>> {
+    let missing: Vec<PathBuf> = out
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .take_while(|p| fs::symlink_metadata(p).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    fs::create_dir_all(out).map_err(|e| Error::io("cannot create folder", out, e))?;
+    CREATED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(missing);
+    lock_out(out, quiet)
+}
+
+/// Whether `lock` holds the folder now at `out` (not one deleted since it was opened).
+fn locks_folder(lock: &File, out: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (lock.metadata(), fs::metadata(out)) {
+            (Ok(held), Ok(there)) => held.dev() == there.dev() && held.ino() == there.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = lock;
+        out.is_dir()
+    }
+}
+
 fn unregister(dir: &Path) {
     STAGING
         .lock()
@@ -226,12 +260,6 @@ impl Staging {
     /// leftovers of killed runs of `name`, and creates a fresh staging folder. The wait is
     /// announced on stderr unless `quiet` (`--quiet`: it is progress, not a warning).
     pub fn begin(out: &Path, name: &str, quiet: bool) -> Result<Staging> {
-        let missing: Vec<PathBuf> = out
-            .ancestors()
-            .filter(|p| !p.as_os_str().is_empty())
-            .take_while(|p| fs::symlink_metadata(p).is_err())
-            .map(Path::to_path_buf)
-            .collect();
         // A file where the folder goes (a sharded run's `<out>/<name>`): said as a
         // replaced output says it, not as the system's "File exists".
         if fs::metadata(out).is_ok_and(|m| !m.is_dir()) {
@@ -241,12 +269,17 @@ impl Staging {
                 io::Error::other("it exists and is not a folder (a file)"),
             ));
         }
-        fs::create_dir_all(out).map_err(|e| Error::io("cannot create folder", out, e))?;
-        CREATED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(missing);
-        let lock = lock_out(out, quiet)?;
+        let mut lock = create_and_lock(out, quiet)?;
+        // The run that held the lock may have removed `out` on its way out (a failed or
+        // interrupted run removes the folders it created, when empty) while this one
+        // waited: the lock is then on a deleted folder. Lock the one there now.
+        for _ in 0..8 {
+            if locks_folder(&lock, out) {
+                break;
+            }
+            drop(lock);
+            lock = create_and_lock(out, quiet)?;
+        }
         let prefix = staging_prefix(name);
         if let Ok(entries) = fs::read_dir(out) {
             for entry in entries.flatten() {

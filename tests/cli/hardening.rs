@@ -823,6 +823,57 @@ fn a_second_run_waits_for_the_lock_on_the_output_folder() {
     );
 }
 
+/// The run that held the lock removed the `--out` it had created (an interrupted or failed
+/// run does, when the folder is empty) while a second run waited for it: the second locks
+/// the folder as it is now, created again, and writes its output (it failed with "entity not
+/// found", its lock on a deleted folder).
+#[test]
+fn a_run_waiting_for_a_folder_the_holder_removed_creates_it_again() {
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    let out = ws.path().join("fresh/a/b");
+    std::fs::create_dir_all(&out).unwrap();
+    let lock = std::fs::File::open(&out).unwrap();
+    lock.lock().unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "tiny.toml",
+            "--out",
+            "fresh/a/b",
+            "--quiet",
+            "--no-charts",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiting = format!(" {} ", child.id());
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .any(|l| l.contains("->") && l.contains("FLOCK") && l.contains(&waiting))
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the run never waited for the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::fs::remove_dir(&out).unwrap();
+    std::fs::remove_dir(ws.path().join("fresh/a")).unwrap();
+    std::fs::remove_dir(ws.path().join("fresh")).unwrap();
+    lock.unlock().unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(out.join("tiny/summary.csv").exists());
+}
+
 /// With `--quiet` the wait for the lock is silent: it is progress, not a warning. The child
 /// is seen waiting in /proc/locks (a blocked `flock` is listed with `->` and its pid) before
 /// the lock is let go, so the silence is that of a run that did wait.
