@@ -823,6 +823,25 @@ fn a_second_run_waits_for_the_lock_on_the_output_folder() {
     );
 }
 
+/// Waits (60 s at most) until `child` is blocked on an `flock`: /proc/locks lists a waiter
+/// with `->` and its pid.
+fn wait_until_blocked_on_a_lock(child: &std::process::Child) {
+    let waiting = format!(" {} ", child.id());
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .any(|l| l.contains("->") && l.contains("FLOCK") && l.contains(&waiting))
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the run never waited for the lock: {}",
+            std::fs::read_to_string("/proc/locks").unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// The run that held the lock removed the `--out` it had created (an interrupted or failed
 /// run does, when the folder is empty) while a second run waited for it: the second locks
 /// the folder as it is now, created again, and writes its output (it failed with "entity not
@@ -848,19 +867,7 @@ fn a_run_waiting_for_a_folder_the_holder_removed_creates_it_again() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let waiting = format!(" {} ", child.id());
-    let start = std::time::Instant::now();
-    while !std::fs::read_to_string("/proc/locks")
-        .unwrap()
-        .lines()
-        .any(|l| l.contains("->") && l.contains("FLOCK") && l.contains(&waiting))
-    {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "the run never waited for the lock"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until_blocked_on_a_lock(&child);
     std::fs::remove_dir(&out).unwrap();
     std::fs::remove_dir(ws.path().join("fresh/a")).unwrap();
     std::fs::remove_dir(ws.path().join("fresh")).unwrap();
@@ -889,20 +896,7 @@ fn a_quiet_run_waits_for_the_lock_without_a_word() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let waiting = format!(" {} ", child.id());
-    let start = std::time::Instant::now();
-    while !std::fs::read_to_string("/proc/locks")
-        .unwrap()
-        .lines()
-        .any(|l| l.contains("->") && l.contains("FLOCK") && l.contains(&waiting))
-    {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "the run never waited for the lock: {}",
-            std::fs::read_to_string("/proc/locks").unwrap()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until_blocked_on_a_lock(&child);
     lock.unlock().unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
