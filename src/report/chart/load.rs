@@ -296,13 +296,14 @@ pub fn series(
 /// when the curves span more than 100x.
 ///
 /// With `auto` (a service's arrivals), the reference lines (capacity, rate limit) do not
-/// decide whether the axis is logarithmic. A linear axis leaves out a line more than
-/// [`LEVEL_REACH`] times above the highest curve, and its key says so (the held column's
-/// slots too: `collapse` models an unbounded server as a million slots). A graph's front service has the capacity of its
-/// own short work (250 000 req/s in `three-tier`) far above the few hundred requests per
-/// second it receives: counted in, that line made the arrivals, which vary 5x, a flat band
-/// on a log axis of six decades, or a line on the floor of a linear one. A log axis (the
-/// curves span 100x) keeps every line, as it can show them all.
+/// decide whether the axis is logarithmic. A linear axis leaves out a kind of line that is
+/// more than [`LEVEL_REACH`] times above the highest curve at every point of every panel,
+/// and its key says so (the held column's slots too: `collapse` models an unbounded server
+/// as a million slots). A graph's front service has the capacity of its own short work
+/// (250 000 req/s in `three-tier`) far above the few hundred requests per second it
+/// receives: counted in, that line made the arrivals, which vary 5x, a flat band on a log
+/// axis of six decades, or a line on the floor of a linear one. A log axis (the curves span
+/// 100x) keeps every line, as it can show them all.
 fn column(
     what: String,
     y_desc: String,
@@ -324,11 +325,12 @@ fn column(
             .flat_map(|c| c.levels.iter().flat_map(|l| l.points.iter().map(|p| p.1)))
             .collect()
     };
+    let all =
+        |cells: &[Cell]| -> Vec<f64> { curves(cells).into_iter().chain(levels(cells)).collect() };
     let log = if auto {
         use_log(curves(&cells), log_y)
     } else {
-        let all: Vec<f64> = curves(&cells).into_iter().chain(levels(&cells)).collect();
-        log_y && use_log(all, true)
+        log_y && use_log(all(&cells), true)
     };
     let highest = curves(&cells).into_iter().fold(0.0, f64::max);
     if !log && highest > 0.0 {
@@ -351,7 +353,7 @@ fn column(
             }
         }
     }
-    let values: Vec<f64> = curves(&cells).into_iter().chain(levels(&cells)).collect();
+    let values = all(&cells);
     Column {
         what,
         y_desc,
