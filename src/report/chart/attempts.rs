@@ -181,6 +181,12 @@ fn slow_share(outages: &[Outage], from: f64, to: f64) -> f64 {
 /// Capacity over time of service `service` in one strategy's mean series: slots (the
 /// `concurrency` column) / mean service time, divided by the slowdown in a `slow` window;
 /// `None` for an OCC server or zero service.
+///
+/// A strategy whose runs ended before `t_end` (the longest strategy's end) has no measured
+/// slots after its end. The server's schedule goes on without it: its capacity steps and
+/// slow windows are drawn on to `t_end` as the scenario sets them, so that every panel
+/// shows the same step. An autoscaled server's size after the end is not known (the
+/// decisions stop with the run), so its line stops at the strategy's end.
 pub fn capacity_series(
     scenario: &Scenario,
     service: usize,
@@ -195,13 +201,35 @@ pub fn capacity_series(
     let per_slot = 1.0 / mean.as_secs_f64();
     let bucket = scenario.bucket.as_secs_f64();
     // A slow window multiplies service times: the same slots serve that much less.
-    let gauge: Vec<(f64, f64)> = timeline
+    let rate = |t_s: f64, slots: f64| {
+        let share = slow_share(&server.outages, t_s, t_s + bucket);
+        (t_s, slots * per_slot * share)
+    };
+    let mut gauge: Vec<(f64, f64)> = timeline
         .iter()
-        .map(|b| {
-            let share = slow_share(&server.outages, b.t_s, b.t_s + bucket);
-            (b.t_s, b.concurrency() * per_slot * share)
-        })
+        .map(|b| rate(b.t_s, b.concurrency()))
         .collect();
+    let run_end = timeline.len() as f64 * bucket;
+    if server.autoscale.is_some() {
+        return Some(level_steps(&gauge, run_end.min(t_end)));
+    }
+    // The buckets after the end, each with the slots set last before it ends (as the
+    // measured column records a step: in the bucket where it happens).
+    let width = scenario.bucket.as_nanos().max(1);
+    for k in timeline.len() as u64.. {
+        let t_s = k as f64 * bucket;
+        if t_s >= t_end {
+            break;
+        }
+        let ends = (k + 1).saturating_mul(width);
+        let slots = server
+            .capacity
+            .iter()
+            .take_while(|step| step.at.0 < ends)
+            .last()
+            .map_or(server.concurrency, |step| step.concurrency);
+        gauge.push(rate(t_s, f64::from(slots)));
+    }
     Some(level_steps(&gauge, t_end))
 }
 

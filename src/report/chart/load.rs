@@ -491,6 +491,42 @@ cap = "1s"
         assert_eq!(curve.last().unwrap().0, d.t_end);
     }
 
+    /// A strategy whose runs end before a capacity step still shows the step: the server's
+    /// schedule goes on after its last request (it drew the capacity flat at its last
+    /// value to the end of the axis). An autoscaled server's line stops at its end.
+    #[test]
+    fn a_strategy_that_ends_before_a_capacity_step_still_shows_the_step() {
+        let src = format!(
+            "{SRC}[[strategy]]\nname = \"once\"\nbase = \"100ms\"\ncap = \"1s\"\nmax_attempts = 1\n"
+        );
+        let file = load_str("t.toml", &src).unwrap();
+        let result = crate::runner::run_scenario(&file, Default::default(), &|| ()).unwrap();
+        let point = &result.points[0];
+        let once = point.strategies[1].timeline();
+        assert_eq!(once.len(), 1, "the 'once' runs end in the first bucket");
+        let d = series(file.first(), point, "", 10_000, false);
+        assert!(d.t_end > 1.5, "{}", d.t_end);
+        let capacity = &d.columns[0].cells[1].levels[0].points;
+        assert_eq!(
+            capacity,
+            &vec![(0.0, 200.0), (1.0, 200.0), (1.0, 100.0), (d.t_end, 100.0)]
+        );
+
+        let autoscaled = src
+            .replace("[[server.capacity]]\nat = \"1s\"\nconcurrency = 2\n", "")
+            .replace(
+                "queue = 2\n",
+                "queue = 2\nautoscale = { min = 2, max = 8, target = 0.5, interval = \"1s\" }\n",
+            );
+        assert_ne!(autoscaled, src);
+        let file = load_str("t.toml", &autoscaled).unwrap();
+        let result = crate::runner::run_scenario(&file, Default::default(), &|| ()).unwrap();
+        let d = series(file.first(), &result.points[0], "", 10_000, false);
+        let capacity = &d.columns[0].cells[1].levels[0].points;
+        assert_eq!(capacity.last(), Some(&(0.5, 200.0)), "{capacity:?}");
+        assert!(d.t_end > 0.5);
+    }
+
     /// A reference line far above the arrivals no longer decides their axis: linear over
     /// curves that vary 5x, the line left out and its key saying so; a line within 10x
     /// stays; curves spanning 100x get a log axis that keeps every line.
