@@ -135,6 +135,13 @@ fn misspellings_suggest_the_likely_name() {
             "[server]\ndiscipline = \"iifo\"",
             "found \"iifo\" (did you mean \"fifo\" or \"lifo\"?)",
         ),
+        // Another name of a discipline is answered with the one it means, though one
+        // letter from the other: FILO is LIFO.
+        (
+            "[server]",
+            "[server]\ndiscipline = \"FILO\"",
+            "server.discipline: expected \"fifo\" or \"lifo\", found \"FILO\" (first in, last out: did you mean \"lifo\"?)",
+        ),
         // Two letters swapped that are not neighbours: two edits, more than a word of four
         // letters may be off by, but the same letters.
         (

@@ -126,19 +126,37 @@ impl Check<'_> {
         second: (&str, T),
         absent: T,
     ) -> T {
+        self.either_knowing(value, key, first, second, absent, &[])
+    }
+
+    /// [`Check::either`], knowing `synonyms`: other names of the two values, `(name, value,
+    /// what the name means)`. A synonym is answered with the value it means, which
+    /// may be far from it in spelling (`filo` is `lifo`, and one letter from `fifo`).
+    fn either_knowing<T>(
+        &mut self,
+        value: Option<(&str, At)>,
+        key: &str,
+        first: (&str, T),
+        second: (&str, T),
+        absent: T,
+        synonyms: &[(&str, &str, &str)],
+    ) -> T {
         match value {
             None => absent,
             Some((v, _)) if v == first.0 => first.1,
             Some((v, _)) if v == second.0 => second.1,
             Some((other, span)) => {
+                let guess = synonyms
+                    .iter()
+                    .find(|(name, _, _)| name.eq_ignore_ascii_case(other))
+                    .map(|(_, means, what)| format!(" ({what}: did you mean \"{means}\"?)"))
+                    .unwrap_or_else(|| guess_value(other, [first.0, second.0]));
                 self.err(
                     span,
                     key,
                     format!(
-                        "expected \"{}\" or \"{}\", found \"{other}\"{}",
-                        first.0,
-                        second.0,
-                        guess_value(other, [first.0, second.0])
+                        "expected \"{}\" or \"{}\", found \"{other}\"{guess}",
+                        first.0, second.0,
                     ),
                 );
                 absent

@@ -159,12 +159,18 @@ impl Check<'_> {
                 retry_after: self.hint(rl.retry_after.as_ref(), &key("rate_limit.retry_after")),
             }
         });
-        let discipline = self.either(
+        let discipline = self.either_knowing(
             super::spelled(&s.discipline),
             &key("discipline"),
             ("fifo", Discipline::Fifo),
             ("lifo", Discipline::Lifo),
             Discipline::Fifo,
+            &[
+                ("filo", "lifo", "first in, last out"),
+                ("lilo", "fifo", "last in, last out"),
+                ("fcfs", "fifo", "first come, first served"),
+                ("lcfs", "lifo", "last come, first served"),
+            ],
         );
         let queue_timeout = self.limit(s.queue_timeout.as_ref(), &key("queue_timeout"));
         let slowdown = s
