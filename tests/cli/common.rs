@@ -24,6 +24,13 @@ impl Workspace {
         }
     }
 
+    /// A workspace in `parent` instead of the temporary folder's (`TMPDIR`).
+    pub fn in_dir(parent: &Path) -> Self {
+        Workspace {
+            dir: tempfile::tempdir_in(parent).expect("create a temporary folder"),
+        }
+    }
+
     /// Writes `text` to `name` in the workspace and returns its path.
     pub fn file(&self, name: &str, text: &str) -> PathBuf {
         let path = self.dir.path().join(name);

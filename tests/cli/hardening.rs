@@ -668,7 +668,13 @@ fn sigterm_while_writing_into_a_new_nested_out_removes_the_folders_it_made() {
 #[test]
 fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
     use std::os::unix::fs::PermissionsExt;
-    let ws = Workspace::new();
+    // `nobody` must be able to enter every folder above the workspace: `/tmp` lets anyone
+    // in, where `TMPDIR` may lie inside a folder only its owner can enter.
+    let ws = if unsafe { libc::geteuid() } == 0 {
+        Workspace::in_dir(Path::new("/tmp"))
+    } else {
+        Workspace::new()
+    };
     ws.file("tiny.toml", common::TINY);
     let keep = ws.out().join("tiny/keep");
     std::fs::create_dir_all(&keep).unwrap();
