@@ -185,12 +185,7 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
             }
             (out.clone(), target.is_ok_and(|t| t == dir))
         }
-        None => (
-            dir.parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from(".")),
-            true,
-        ),
+        None => (in_place_out(&args.dir, &dir), true),
     };
     if in_place && dir.file_name().is_none_or(|n| n.to_string_lossy() != name) {
         return Err(Error::Usage(format!(
@@ -226,4 +221,23 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
         print_stderr(&[warning]);
     }
     Ok(())
+}
+
+/// The folder a merge in place writes into: the one above the shards' folder `given` (as
+/// the user wrote it), which resolves to `resolved`. Named as the user wrote it when that
+/// is the same folder (`output` for `output/sweep`, `.` for `sweep`), so messages read as
+/// those of `run` do; otherwise (`.`, `..`, a link) by the resolved path.
+fn in_place_out(given: &Path, resolved: &Path) -> PathBuf {
+    let above = resolved
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let written = match given.parent() {
+        Some(p) if p.as_os_str().is_empty() => PathBuf::from("."),
+        Some(p) => p.to_path_buf(),
+        None => return above,
+    };
+    let same =
+        given.file_name().is_some() && std::fs::canonicalize(&written).is_ok_and(|w| w == above);
+    if same { written } else { above }
 }

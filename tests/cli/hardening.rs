@@ -829,6 +829,47 @@ fn a_second_run_waits_for_the_lock_on_the_output_folder() {
     );
 }
 
+/// `merge` in place waits for the folder above the shards as `run` does, and names it as
+/// the user wrote it (`out`, not its resolved absolute path).
+#[test]
+fn a_merge_in_place_waits_for_the_lock_and_names_the_folder_as_given() {
+    use std::io::{BufRead, BufReader};
+    let ws = Workspace::new();
+    ws.file("tiny.toml", common::TINY);
+    herdsim()
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "tiny.toml",
+            "--shard",
+            "0/1",
+            "--out",
+            "out",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    let lock = std::fs::File::open(ws.out()).unwrap();
+    lock.lock().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+        .current_dir(ws.path())
+        .args(["merge", "out/tiny", "--no-charts"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert_eq!(
+        line,
+        "herdsim: out is being written by another herdsim run; waiting for it to finish\n"
+    );
+    lock.unlock().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(ws.out().join("tiny/summary.csv").exists());
+}
+
 /// Waits (60 s at most) until `child` is blocked on an `flock`: /proc/locks lists a waiter
 /// with `->` and its pid.
 fn wait_until_blocked_on_a_lock(child: &std::process::Child) {
