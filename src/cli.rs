@@ -113,7 +113,7 @@ pub struct RunArgs {
     /// (all their requests) or open arrivals, in every replication.
     #[arg(long)]
     pub attempts: bool,
-    /// Set a scenario key before validation, as [sweep] paths name it, e.g.
+    /// Set a scenario key before validation, as `[sweep]` paths name it, e.g.
     /// clients.count=1000 or server.outages.0.end=5s (repeatable; applies to every file).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]
     pub set: Vec<Setting>,

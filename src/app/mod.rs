@@ -1,7 +1,7 @@
 //! The commands behind the CLI: `run`, `merge`, `check`, `schedule`, `compare`, `init`,
-//! `completions` and `man`. Loading the scenario files is in [`load`], `run` in [`run`],
-//! `check` in [`check`], sharded runs and `merge` in [`shards`], the progress bar in
-//! [`progress`], `schedule` in [`schedule`]; the small commands are here.
+//! `completions` and `man`. Loading the scenario files is in `load`, `run` in [`run`],
+//! `check` in `check`, sharded runs and `merge` in `shards`, the progress bar in
+//! `progress`, `schedule` in `schedule`; the small commands are here.
 //!
 //! Order of work, as in hyperfine's `main`: load and validate *every* scenario first (a
 //! refused scenario writes nothing), then run each one on a rayon pool of `--threads`

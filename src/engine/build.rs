@@ -7,7 +7,7 @@ use super::*;
 impl<'a> Simulation<'a> {
     /// Prepares a run of `scenario.strategies[strategy]` with the streams of `seed`, and
     /// schedules every population's first requests. `record_requests` keeps one
-    /// [`RequestRecord`] per client request (memory grows with requests).
+    /// [`RequestRecord`](crate::metrics::RequestRecord) per client request (memory grows with requests).
     ///
     /// Panics if `strategy` is out of range (a caller bug, not user input).
     pub fn new(scenario: &'a Scenario, strategy: usize, seed: RunSeed, record: bool) -> Self {

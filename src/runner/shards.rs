@@ -137,7 +137,7 @@ pub fn run_shard(
 }
 
 /// Merges the partials of every shard of `file` (checked beforehand: every job exactly
-/// once) and reduces them: the same results, bit for bit, as [`run_scenario`].
+/// once) and reduces them: the same results, bit for bit, as [`run_scenario`](super::run_scenario).
 pub fn merge(file: &ScenarioFile, partials: Vec<Partial>) -> ScenarioResult {
     let mut groups: Vec<Option<StrategyAccumulator>> = Vec::new();
     for p in &file.points {

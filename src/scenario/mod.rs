@@ -2,7 +2,7 @@
 //!
 //! This module owns the file format: serde parsing into [`raw`] types with unknown keys
 //! refused, turning toml's byte spans into `file:line:col` messages (serde's messages
-//! reworded in [`toml_errors`]), and [`check`], which
+//! reworded in `toml_errors`), and [`check`], which
 //! turns the raw types into the validated [`crate::model::Scenario`]. Nothing else in the
 //! crate imports TOML. Sweeps (`[sweep]`) are expanded here too, on the TOML document, so
 //! that each sweep point is parsed and validated exactly like a hand-written file.

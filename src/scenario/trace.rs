@@ -160,7 +160,7 @@ impl Traces {
 /// Blank lines (empty or only whitespace) are skipped. Every message names the physical
 /// line of the file, whatever its line ends: the csv crate's own line count is not that
 /// (it misses the `\n` of a CRLF row end and the blank lines it skips before a row), so
-/// lines are counted from the byte offsets it gives instead, by [`Lines`].
+/// lines are counted from the byte offsets it gives instead, by `Lines`.
 pub fn parse(file: &str, input: &[u8]) -> Result<Vec<SimTime>, Vec<ScenarioError>> {
     let at = |line: u64, msg: String| ScenarioError {
         file: file.to_string(),

@@ -76,7 +76,7 @@ pub const PALETTE: [RGBColor; 10] = [
     RGBColor(51, 34, 136),   // indigo
 ];
 
-/// Marker shapes, in [`look`] order (see [`marker_shape`]).
+/// Marker shapes, in [`look`] order (see `marker_shape`).
 pub const MARKERS: usize = 7;
 
 /// Dash patterns (dash, gap) in pixels, in [`look`] order; `None` is solid.

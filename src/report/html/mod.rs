@@ -5,7 +5,7 @@
 //! chart files, and the scenario text. No script, no network: the page is a pure function of
 //! the results and the SVG the charts rendered, so it is byte-identical from run to run and
 //! opens the same from a mail attachment as from the output folder. The tables below the
-//! verdict are in [`tables`].
+//! verdict are in `tables`.
 
 use crate::text::counted;
 use std::fmt::Write as _;

@@ -101,7 +101,7 @@ fn beats(
 /// What strategy `i` traded its lost requests for, against the winner `w`: the measures on
 /// which it does better than the winner (by the paired difference in `paired` when the two
 /// have one, else beyond the intervals), as superlatives when no other strategy does as well
-/// still; `outage` says whether the scenario has one (see [`measures`]). `breaker: fastest and lightest because it gave up on 100%`
+/// still; `outage` says whether the scenario has one (see `measures`). `breaker: fastest and lightest because it gave up on 100%`
 /// when it gained time or work (what giving up saves), `full: lowest recovery peak, but it
 /// gave up on 0.26%` when it gained only on peaks or latency (which may have other causes).
 pub fn trade(

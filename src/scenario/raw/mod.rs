@@ -9,7 +9,7 @@
 //! take values of several shapes (`[clients]` or `[[clients]]`, `occ = true` or a word, a
 //! service's `retry` word or table, lists of pairs) have hand-written `Deserialize` impls
 //! that record a wrong shape as `Bad(found)`, so no serde wording ("untagged enum", "a
-//! sequence") ever reaches the user. The retry policy's types are in [`policy`].
+//! sequence") ever reaches the user. The retry policy's types are in `policy`.
 
 #![allow(missing_docs)] // fields mirror the TOML keys, documented in DESIGN.md and scenarios/
 

@@ -12,7 +12,7 @@
 //! without its lists, so expanding n values costs O(n), not O(n²) as when every point
 //! carried every list. The number of points and runs is computed from the list lengths and
 //! checked against [`limits::MAX_SWEEP_POINTS`] and [`limits::MAX_RUNS`] before any point
-//! is built. Reading the `[sweep]` table and those counts are in [`table`].
+//! is built. Reading the `[sweep]` table and those counts are in `table`.
 
 use std::ops::Range;
 use std::path::Path;
