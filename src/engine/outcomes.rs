@@ -531,11 +531,25 @@ impl Simulation<'_> {
                 self.metrics.breaker_open += open;
             }
         }
+        let width = self.scenario.bucket.as_nanos().max(1);
+        // The last bucket records the slots at its end (or at `time_limit`). A capacity step
+        // due after the run's last event but before then never ran, the run being over; the
+        // server's schedule is the scenario's, not the run's, so the bucket has the step
+        // all the same (an autoscaled server's size is the run's: it stays as it was).
+        let horizon = SimTime((end.0 / width + 1).saturating_mul(width)).min(self.time_limit);
         let timelines = std::mem::take(&mut self.timelines);
-        for (m, t) in self.metrics.services.iter_mut().zip(timelines) {
+        for ((m, mut t), spec) in self
+            .metrics
+            .services
+            .iter_mut()
+            .zip(timelines)
+            .zip(&self.scenario.services)
+        {
+            if let Some(slots) = spec.server.scheduled_slots_before(horizon) {
+                t.concurrency(end, slots);
+            }
             m.timeline = t.finish(end);
         }
-        let width = self.scenario.bucket.as_nanos().max(1);
         let buckets = (end.0 / width) as usize + 1;
         let population_timelines = std::mem::take(&mut self.population_timelines);
         for (m, mut t) in self

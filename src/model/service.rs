@@ -283,6 +283,17 @@ impl ServerSpec {
         }
     }
 
+    /// The slots the scenario alone gives the server just before `t`: the starting
+    /// `concurrency`, then that of each capacity step at or after which `t` comes (`at < t`).
+    /// `None` for an autoscaled server, whose size its runs decide.
+    pub fn scheduled_slots_before(&self, t: SimTime) -> Option<u32> {
+        if self.autoscale.is_some() {
+            return None;
+        }
+        let set = self.capacity.iter().take_while(|step| step.at < t).last();
+        Some(set.map_or(self.concurrency, |step| step.concurrency))
+    }
+
     /// The end of the last outage window, if any.
     pub fn last_outage_end(&self) -> Option<SimTime> {
         self.outages.iter().map(|o| o.end).max()

@@ -153,6 +153,94 @@ fn capacity_steps_start_queued_work_at_once_and_cut_nothing() {
     assert_eq!(peak, Some(3));
 }
 
+/// The last bucket has the slots at its end even when the run is over before a step in it
+/// comes: the one request is served from 0 to 100 ms, and the step at 150 ms (to 3 slots)
+/// is in the run's last bucket, [100 ms, 200 ms). It read 1, the step never having run; a
+/// step in a later bucket (250 ms) is in no bucket of the run.
+#[test]
+fn the_last_bucket_has_a_capacity_step_that_comes_after_the_run_is_over() {
+    let s = scenario(&herd(
+        1,
+        &format!(
+            "{ONE_SLOT}\n[[server.capacity]]\nat = \"150ms\"\nconcurrency = 3\n\
+             [[server.capacity]]\nat = \"250ms\"\nconcurrency = 2"
+        ),
+        "max_attempts = 1",
+    ));
+    let m = run(&s, 0);
+    assert_eq!(latencies(&m), [ms(100)]);
+    let slots: Vec<u32> = m.entry().timeline.iter().map(|b| b.concurrency).collect();
+    assert_eq!(slots, [1, 3]);
+}
+
+/// Replications that end at different times: after a replication's end its server keeps
+/// the slots the scenario gives it, so the mean `concurrency` steps once, from 100 to 20 at
+/// 5 s, in every strategy. It mixed the ended replications' last 100 with the others' 20
+/// (46.67 from 5 s) and stepped again when the last replication ended.
+#[test]
+fn replications_that_end_early_follow_the_capacity_steps_in_the_mean_series() {
+    let ws = crate::common::Workspace::new();
+    let path = ws.file(
+        "steps.toml",
+        r#"
+name = "steps"
+seed = 1
+replications = 6
+[clients]
+count = 1
+[network]
+latency = { dist = "constant", value = "5ms" }
+[server]
+concurrency = 100
+service = { dist = "constant", value = "50ms" }
+[[server.outages]]
+start = "0s"
+end = "3s"
+[[server.capacity]]
+at = "5s"
+concurrency = 20
+[retry]
+max_attempts = 30
+deadline = "2m"
+[metrics]
+bucket = "1s"
+[[strategy]]
+name = "jittered"
+base = "1s"
+cap = "4s"
+jitter = "full"
+[[strategy]]
+name = "late"
+base = "30s"
+cap = "30s"
+jitter = "none"
+"#,
+    );
+    crate::common::herdsim()
+        .args(["run", "--quiet", "--no-charts", "--out"])
+        .arg(ws.out())
+        .arg(&path)
+        .assert()
+        .success();
+    let (header, rows) = crate::common::read_csv(&ws.out().join("steps/timeseries.csv"));
+    let (strategy, t_s, slots) = (
+        crate::common::column(&header, "strategy"),
+        crate::common::column(&header, "t_s"),
+        crate::common::column(&header, "concurrency"),
+    );
+    let jittered: Vec<(f64, &str)> = rows
+        .iter()
+        .filter(|r| r[strategy] == "jittered")
+        .map(|r| (r[t_s].parse().unwrap(), r[slots].as_str()))
+        .collect();
+    // The replications end at different times, some after the step (the test's premise).
+    let last = jittered.last().unwrap().0;
+    assert!(last >= 6.0, "{jittered:?}");
+    for (t, slots) in &jittered {
+        assert_eq!(*slots, if *t < 5.0 { "100" } else { "20" }, "{jittered:?}");
+    }
+}
+
 /// Capacity 0 from t = 0 to 300 ms, and no timer anywhere: the two requests wait in the
 /// queue while only the capacity step is left in the event queue, and it starts them at
 /// 300 ms (one at a time: one slot). The run must not end when the last work event is gone;

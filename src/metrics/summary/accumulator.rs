@@ -18,7 +18,7 @@ use crate::metrics::{
     AttemptRecord, BUCKET_FIELDS, Bucket, Latencies, PopulationBucket, PopulationMetrics,
     RequestRecord, RunMetrics, ServiceMetrics, latency::SortedLatencies,
 };
-use crate::model::Scenario;
+use crate::model::{Scenario, ServerSpec};
 use crate::time::{SimDuration, SimTime};
 
 mod check;
@@ -434,7 +434,18 @@ impl StrategyAccumulator {
             .services
             .iter()
             .enumerate()
-            .map(|(i, t)| mean_series(&t.timeline, &replicates, i, scenario.bucket))
+            .map(|(i, t)| {
+                let server = &scenario.services[i].server;
+                let horizon = SimTime(scenario.time_limit.0);
+                mean_series(
+                    &t.timeline,
+                    &replicates,
+                    i,
+                    server,
+                    scenario.bucket,
+                    horizon,
+                )
+            })
             .collect();
         StrategyResult {
             summary,
@@ -473,32 +484,44 @@ fn run_p99(latencies: &Latencies) -> Option<f64> {
 }
 
 /// The mean series of service `service`: runs that ended earlier count as idle (zeros)
-/// after their last bucket, except the `concurrency` gauge, which keeps its last value.
+/// after their last bucket, except the `concurrency` gauge: a server's slots outlive the
+/// work. An ended run then has the slots the scenario sets (its capacity steps go on), or,
+/// for an autoscaled server, whose size no run decides after its end, its last slots. A
+/// bucket has the slots at its end, or at `time_limit` when that comes first.
 fn mean_series(
     sums: &[[u64; BUCKET_FIELDS]],
     replicates: &[Replicate],
     service: usize,
+    server: &ServerSpec,
     bucket: SimDuration,
+    time_limit: SimTime,
 ) -> Vec<MeanBucket> {
     let n = replicates.len().max(1) as f64;
     const CONCURRENCY: usize = BUCKET_FIELDS - 1;
-    // A run whose series has `len` buckets carries its last slots into buckets `len..`:
-    // mark where each starts carrying, then a running sum gives each bucket's carried slots
-    // (one pass over runs and one over buckets, not runs x buckets: that product took 2% of
-    // Brooker's 2015 experiment at 100 replications, and grows with replications).
-    let mut starts_carrying = vec![0u64; sums.len()];
+    // A run whose series has `len` buckets carries its slots into buckets `len..`: mark
+    // where each starts carrying (how many runs, and their last slots), then running sums
+    // give each bucket's carried slots (one pass over runs and one over buckets, not runs x
+    // buckets: that product took 2% of Brooker's 2015 experiment at 100 replications, and
+    // grows with replications).
+    let mut starts_carrying = vec![(0u64, 0u64); sums.len()];
     for x in replicates {
         let (len, last) = x.service_ends[service];
-        if let Some(slot) = starts_carrying.get_mut(len) {
-            *slot += last as u64;
+        if let Some((runs, slots)) = starts_carrying.get_mut(len) {
+            *runs += 1;
+            *slots += last as u64;
         }
     }
-    let mut carried = 0u64;
+    let (mut ended, mut carried) = (0u64, 0u64);
     sums.iter()
         .zip(starts_carrying)
         .enumerate()
-        .map(|(i, (sum, starts))| {
-            carried += starts;
+        .map(|(i, (sum, (runs, slots)))| {
+            ended += runs;
+            carried += slots;
+            let bucket_end = SimTime(bucket.0.saturating_mul(i as u64 + 1)).min(time_limit);
+            let carried = server
+                .scheduled_slots_before(bucket_end)
+                .map_or(carried, |scheduled| ended * u64::from(scheduled));
             let mut values = sum.map(|v| v as f64 / n);
             values[CONCURRENCY] = (sum[CONCURRENCY] + carried) as f64 / n;
             MeanBucket {

@@ -18,7 +18,7 @@ use crate::model::Scenario;
 use crate::model::service::{Outage, OutageKind};
 use crate::report::verdict::bucket_label;
 use crate::runner::PointResult;
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 /// Width of the chart.
 const WIDTH: u32 = 1400;
@@ -178,15 +178,42 @@ fn slow_share(outages: &[Outage], from: f64, to: f64) -> f64 {
     1.0 - lost
 }
 
-/// Capacity over time of service `service` in one strategy's mean series: slots (the
-/// `concurrency` column) / mean service time, divided by the slowdown in a `slow` window;
-/// `None` for an OCC server or zero service.
+/// The slots of service `service` in one strategy's mean series, `(t, slots)` per bucket,
+/// and the time their line runs to.
 ///
 /// A strategy whose runs ended before `t_end` (the longest strategy's end) has no measured
-/// slots after its end. The server's schedule goes on without it: its capacity steps and
-/// slow windows are drawn on to `t_end` as the scenario sets them, so that every panel
-/// shows the same step. An autoscaled server's size after the end is not known (the
-/// decisions stop with the run), so its line stops at the strategy's end.
+/// slots after its end. The server's schedule goes on without it: its capacity steps are
+/// drawn on to `t_end` as the scenario sets them, each in the bucket where it happens (as
+/// the `concurrency` column records it), so that every panel shows the same step. An
+/// autoscaled server's size after the end is not known (the decisions stop with the runs),
+/// so its line stops at the strategy's end.
+pub fn slots_series(
+    scenario: &Scenario,
+    service: usize,
+    timeline: &[crate::metrics::summary::MeanBucket],
+    t_end: f64,
+) -> (Vec<(f64, f64)>, f64) {
+    let server = &scenario.services[service].server;
+    let bucket = scenario.bucket.as_secs_f64();
+    let mut slots: Vec<(f64, f64)> = timeline.iter().map(|b| (b.t_s, b.concurrency())).collect();
+    let width = scenario.bucket.as_nanos().max(1);
+    for k in timeline.len() as u64.. {
+        let t_s = k as f64 * bucket;
+        if t_s >= t_end {
+            break;
+        }
+        let ends = SimTime((k + 1).saturating_mul(width).min(scenario.time_limit.0));
+        let Some(scheduled) = server.scheduled_slots_before(ends) else {
+            return (slots, (timeline.len() as f64 * bucket).min(t_end));
+        };
+        slots.push((t_s, f64::from(scheduled)));
+    }
+    (slots, t_end)
+}
+
+/// Capacity over time of service `service` in one strategy's mean series: slots (see
+/// [`slots_series`]) / mean service time, divided by the slowdown in a `slow` window;
+/// `None` for an OCC server or zero service.
 pub fn capacity_series(
     scenario: &Scenario,
     service: usize,
@@ -200,37 +227,16 @@ pub fn capacity_series(
     }
     let per_slot = 1.0 / mean.as_secs_f64();
     let bucket = scenario.bucket.as_secs_f64();
+    let (slots, line_end) = slots_series(scenario, service, timeline, t_end);
     // A slow window multiplies service times: the same slots serve that much less.
-    let rate = |t_s: f64, slots: f64| {
-        let share = slow_share(&server.outages, t_s, t_s + bucket);
-        (t_s, slots * per_slot * share)
-    };
-    let mut gauge: Vec<(f64, f64)> = timeline
+    let gauge: Vec<(f64, f64)> = slots
         .iter()
-        .map(|b| rate(b.t_s, b.concurrency()))
+        .map(|&(t_s, slots)| {
+            let share = slow_share(&server.outages, t_s, t_s + bucket);
+            (t_s, slots * per_slot * share)
+        })
         .collect();
-    let run_end = timeline.len() as f64 * bucket;
-    if server.autoscale.is_some() {
-        return Some(level_steps(&gauge, run_end.min(t_end)));
-    }
-    // The buckets after the end, each with the slots set last before it ends (as the
-    // measured column records a step: in the bucket where it happens).
-    let width = scenario.bucket.as_nanos().max(1);
-    for k in timeline.len() as u64.. {
-        let t_s = k as f64 * bucket;
-        if t_s >= t_end {
-            break;
-        }
-        let ends = (k + 1).saturating_mul(width);
-        let slots = server
-            .capacity
-            .iter()
-            .take_while(|step| step.at.0 < ends)
-            .last()
-            .map_or(server.concurrency, |step| step.concurrency);
-        gauge.push(rate(t_s, f64::from(slots)));
-    }
-    Some(level_steps(&gauge, t_end))
+    Some(level_steps(&gauge, line_end))
 }
 
 /// Prepares the attempts chart of one point. `at` is appended to the title; each curve

@@ -220,19 +220,19 @@ pub fn series(
                     .iter()
                     .map(|b| (b.t_s, b.in_service() + b.queued()))
                     .collect();
-                let slots: Vec<(f64, f64)> = tl.iter().map(|b| (b.t_s, b.concurrency())).collect();
+                let (slots, line_end) = super::attempts::slots_series(scenario, 0, tl, t_end);
                 let places: Vec<(f64, f64)> = slots
                     .iter()
                     .map(|&(t, c)| (t, c + server.queue as f64))
                     .collect();
                 let mut levels = vec![Level {
-                    points: level_steps(&slots, t_end),
+                    points: level_steps(&slots, line_end),
                     color: INK,
                     dash: CAPACITY_DASH,
                 }];
                 if server.queue > 0 {
                     levels.push(Level {
-                        points: level_steps(&places, t_end),
+                        points: level_steps(&places, line_end),
                         color: INK,
                         dash: LIMIT_DASH,
                     });
@@ -491,9 +491,10 @@ cap = "1s"
         assert_eq!(curve.last().unwrap().0, d.t_end);
     }
 
-    /// A strategy whose runs end before a capacity step still shows the step: the server's
-    /// schedule goes on after its last request (it drew the capacity flat at its last
-    /// value to the end of the axis). An autoscaled server's line stops at its end.
+    /// A strategy whose runs end before a capacity step still shows the step, in both
+    /// columns: the server's schedule goes on after its last request (they drew the
+    /// capacity and the slots flat at their last value to the end of the axis). An
+    /// autoscaled server's lines stop at its end.
     #[test]
     fn a_strategy_that_ends_before_a_capacity_step_still_shows_the_step() {
         let src = format!(
@@ -511,6 +512,16 @@ cap = "1s"
             capacity,
             &vec![(0.0, 200.0), (1.0, 200.0), (1.0, 100.0), (d.t_end, 100.0)]
         );
+        // The held column's slots, and slots + 2 queue places, step with it.
+        let held = &d.columns[1].cells[1].levels;
+        assert_eq!(
+            held[0].points,
+            vec![(0.0, 4.0), (1.0, 4.0), (1.0, 2.0), (d.t_end, 2.0)]
+        );
+        assert_eq!(
+            held[1].points,
+            vec![(0.0, 6.0), (1.0, 6.0), (1.0, 4.0), (d.t_end, 4.0)]
+        );
 
         let autoscaled = src
             .replace("[[server.capacity]]\nat = \"1s\"\nconcurrency = 2\n", "")
@@ -524,6 +535,8 @@ cap = "1s"
         let d = series(file.first(), &result.points[0], "", 10_000, false);
         let capacity = &d.columns[0].cells[1].levels[0].points;
         assert_eq!(capacity.last(), Some(&(0.5, 200.0)), "{capacity:?}");
+        let held = &d.columns[1].cells[1].levels[0].points;
+        assert_eq!(held.last(), Some(&(0.5, 4.0)), "{held:?}");
         assert!(d.t_end > 0.5);
     }
 
