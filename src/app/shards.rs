@@ -226,7 +226,8 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
 /// The folder a merge in place writes into: the one above the shards' folder `given` (as
 /// the user wrote it), which resolves to `resolved`. Named as the user wrote it when that
 /// is the same folder (`output` for `output/sweep`, `.` for `sweep`), so messages read as
-/// those of `run` do; otherwise (`.`, `..`, a link) by the resolved path.
+/// those of `run` do (links on the way included: `plink/sweep` names `plink`); otherwise
+/// (`.`, `..`, or the shards' folder itself a link to elsewhere) by the resolved path.
 fn in_place_out(given: &Path, resolved: &Path) -> PathBuf {
     let above = resolved
         .parent()
