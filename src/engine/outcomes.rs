@@ -289,6 +289,22 @@ impl Simulation<'_> {
         SimTime(self.time_limit.0.saturating_sub(1))
     }
 
+    /// Records in the series the capacity steps due in `due` (which the run did not get to
+    /// run), at their instants. Not for an autoscaled server, whose size is the run's: it
+    /// stays as it was.
+    fn record_scheduled_steps(&mut self, due: std::ops::Range<SimTime>) {
+        for (spec, timeline) in self.scenario.services.iter().zip(&mut self.timelines) {
+            if spec.server.autoscale.is_some() {
+                continue;
+            }
+            for step in &spec.server.capacity {
+                if due.contains(&step.at) {
+                    timeline.concurrency(step.at, step.concurrency);
+                }
+            }
+        }
+    }
+
     /// Records the attempt of sampled client request `key` that just ended with `status`.
     #[cold]
     pub(super) fn record_attempt(&mut self, key: u32, status: Status) {
@@ -410,6 +426,8 @@ impl Simulation<'_> {
     /// Ends the run: requests still open at the time limit end as `time_limit` there, and
     /// the series and breaker times are closed.
     pub(super) fn finish(mut self) -> RunMetrics {
+        // The last event's instant: the run may be taken on to `time_limit` below.
+        let last_event = self.now;
         let mut closed_left = false;
         for (p, state) in self.sources.iter().enumerate() {
             if let (
@@ -431,7 +449,24 @@ impl Simulation<'_> {
         // clients' can hold one; their records end `ended` when free.)
         let calls_open = (self.requests.reserved()..self.requests.len() as u32)
             .any(|key| !self.requests.info(key).ended);
-        if self.open_client_requests > 0 || closed_left || calls_open || self.limit_reached {
+        let cut = self.open_client_requests > 0 || closed_left || calls_open || self.limit_reached;
+        // The series record the slots at each bucket's end, to the end of the last bucket
+        // (or `time_limit`). The capacity steps due from the last event on never ran: the
+        // run stops when only background events are left, and one with requests hanging is
+        // then taken on to `time_limit`. The server's schedule is the scenario's, not the
+        // run's, so the series have those steps all the same, each in its own bucket (and
+        // before the cut requests' ends below reach the last bucket).
+        let series_end = if cut {
+            self.last_instant()
+        } else {
+            self.now
+                .max(self.metrics.completion)
+                .min(self.last_instant())
+        };
+        let width = self.scenario.bucket.as_nanos().max(1);
+        let horizon = SimTime((series_end.0 / width + 1).saturating_mul(width));
+        self.record_scheduled_steps(last_event..horizon.min(self.time_limit));
+        if cut {
             self.now = self.time_limit.max(self.now);
             // A request waiting out a backoff has counted the whole wait since it chose it;
             // it waited only until now. A population whose next arrival is pending has
@@ -532,22 +567,8 @@ impl Simulation<'_> {
             }
         }
         let width = self.scenario.bucket.as_nanos().max(1);
-        // The last bucket records the slots at its end (or at `time_limit`). A capacity step
-        // due after the run's last event but before then never ran, the run being over; the
-        // server's schedule is the scenario's, not the run's, so the bucket has the step
-        // all the same (an autoscaled server's size is the run's: it stays as it was).
-        let horizon = SimTime((end.0 / width + 1).saturating_mul(width)).min(self.time_limit);
         let timelines = std::mem::take(&mut self.timelines);
-        for ((m, mut t), spec) in self
-            .metrics
-            .services
-            .iter_mut()
-            .zip(timelines)
-            .zip(&self.scenario.services)
-        {
-            if let Some(slots) = spec.server.scheduled_slots_before(horizon) {
-                t.concurrency(end, slots);
-            }
+        for (m, t) in self.metrics.services.iter_mut().zip(timelines) {
             m.timeline = t.finish(end);
         }
         let buckets = (end.0 / width) as usize + 1;

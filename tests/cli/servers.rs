@@ -173,9 +173,32 @@ fn the_last_bucket_has_a_capacity_step_that_comes_after_the_run_is_over() {
     assert_eq!(slots, [1, 3]);
 }
 
+/// A run with a request hanging (sent to an unreachable server, no timeout) stops when only
+/// the capacity step is left in the event queue, and is taken on to `time_limit`: its
+/// series still step at 500 ms, in the bucket where the step happens. They read 1 up to
+/// the limit, then (with the step in the last bucket only) 3 from 900 ms.
+#[test]
+fn a_run_taken_on_to_its_time_limit_has_the_capacity_steps_it_did_not_run() {
+    let text = format!(
+        "time_limit = \"1s\"\n{}",
+        herd(
+            1,
+            &format!(
+                "{ONE_SLOT}\n[[server.outages]]\nstart = \"0s\"\nend = \"10s\"\n\
+                 kind = \"unreachable\"\n[[server.capacity]]\nat = \"500ms\"\nconcurrency = 3"
+            ),
+            "max_attempts = 1",
+        )
+    );
+    let m = run(&scenario(&text), 0);
+    assert!(m.cut_short);
+    let slots: Vec<u32> = m.entry().timeline.iter().map(|b| b.concurrency).collect();
+    assert_eq!(slots, [1, 1, 1, 1, 1, 3, 3, 3, 3, 3]);
+}
+
 /// Replications that end at different times: after a replication's end its server keeps
 /// the slots the scenario gives it, so the mean `concurrency` steps once, from 100 to 20 at
-/// 5 s, in every strategy. It mixed the ended replications' last 100 with the others' 20
+/// 5 s, in both strategies. It mixed the ended replications' last 100 with the others' 20
 /// (46.67 from 5 s) and stepped again when the last replication ended.
 #[test]
 fn replications_that_end_early_follow_the_capacity_steps_in_the_mean_series() {
@@ -217,7 +240,7 @@ jitter = "none"
 "#,
     );
     crate::common::herdsim()
-        .args(["run", "--quiet", "--no-charts", "--out"])
+        .args(["run", "--quiet", "--no-charts", "--requests", "--out"])
         .arg(ws.out())
         .arg(&path)
         .assert()
@@ -228,17 +251,34 @@ jitter = "none"
         crate::common::column(&header, "t_s"),
         crate::common::column(&header, "concurrency"),
     );
-    let jittered: Vec<(f64, &str)> = rows
-        .iter()
-        .filter(|r| r[strategy] == "jittered")
-        .map(|r| (r[t_s].parse().unwrap(), r[slots].as_str()))
-        .collect();
-    // The replications end at different times, some after the step (the test's premise).
-    let last = jittered.last().unwrap().0;
-    assert!(last >= 6.0, "{jittered:?}");
-    for (t, slots) in &jittered {
-        assert_eq!(*slots, if *t < 5.0 { "100" } else { "20" }, "{jittered:?}");
+    for name in ["jittered", "late"] {
+        let series: Vec<(f64, &str)> = rows
+            .iter()
+            .filter(|r| r[strategy] == name)
+            .map(|r| (r[t_s].parse().unwrap(), r[slots].as_str()))
+            .collect();
+        assert!(series.last().unwrap().0 >= 6.0, "{series:?}");
+        for (t, slots) in &series {
+            assert_eq!(
+                *slots,
+                if *t < 5.0 { "100" } else { "20" },
+                "{name}: {series:?}"
+            );
+        }
     }
+    // The test's premise: the jittered replications (one request each, sent at 0) end at
+    // different times, some before the step and some after.
+    let (header, rows) = crate::common::read_csv(&ws.out().join("steps/requests.csv"));
+    let latency = crate::common::column(&header, "latency_s");
+    let ends: Vec<f64> = rows
+        .iter()
+        .filter(|r| r[crate::common::column(&header, "strategy")] == "jittered")
+        .map(|r| r[latency].parse().unwrap())
+        .collect();
+    assert!(
+        ends.iter().any(|&t| t < 5.0) && ends.iter().any(|&t| t > 5.0),
+        "{ends:?}"
+    );
 }
 
 /// Capacity 0 from t = 0 to 300 ms, and no timer anywhere: the two requests wait in the
