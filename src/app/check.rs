@@ -67,7 +67,8 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 /// = true` in a policy whose requests can have no deadline (no `deadline` of its own, and
 /// none propagated to it by a calling service: a common slip), a `throttle_base` that no
 /// 429 ever reaches (not retried, or taken by the `rate_limit` ladder), and a queue timeout
-/// or LIFO discipline on a server with no queue, a client's `client_rate_limiter` when
+/// or LIFO discipline on a server with no queue (or the settings an OCC server has no slots
+/// or queue for, see `occ_inert`), a client's `client_rate_limiter` when
 /// the service its clients call has no rate limiter (the only source of 429s), and a
 /// client-scoped concurrent budget in front of closed clients (one call at a time).
 fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
@@ -164,6 +165,9 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
             }
             // Queue settings of a server without a queue.
             let server = &v.server;
+            if let Some(why) = occ_inert(server) {
+                lines.push(format!("service `{}` {why}{}", v.name, at_point(p)));
+            }
             if server.queue == 0 && !server.is_occ() {
                 if server.queue_timeout.is_some() {
                     lines.push(format!(
@@ -181,6 +185,9 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                 }
             }
         }
+        if let Some(why) = s.fallback.as_ref().and_then(|f| occ_inert(&f.server)) {
+            lines.push(format!("the [fallback] server {why}{}", at_point(p)));
+        }
     }
     let mut out: Vec<String> = Vec::new();
     for l in lines {
@@ -190,6 +197,51 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
         }
     }
     out
+}
+
+/// The settings of an OCC server that act only on slots, a queue or service time, which it
+/// does not have (it decides each write on arrival, or after its write time): how the
+/// queue is served and timed out, how service slows, how slots change, a `slow` outage.
+/// The warning's words after the server's name; None when it is not an OCC server or sets
+/// none of them.
+fn occ_inert(server: &crate::model::ServerSpec) -> Option<String> {
+    if !server.is_occ() {
+        return None;
+    }
+    let mut keys: Vec<&str> = Vec::new();
+    if server.discipline == crate::model::Discipline::Lifo {
+        keys.push("discipline = \"lifo\"");
+    }
+    if server.queue_timeout.is_some() {
+        keys.push("queue_timeout");
+    }
+    if server.slowdown.is_some() {
+        keys.push("slowdown");
+    }
+    if !server.capacity.is_empty() {
+        keys.push("capacity steps");
+    }
+    if server.autoscale.is_some() {
+        keys.push("autoscale");
+    }
+    if server
+        .outages
+        .iter()
+        .any(|o| matches!(o.kind, crate::model::OutageKind::Slow(_)))
+    {
+        keys.push("a `slow` outage");
+    }
+    let they = if keys.len() > 1 {
+        "they never act"
+    } else {
+        "it never acts"
+    };
+    (!keys.is_empty()).then(|| {
+        format!(
+            "is an OCC server (occ is set: no slots, queue or service time) but sets {}: {they}",
+            keys.join(", ")
+        )
+    })
 }
 
 /// Why a policy's breaker never sees a slow call, if it does not: every attempt times out

@@ -1645,6 +1645,61 @@ fn settings_that_cannot_act_draw_warnings() {
     );
 }
 
+/// An OCC server has no slots, queue or service time: the settings that act only on those
+/// (how the queue is served and timed out, slowdown, capacity steps, autoscaling, a `slow`
+/// outage) draw one warning per server, the [fallback] server's included; `concurrency`,
+/// `queue` and `service`, which the docs say may be left in place, draw none.
+#[test]
+fn settings_an_occ_server_cannot_use_draw_warnings() {
+    let ws = workspace_with(TINY);
+    let occ = ["check", "tiny.toml", "--set", "server.occ=true"];
+    let out = ok(&ws, &occ);
+    assert_eq!(stderr(&out), "");
+    let mut args = occ.to_vec();
+    args.extend([
+        "--set",
+        "server.capacity=[{ at = \"1s\", concurrency = 1 }]",
+        "--set",
+        "server.queue_timeout=1s",
+    ]);
+    let out = ok(&ws, &args);
+    assert_eq!(
+        stderr(&out),
+        "warning: tiny.toml: service `server` is an OCC server (occ is set: no slots, queue or service time) but sets queue_timeout, capacity steps: they never act\n"
+    );
+    let out = ok(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "server.outages.0.kind=slow",
+            "--set",
+            "server.outages.0.slowdown=3",
+            "--set",
+            "fallback={ occ = true, autoscale = { min = 1, max = 4 } }",
+            "--set",
+            "retry.fallback_on=[\"attempts\"]",
+        ],
+    );
+    assert_eq!(
+        stderr(&out),
+        "warning: tiny.toml: the [fallback] server is an OCC server (occ is set: no slots, queue or service time) but sets autoscale: it never acts\n"
+    );
+    let mut args = occ.to_vec();
+    args.extend([
+        "--set",
+        "server.outages.0.kind=slow",
+        "--set",
+        "server.outages.0.slowdown=3",
+    ]);
+    let out = ok(&ws, &args);
+    assert_eq!(
+        stderr(&out),
+        "warning: tiny.toml: service `server` is an OCC server (occ is set: no slots, queue or service time) but sets a `slow` outage: it never acts\n"
+    );
+}
+
 /// Requests the time limit kept from starting are counted at once when requests.csv is not
 /// written, one record each when it is: the same summary either way. 50 clients x 1 000
 /// requests, a 5 ms limit: every first request is in flight (10 ms latency), so all 50 000
