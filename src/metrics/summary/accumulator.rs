@@ -531,3 +531,63 @@ fn mean_series(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::dist::Dist;
+    use crate::model::service::CapacityStep;
+
+    fn ended_at(len: usize, slots: u32) -> Replicate {
+        Replicate {
+            calls: 0.0,
+            completion_s: 0.0,
+            peak_rps: 0.0,
+            recovery_peak_rps: 0.0,
+            succeeded: 0.0,
+            gave_up: 0.0,
+            latency_p99_s: None,
+            recovery: Recovery::NoTrigger,
+            service_peaks: vec![0.0],
+            service_ends: vec![(len, slots)],
+        }
+    }
+
+    /// Two runs of 100 ms buckets under a 950 ms time limit: one taken on to the limit (ten
+    /// buckets, 4 slots in each), one over after three buckets with 4 slots. The ended run
+    /// carries the scenario's slots into the last bucket as they are at the limit, where
+    /// the run stops, not at the bucket's end: a step at 960 ms never comes, one at 940 ms
+    /// does.
+    #[test]
+    fn an_ended_run_carries_the_slots_the_scenario_has_at_the_time_limit() {
+        let ms = |n: u64| SimTime(n * 1_000_000);
+        const CONCURRENCY: usize = BUCKET_FIELDS - 1;
+        let last_bucket = |step_at: SimTime, own_last: u32| {
+            // The sums of both runs' own buckets: the first run's last has its own slots.
+            let mut sums = vec![[0u64; BUCKET_FIELDS]; 10];
+            for (i, b) in sums.iter_mut().enumerate() {
+                b[CONCURRENCY] = if i < 3 { 8 } else { 4 };
+            }
+            sums[9][CONCURRENCY] = u64::from(own_last);
+            let runs = [ended_at(10, own_last), ended_at(3, 4)];
+            let mut server = ServerSpec::plain(4, 0, Dist::Constant(SimDuration::ZERO));
+            server.capacity = vec![CapacityStep {
+                at: step_at,
+                concurrency: 1,
+            }];
+            let series = mean_series(
+                &sums,
+                &runs,
+                0,
+                &server,
+                SimDuration::from_millis(100),
+                ms(950),
+            );
+            assert_eq!(series.len(), 10);
+            assert_eq!(series[8].concurrency(), 4.0);
+            series[9].concurrency()
+        };
+        assert_eq!(last_bucket(ms(960), 4), 4.0);
+        assert_eq!(last_bucket(ms(940), 1), 1.0);
+    }
+}
