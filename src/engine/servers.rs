@@ -74,10 +74,18 @@ impl Simulation<'_> {
                 self.respond_if(live, key, serial, svc, status, hint)
             }
             Admission::Written => self.respond_if(live, key, serial, svc, Status::Ok, None),
-            Admission::Hold { version } => {
+            Admission::Hold { version, answer } => {
                 let d = &mut self.draws[svc as usize];
                 let at = now + d.occ_write.sample(&mut d.occ_rng);
-                self.schedule_step(EventKind::Commit, at, key, serial, svc, version);
+                self.push(
+                    Event::new(EventKind::Commit, at, key, serial)
+                        .with_aux(version)
+                        .with_status(answer)
+                        .at_service(svc),
+                );
+                if live {
+                    self.arm_unless_earlier(key, at);
+                }
             }
             Admission::Serve(entry) => self.start_service(svc, entry),
             Admission::Queued => {
@@ -90,9 +98,21 @@ impl Simulation<'_> {
         self.record_occupancy(svc);
     }
 
-    /// An OCC write's commit instant: it wins only if the row is at the version it expects.
-    pub(super) fn commit(&mut self, key: u32, serial: u32, svc: u16, version: u32) {
-        let status = if self.services[svc as usize].commit(version) {
+    /// An OCC write's commit instant (its event `commit`): it wins only if the row is at the
+    /// version it expects (`aux`). A write an `errors` outage answers 500 (`status`) commits
+    /// nothing; one held when the server crashed is lost.
+    pub(super) fn commit(&mut self, commit: &Event) {
+        let (key, serial, svc) = (commit.id, commit.serial, commit.service);
+        let service = &mut self.services[svc as usize];
+        if service.held_since_crash(commit.seq) {
+            if let Some(m) = self.metrics.services.get_mut(svc as usize) {
+                m.lost += 1;
+            }
+            return self.lost(key, serial, svc);
+        }
+        let status = if commit.status == Status::ServerError {
+            Status::ServerError
+        } else if service.commit(commit.aux) {
             Status::Ok
         } else {
             Status::Conflict
@@ -407,7 +427,8 @@ impl Simulation<'_> {
     pub(super) fn crash(&mut self, svc: u16) {
         let now = self.now;
         let lost_in_service = self.services[svc as usize].in_service() as u64;
-        let lost = self.services[svc as usize].crash(now);
+        let next_seq = self.queue.next_seq();
+        let lost = self.services[svc as usize].crash(now, next_seq);
         if let Some(m) = self.metrics.services.get_mut(svc as usize) {
             m.lost += lost.len() as u64 + lost_in_service;
         }

@@ -754,6 +754,94 @@ cap = "100ms"
     assert_eq!(latencies(&m), [ms(30), ms(160)]);
 }
 
+/// An `errors` outage answers an OCC write 500 and the write commits nothing: after its
+/// write time when it holds, on arrival when it does not (they were answered as if there
+/// were no outage).
+#[test]
+fn an_errors_outage_answers_occ_writes_500_without_committing_them() {
+    let text = r#"
+name = "occ"
+[clients]
+count = 2
+[network]
+latency = { dist = "constant", value = "5ms" }
+[server]
+occ = "write-only"
+occ_write = { dist = "constant", value = "10ms" }
+[[server.outages]]
+start = "0s"
+end = "12ms"
+kind = "errors"
+error_rate = 1.0
+[retry]
+max_attempts = 5
+[[strategy]]
+name = "s"
+base = "100ms"
+cap = "100ms"
+"#;
+    // Both arrive at 5 ms in the outage, hold to 15 ms and are answered 500 at 20 ms,
+    // committing nothing; both retry at 120 ms, arrive at 125 and commit at 135: the first
+    // wins (answered at 140), the second conflicts with it: 409, retry at 240, alone:
+    // 245 + 10 + 5 = 260 ms.
+    let m = run(&scenario(text), 0);
+    assert_eq!(latencies(&m), [ms(140), ms(260)]);
+    assert_eq!(m.entry().accepted, 5);
+    // Instant writes: refused 500 on arrival (answered at 10 ms), retried at 110, both
+    // commit on arrival at 115 (write-only, no write time): answered at 120 ms.
+    let instant = text.replace(
+        "occ_write = { dist = \"constant\", value = \"10ms\" }\n",
+        "",
+    );
+    let m = run(&scenario(&instant), 0);
+    assert_eq!(latencies(&m), [ms(120), ms(120)]);
+    assert_eq!((m.entry().rejected, m.entry().accepted), (2, 2));
+}
+
+/// A crash loses the OCC writes held at its start: no commit, no answer, counted lost; the
+/// client's timeout ends the attempt.
+#[test]
+fn a_crash_loses_the_occ_writes_it_holds() {
+    let text = r#"
+name = "occ"
+[clients]
+count = 1
+[network]
+latency = { dist = "constant", value = "5ms" }
+[server]
+occ = true
+occ_write = { dist = "constant", value = "100ms" }
+[[server.outages]]
+start = "50ms"
+end = "60ms"
+kind = "crash"
+[retry]
+max_attempts = 2
+timeout = "200ms"
+[[strategy]]
+name = "s"
+base = "100ms"
+cap = "100ms"
+"#;
+    // Read: sent at 0, answered at 10; the write arrives at 15 and holds to 115, but the
+    // crash at 50 ms loses it. The attempt times out at 200 ms (sent at 0), the retry goes
+    // at 300: read 300..310, write 315..415, answered at 420 ms.
+    let m = run(&scenario(text), 0);
+    assert_eq!(latencies(&m), [ms(420)]);
+    assert_eq!(m.entry().lost, 1);
+    // A write that arrives after the crash (8 ms to 9 ms, before the write at 15 ms) commits.
+    let m = run(
+        &scenario(
+            &text
+                .replace("\"50ms\"", "\"8ms\"")
+                .replace("\"60ms\"", "\"9ms\""),
+        ),
+        0,
+    );
+    assert_eq!(latencies(&m), [ms(120)]);
+    assert_eq!(m.entry().lost, 0);
+}
+
 /// For a closed herd, `recovered_s` is the time from the end of the outage until the last
 /// request that started before it ended.
 #[test]

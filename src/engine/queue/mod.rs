@@ -307,6 +307,13 @@ impl EventQueue {
         seq
     }
 
+    /// The insertion number the next push (or reservation) takes: every event pushed so
+    /// far has a smaller one.
+    #[inline]
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
     /// The full insertion number whose low 32 bits are `low`, reserved since the last
     /// 2^32 numbers were taken (request state keeps 32 bits of a reservation).
     #[inline]

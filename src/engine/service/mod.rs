@@ -48,10 +48,12 @@ pub enum Admission {
     /// An OCC write committed at once: answered 200, no slot taken.
     Written,
     /// An OCC write holds for its write time, then commits if the row's version is still
-    /// `version`.
+    /// `version` (answered `answer`: a 500 of an `errors` outage commits nothing).
     Hold {
         /// The version the commit checks against.
         version: u32,
+        /// `Ok`, or `ServerError` drawn by an `errors` outage.
+        answer: Status,
     },
 }
 
@@ -76,6 +78,9 @@ pub struct Service {
     busy: u32,
     queue: VecDeque<Queued>,
     generation: u32,
+    /// The queue's insertion number when the last crash came: an OCC write held since
+    /// before it (its commit pushed with a smaller number) is lost (0: no crash yet).
+    lost_before_seq: u64,
     /// The rate limiter's bucket (see [`TokenBucket`]).
     bucket: TokenBucket,
     /// The OCC row's version: the number of successful writes so far.
@@ -107,6 +112,7 @@ impl Service {
             busy: 0,
             queue: VecDeque::new(),
             generation: 0,
+            lost_before_seq: 0,
             version: 0,
             queue_timer: None,
             busy_area: 0,
@@ -144,6 +150,15 @@ impl Service {
     #[inline]
     pub fn generation(&self) -> u32 {
         self.generation
+    }
+
+    /// Whether an OCC write whose commit was pushed with insertion number `seq` was held
+    /// when the server crashed (it is lost: no commit, no answer). Commit events carry no
+    /// crash generation (an event has no room left for it), but insertion numbers only
+    /// grow, so a commit pushed before the last crash has a smaller one.
+    #[inline]
+    pub fn held_since_crash(&self, seq: u64) -> bool {
+        seq < self.lost_before_seq
     }
 
     /// The OCC row's current version, as a read sees it.
@@ -218,6 +233,14 @@ impl Service {
         }
         match self.spec.occ {
             Occ::Off => {}
+            // An `errors` outage answers a write 500, which commits nothing: on arrival (like
+            // a losing instant write) or after its write time.
+            _ if instant_write && answer == Status::ServerError => {
+                return Admission::Rejected {
+                    status: Status::ServerError,
+                    hint: None,
+                };
+            }
             Occ::ReadWrite if instant_write => {
                 // A conditional write: it wins only if no other write won since its read.
                 return if self.commit(read_version) {
@@ -232,6 +255,7 @@ impl Service {
             Occ::ReadWrite => {
                 return Admission::Hold {
                     version: read_version,
+                    answer,
                 };
             }
             Occ::WriteOnly if instant_write => {
@@ -241,6 +265,7 @@ impl Service {
             Occ::WriteOnly => {
                 return Admission::Hold {
                     version: self.version,
+                    answer,
                 };
             }
         }
@@ -383,11 +408,14 @@ impl Service {
         self.concurrency = concurrency;
     }
 
-    /// A crash at `now`: every queued attempt is returned (lost), every slot freed, and the
-    /// generation moves on so work in service is known to be lost when it would end.
-    pub fn crash(&mut self, now: SimTime) -> Vec<Queued> {
+    /// A crash at `now`, when the event queue's next insertion number is `next_seq`: every
+    /// queued attempt is returned (lost), every slot freed, and the generation moves on so
+    /// work in service is known to be lost when it would end; so is an OCC write held now
+    /// (see [`Service::held_since_crash`]).
+    pub fn crash(&mut self, now: SimTime, next_seq: u64) -> Vec<Queued> {
         self.hold(now, -(self.busy as i32));
         self.generation = self.generation.wrapping_add(1);
+        self.lost_before_seq = next_seq;
         self.queue_timer = None;
         self.queue.drain(..).collect()
     }

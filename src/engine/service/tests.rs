@@ -110,7 +110,7 @@ fn a_crash_loses_the_queue_and_frees_every_slot() {
     admit(&mut s, t, 1);
     admit(&mut s, t, 2);
     let g = s.generation();
-    let lost = s.crash(SimTime(5));
+    let lost = s.crash(SimTime(5), 0);
     assert_eq!(lost.len(), 1);
     assert_eq!((s.in_service(), s.queued()), (0, 0));
     assert_ne!(s.generation(), g);
@@ -251,7 +251,10 @@ fn occ_writes_commit_only_on_the_version_they_expect() {
     );
     assert_eq!(
         s.admit(t, entry(1), false, 1, false, || 0.0),
-        Admission::Hold { version: 1 }
+        Admission::Hold {
+            version: 1,
+            answer: Status::Ok
+        }
     );
     assert!(s.commit(1));
     assert!(!s.commit(1));
@@ -259,7 +262,10 @@ fn occ_writes_commit_only_on_the_version_they_expect() {
     let mut w = Service::new(&spec);
     assert_eq!(
         w.admit(t, entry(0), false, 7, false, || 0.0),
-        Admission::Hold { version: 0 }
+        Admission::Hold {
+            version: 0,
+            answer: Status::Ok
+        }
     );
     assert_eq!(w.in_service(), 0, "writes take no slot");
 }
