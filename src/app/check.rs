@@ -189,9 +189,27 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
             lines.push(format!("the [fallback] server {why}{}", at_point(p)));
         }
     }
+    // A warning that holds at every sweep point is said once, without naming them: an OCC
+    // server's settings under a sweep of client counts are the same at each point.
+    let suffixes: Vec<String> = file.points.iter().map(at_point).collect();
+    let said: std::collections::BTreeSet<&str> = lines.iter().map(String::as_str).collect();
+    let everywhere = |base: &str| {
+        suffixes.len() > 1
+            && suffixes
+                .iter()
+                .all(|sfx| said.contains(format!("{base}{sfx}").as_str()))
+    };
     let mut out: Vec<String> = Vec::new();
-    for l in lines {
-        let line = format!("warning: {name}: {l}");
+    for l in &lines {
+        let base = suffixes
+            .iter()
+            .filter_map(|sfx| l.strip_suffix(sfx.as_str()).filter(|_| !sfx.is_empty()))
+            .min_by_key(|base| base.len());
+        let shown = match base {
+            Some(base) if everywhere(base) => base,
+            _ => l.as_str(),
+        };
+        let line = format!("warning: {name}: {shown}");
         if !out.contains(&line) {
             out.push(line);
         }
@@ -201,14 +219,19 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
 
 /// The settings of an OCC server that act only on slots, a queue or service time, which it
 /// does not have (it decides each write on arrival, or after its write time): how the
-/// queue is served and timed out, how service slows, how slots change, a `slow` outage.
-/// The warning's words after the server's name; None when it is not an OCC server or sets
+/// queue is served and timed out, the hint of its overload 503s (it sends none), how
+/// service slows, how slots change, a `slow` outage. Capacity steps and a `slow` outage
+/// still end the recovery trigger and steps still set the `concurrency` column, so the
+/// warning says the writes ignore them, not that they do nothing. The warning's words after the server's name; None when it is not an OCC server or sets
 /// none of them.
 fn occ_inert(server: &crate::model::ServerSpec) -> Option<String> {
     if !server.is_occ() {
         return None;
     }
     let mut keys: Vec<&str> = Vec::new();
+    if server.retry_after != crate::model::Hint::None {
+        keys.push("retry_after");
+    }
     if server.discipline == crate::model::Discipline::Lifo {
         keys.push("discipline = \"lifo\"");
     }
@@ -231,14 +254,9 @@ fn occ_inert(server: &crate::model::ServerSpec) -> Option<String> {
     {
         keys.push("a `slow` outage");
     }
-    let they = if keys.len() > 1 {
-        "they never act"
-    } else {
-        "it never acts"
-    };
     (!keys.is_empty()).then(|| {
         format!(
-            "is an OCC server (occ is set: no slots, queue or service time) but sets {}: {they}",
+            "is an OCC server (occ is set: no slots, queue or service time): its writes ignore {}",
             keys.join(", ")
         )
     })

@@ -1646,8 +1646,9 @@ fn settings_that_cannot_act_draw_warnings() {
 }
 
 /// An OCC server has no slots, queue or service time: the settings that act only on those
-/// (how the queue is served and timed out, slowdown, capacity steps, autoscaling, a `slow`
-/// outage) draw one warning per server, the [fallback] server's included; `concurrency`,
+/// (how the queue is served and timed out, the overload hint, slowdown, capacity steps,
+/// autoscaling, a `slow` outage) draw one warning per server, the [fallback] server's
+/// included, and one in all under a sweep that does not change them; `concurrency`,
 /// `queue` and `service`, which the docs say may be left in place, draw none.
 #[test]
 fn settings_an_occ_server_cannot_use_draw_warnings() {
@@ -1665,7 +1666,7 @@ fn settings_an_occ_server_cannot_use_draw_warnings() {
     let out = ok(&ws, &args);
     assert_eq!(
         stderr(&out),
-        "warning: tiny.toml: service `server` is an OCC server (occ is set: no slots, queue or service time) but sets queue_timeout, capacity steps: they never act\n"
+        "warning: tiny.toml: service `server` is an OCC server (occ is set: no slots, queue or service time): its writes ignore queue_timeout, capacity steps\n"
     );
     let out = ok(
         &ws,
@@ -1684,7 +1685,7 @@ fn settings_an_occ_server_cannot_use_draw_warnings() {
     );
     assert_eq!(
         stderr(&out),
-        "warning: tiny.toml: the [fallback] server is an OCC server (occ is set: no slots, queue or service time) but sets autoscale: it never acts\n"
+        "warning: tiny.toml: the [fallback] server is an OCC server (occ is set: no slots, queue or service time): its writes ignore autoscale\n"
     );
     let mut args = occ.to_vec();
     args.extend([
@@ -1692,11 +1693,33 @@ fn settings_an_occ_server_cannot_use_draw_warnings() {
         "server.outages.0.kind=slow",
         "--set",
         "server.outages.0.slowdown=3",
+        "--set",
+        "server.retry_after=auto",
     ]);
     let out = ok(&ws, &args);
     assert_eq!(
         stderr(&out),
-        "warning: tiny.toml: service `server` is an OCC server (occ is set: no slots, queue or service time) but sets a `slow` outage: it never acts\n"
+        "warning: tiny.toml: service `server` is an OCC server (occ is set: no slots, queue or service time): its writes ignore retry_after, a `slow` outage\n"
+    );
+    // Under a sweep that does not change them, said once, naming no point.
+    ws.file(
+        "swept.toml",
+        &format!("{TINY}\n[sweep]\n\"clients.count\" = [10, 20, 30]\n"),
+    );
+    let out = ok(
+        &ws,
+        &[
+            "check",
+            "swept.toml",
+            "--set",
+            "server.occ=true",
+            "--set",
+            "server.autoscale={ min = 1, max = 4 }",
+        ],
+    );
+    assert_eq!(
+        stderr(&out),
+        "warning: swept.toml: service `server` is an OCC server (occ is set: no slots, queue or service time): its writes ignore autoscale\n"
     );
 }
 
