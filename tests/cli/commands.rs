@@ -331,6 +331,53 @@ fn the_header_groups_its_own_counts_and_leaves_names_alone() {
     );
 }
 
+/// The report's server line shows each setting that changes how the server answers over
+/// the run, not only its slots, queue and service time; an OCC server shows its row.
+#[test]
+fn the_report_describes_how_the_server_degrades() {
+    let ws = workspace_with(TINY);
+    let sets = [
+        "server.discipline=lifo",
+        "server.queue_timeout=1s",
+        "server.slowdown=[[0, 1.0], [10, 2.5]]",
+        "server.capacity=[{ at = \"500ms\", concurrency = 2 }]",
+        "server.rate_limit={ rate = 100 }",
+    ];
+    let mut args = vec![
+        "run",
+        "tiny.toml",
+        "--out",
+        "out",
+        "--quiet",
+        "--format",
+        "svg",
+    ];
+    for s in &sets {
+        args.extend(["--set", s]);
+    }
+    ok(&ws, &args);
+    let html = fs::read_to_string(ws.path().join("out/tiny/report.html")).unwrap();
+    let line = "<dt>server</dt><dd>server: 5 slots, 5 queue places (lifo), queue timeout 1s, service constant 10ms, slowdown x1 at 0, x2.5 at 10 requests held, capacity steps 2 at 500ms, down outage [0s, 1s), rate limit 100/s (burst 100)</dd>";
+    assert!(html.contains(line), "{html}");
+    let occ = [
+        "run",
+        "tiny.toml",
+        "--out",
+        "occ",
+        "--quiet",
+        "--format",
+        "svg",
+        "--set",
+        "server.occ=\"write-only\"",
+        "--set",
+        "server.occ_write={ dist = \"constant\", value = \"2ms\" }",
+    ];
+    ok(&ws, &occ);
+    let html = fs::read_to_string(ws.path().join("occ/tiny/report.html")).unwrap();
+    let line = "<dt>server</dt><dd>server: OCC row (write-only), write time constant 2ms, down outage [0s, 1s)</dd>";
+    assert!(html.contains(line), "{html}");
+}
+
 /// A sweep's header shows what it sweeps as a range over its points (client counts, open
 /// rates, replications, bucket), never the first point's value as if it were the scenario's.
 #[test]

@@ -8,6 +8,7 @@
 //! verdict are in `tables`.
 
 use crate::text::counted;
+use crate::time::SimDuration;
 use std::fmt::Write as _;
 
 use crate::cli::ChartFormat;
@@ -276,11 +277,9 @@ pub fn render(
                         .map(|&c| s.services[c].name.as_str())
                         .collect();
                     format!(
-                        "{}: {}, {}, service {}{}",
+                        "{}: {}{}",
                         escape(&svc.name),
-                        counted(svc.server.concurrency, "slot", "slots"),
-                        counted(svc.server.queue, "queue place", "queue places"),
-                        escape(&svc.server.service.describe()),
+                        escape(&describe_server(&svc.server)),
                         if calls.is_empty() {
                             String::new()
                         } else {
@@ -492,6 +491,71 @@ fn upper_first(text: &str) -> String {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => String::new(),
     }
+}
+
+/// A server's settings in a line of the report's facts: its slots, queue and service time
+/// (or its OCC row), and each setting that changes how it answers over the run: the queue's
+/// discipline and timeout, slowdown, capacity steps, autoscaling, outages, rate limit.
+fn describe_server(server: &crate::model::ServerSpec) -> String {
+    use crate::model::Occ;
+    let mut parts: Vec<String> = Vec::new();
+    match server.occ {
+        Occ::Off => {
+            parts.push(counted(server.concurrency, "slot", "slots"));
+            let mut queue = counted(server.queue, "queue place", "queue places");
+            if server.queue > 0 && server.discipline != crate::model::Discipline::Fifo {
+                queue.push_str(&format!(" ({})", server.discipline.label()));
+            }
+            parts.push(queue);
+            if let Some(d) = server.queue_timeout {
+                parts.push(format!("queue timeout {d}"));
+            }
+            parts.push(format!("service {}", server.service.describe()));
+            if let Some(curve) = &server.slowdown {
+                let points: Vec<String> = curve
+                    .points()
+                    .iter()
+                    .map(|(h, f)| format!("x{f} at {h}"))
+                    .collect();
+                parts.push(format!("slowdown {} requests held", points.join(", ")));
+            }
+            if !server.capacity.is_empty() {
+                let steps: Vec<String> = server
+                    .capacity
+                    .iter()
+                    .map(|c| format!("{} at {}", c.concurrency, SimDuration(c.at.0)))
+                    .collect();
+                parts.push(format!("capacity steps {}", steps.join(", ")));
+            }
+            if let Some(a) = server.autoscale {
+                parts.push(format!(
+                    "autoscaled {}..{} slots (target {}, every {}, warmup {})",
+                    a.min, a.max, a.target, a.interval, a.warmup
+                ));
+            }
+        }
+        mode => parts.push(format!(
+            "OCC row ({}), write time {}",
+            if mode == Occ::WriteOnly {
+                "write-only"
+            } else {
+                "read-write"
+            },
+            server.occ_write.describe()
+        )),
+    }
+    for o in &server.outages {
+        parts.push(format!(
+            "{} outage [{}, {})",
+            o.kind.label(),
+            SimDuration(o.start.0),
+            SimDuration(o.end.0)
+        ));
+    }
+    if let Some(r) = server.rate_limit {
+        parts.push(format!("rate limit {}/s (burst {})", r.rate, r.burst));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
