@@ -22,6 +22,9 @@ fn main() -> ExitCode {
     // come while a scenario or the shards are read or while output is written (which the
     // handler then removes); installed later, an early signal killed the process (143, 129).
     herdsim::report::output_dir::install_signal_cleanup();
+    // `check` writes nothing even when every file is good: saying so would read as if a
+    // problem had stopped it.
+    let writes = !matches!(cli.command, herdsim::cli::Command::Check(_));
     match herdsim::app::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -29,8 +32,9 @@ fn main() -> ExitCode {
             if let herdsim::Error::Scenario(errors) = &e {
                 let n = errors.0.len();
                 eprintln!(
-                    "herdsim: {n} problem{} found; nothing was written",
-                    if n == 1 { "" } else { "s" }
+                    "herdsim: {n} problem{} found{}",
+                    if n == 1 { "" } else { "s" },
+                    if writes { "; nothing was written" } else { "" }
                 );
             }
             ExitCode::from(e.exit_code())

@@ -314,7 +314,8 @@ fn throttle_base_unused(r: &crate::model::policy::RetryPolicy) -> Option<&'stati
 /// Warnings for what a scenario schedules at or after its `time_limit`, where the run has
 /// already stopped: an outage that does not end within the run (say `end = "5M"`, five
 /// months, meant as `"5m"`), a capacity step that never takes effect, a `trigger_end`
-/// beyond the run. Each makes `recovered_s` empty or the step moot; valid, so not an error.
+/// beyond the run, a network round trip as long as the run. Each makes `recovered_s` empty,
+/// the step moot or the answers late; valid, so not an error.
 fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::time::SimDuration;
     let show = |t: crate::time::SimTime| SimDuration::from_nanos(t.0).to_string();
@@ -339,6 +340,15 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                         service.name
                     ));
                 }
+            }
+            // A round trip that takes the whole run (say `"10m"` meant as `"10ms"`): the
+            // run ends before any answer crosses back.
+            let one_way = service.latency.mean();
+            if one_way.as_nanos().saturating_mul(2) >= limit {
+                found.push(format!(
+                    "the round trip to `{}` ({one_way} each way, on average) lasts as long as the run (time_limit {}) or longer: almost no answer comes back within it",
+                    service.name, s.time_limit
+                ));
             }
             for c in &service.server.capacity {
                 if past(c.at) {

@@ -439,19 +439,24 @@ pub fn read_shards(dir: &Path) -> Result<Vec<ShardData>> {
             ));
         }
         if m.flags != first.flags {
+            // As the command lines had them: `--seed 8` vs `no --seed or --replications`.
             let shown = |f: Option<RunFlags>| match f {
                 None => "not recorded".to_string(),
-                Some(f) => format!(
-                    "{}/{}",
-                    f.seed.map_or("-".into(), |s| s.to_string()),
-                    f.replications.map_or("-".into(), |r| r.to_string())
-                ),
+                Some(RunFlags {
+                    seed: None,
+                    replications: None,
+                }) => "no --seed or --replications".to_string(),
+                Some(f) => {
+                    let seed = f.seed.map(|s| format!("--seed {s}"));
+                    let reps = f.replications.map(|r| format!("--replications {r}"));
+                    [seed, reps]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }
             };
-            return Err(differs(
-                "--seed/--replications",
-                &shown(first.flags),
-                &shown(m.flags),
-            ));
+            return Err(differs("run with", &shown(first.flags), &shown(m.flags)));
         }
         // A --set can change the seed or the replications: named first, as the cause.
         if m.set != first.set {

@@ -924,6 +924,13 @@ fn check_of_the_same_file_twice_says_the_first_is_ok() {
         "{}",
         stderr(&out)
     );
+    // `check` writes nothing anyway: its count of problems does not say so, as if a
+    // problem had stopped it (run's does: it would have written).
+    assert!(
+        stderr(&out).ends_with("\nherdsim: 1 problem found\n"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -1690,6 +1697,32 @@ fn settings_that_cannot_act_draw_warnings() {
         stderr(&out),
         "warning: swept.toml: service `server` sets queue_timeout but has no queue (queue = 0): it never acts (at sweep point server.queue = 0)\n"
     );
+}
+
+/// A network round trip as long as the run (a `"10m"` meant as `"10ms"`) draws a warning:
+/// the run ends before almost any answer comes back. Just shorter, nothing.
+#[test]
+fn a_round_trip_as_long_as_the_run_draws_a_warning() {
+    let ws = workspace_with(TINY);
+    let latency = |v: &str| format!("network.latency={{ dist = \"constant\", value = \"{v}\" }}");
+    let check = |v: &str| {
+        ok(
+            &ws,
+            &[
+                "check",
+                "tiny.toml",
+                "--set",
+                &latency(v),
+                "--set",
+                "time_limit=1m",
+            ],
+        )
+    };
+    assert_eq!(
+        stderr(&check("30s")),
+        "warning: tiny.toml: the round trip to `server` (30s each way, on average) lasts as long as the run (time_limit 1m) or longer: almost no answer comes back within it\n"
+    );
+    assert_eq!(stderr(&check("29999ms")), "");
 }
 
 /// An OCC server has no slots, queue or service time: the settings that act only on those

@@ -48,7 +48,11 @@ fn refused(text: &str, expected: &[&str]) -> String {
 pub(crate) fn problems(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
-        .filter(|l| !l.contains("found; nothing was written"))
+        .filter(|l| {
+            let count = l.strip_prefix("herdsim: ").and_then(|l| l.split_once(' '));
+            !count
+                .is_some_and(|(n, rest)| n.parse::<usize>().is_ok() && rest.starts_with("problem"))
+        })
         .collect()
 }
 

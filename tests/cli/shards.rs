@@ -496,7 +496,7 @@ fn shards_of_another_run_are_refused() {
         (
             &["--shard", "1/2", "--seed", "8"],
             None,
-            "merge: out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (--seed/--replications: 8/- vs -/-)",
+            "merge: out/tiny/shard-1-of-2 is a shard of another run than out/tiny/shard-0-of-2 (run with: --seed 8 vs no --seed or --replications)",
         ),
         (
             &["--shard", "1/2", "--set", "server.queue=6"],
