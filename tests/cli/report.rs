@@ -777,6 +777,11 @@ fn populations_and_services_get_a_breakdown_chart_each_and_the_load_a_panel_per_
         html.contains("(api, the entry service: 20 slots / "),
         "the capacity note names the entry service"
     );
+    // And, for sizing, the service with the least capacity of its own.
+    assert!(
+        html.contains("; the least of any service: db, "),
+        "the capacity note names the tightest service"
+    );
 }
 
 #[test]

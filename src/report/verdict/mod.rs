@@ -240,6 +240,31 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
     if !scenario.entry().calls.is_empty() {
         note.push_str(", its own work only: a slot is also held through its downstream calls");
     }
+    // For sizing, the tier that saturates first matters more than the entry: name the one
+    // with the least capacity of its own (by the same figure), when it is not the entry.
+    let tightest = scenario
+        .services
+        .iter()
+        .skip(1)
+        .filter(|svc| !svc.server.is_occ() && !svc.server.service.mean().is_zero())
+        .map(|svc| {
+            let service = svc.server.service.mean();
+            (
+                svc,
+                svc.server.concurrency as f64 / service.as_secs_f64(),
+                service,
+            )
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((svc, least, service)) = tightest.filter(|t| t.1 < rps) {
+        note.push_str(&format!(
+            "; the least of any service: {}, {} req/s ({} / {} mean service)",
+            svc.name,
+            fmt_value(least),
+            counted(svc.server.concurrency, "slot", "slots"),
+            service.short()
+        ));
+    }
     (Some(rps), note)
 }
 
