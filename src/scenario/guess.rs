@@ -82,10 +82,13 @@ fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a 
         .into_iter()
         .filter(|&name| name != written)
         .map(|name| {
-            (
-                edits(&word, &name.to_lowercase().chars().collect::<Vec<_>>()),
-                name,
-            )
+            let name_chars: Vec<char> = name.to_lowercase().chars().collect();
+            let d = if plural_pair(&word, &name_chars) {
+                1
+            } else {
+                edits(&word, &name_chars)
+            };
+            (d, name)
         })
         .filter(|&(d, name)| d <= limit || (d == 2 && swapped_apart(&word, name)))
         .collect();
@@ -99,6 +102,21 @@ fn closest<'a>(word: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a 
         }
     }
     guesses
+}
+
+/// Whether one of `a` and `b` is the English plural of the other (`strategies` and
+/// `strategy`, `outage` and `outages`, `class` and `classes`): one slip, however many
+/// letters the ending changes (`[[strategies]]` is three edits from `strategy`).
+fn plural_pair(a: &[char], b: &[char]) -> bool {
+    let plural_of = |plural: &[char], single: &[char]| {
+        let (p, s): (String, String) = (plural.iter().collect(), single.iter().collect());
+        s.len() >= 3
+            && (p == format!("{s}s")
+                || p == format!("{s}es")
+                || s.strip_suffix('y')
+                    .is_some_and(|stem| p == format!("{stem}ies")))
+    };
+    plural_of(a, b) || plural_of(b, a)
 }
 
 /// Whether `name` is `word` (lowercased) with two letters that are not neighbours swapped:

@@ -121,6 +121,18 @@ fn misspellings_suggest_the_likely_name() {
             "max_attempts = 8\nretry_on = [\"503\", \"timout\"]",
             "found \"timout\" (did you mean \"timeout\"?)",
         ),
+        // A plural for a singular and the reverse: one slip, though `strategies` is three
+        // edits from `strategy`.
+        (
+            "[[strategy]]\nname = \"none\"",
+            "[[strategies]]\nname = \"none\"",
+            "unknown key `strategies` (did you mean `strategy`?)",
+        ),
+        (
+            "[[server.outages]]",
+            "[[server.outage]]",
+            "unknown key `outage` in server (did you mean `outages`?)",
+        ),
         // A jitter table's one key misspelt.
         (
             "jitter = \"full\"",
