@@ -311,6 +311,23 @@ fn throttle_base_unused(r: &crate::model::policy::RetryPolicy) -> Option<&'stati
     }
 }
 
+/// A round trip to `to` (whose one-way latency is `latency`) that takes the whole run on
+/// average (say `"10m"` meant as `"10ms"`): the run ends before almost any answer crosses
+/// back.
+fn round_trip_past_end(
+    latency: &crate::model::dist::Dist,
+    to: &str,
+    s: &crate::model::Scenario,
+) -> Option<String> {
+    let one_way = latency.mean();
+    (one_way.as_nanos().saturating_mul(2) >= s.time_limit.as_nanos()).then(|| {
+        format!(
+            "the round trip to `{to}` ({one_way} each way, on average) lasts as long as the run (time_limit {}) or longer: almost no answer comes back within it",
+            s.time_limit
+        )
+    })
+}
+
 /// Warnings for what a scenario schedules at or after its `time_limit`, where the run has
 /// already stopped: an outage that does not end within the run (say `end = "5M"`, five
 /// months, meant as `"5m"`), a capacity step that never takes effect, a `trigger_end`
@@ -341,14 +358,8 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                     ));
                 }
             }
-            // A round trip that takes the whole run (say `"10m"` meant as `"10ms"`): the
-            // run ends before any answer crosses back.
-            let one_way = service.latency.mean();
-            if one_way.as_nanos().saturating_mul(2) >= limit {
-                found.push(format!(
-                    "the round trip to `{}` ({one_way} each way, on average) lasts as long as the run (time_limit {}) or longer: almost no answer comes back within it",
-                    service.name, s.time_limit
-                ));
+            if let Some(line) = round_trip_past_end(&service.latency, &service.name, s) {
+                found.push(line);
             }
             for c in &service.server.capacity {
                 if past(c.at) {
@@ -359,6 +370,13 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                     ));
                 }
             }
+        }
+        if let Some(line) = s
+            .fallback
+            .as_ref()
+            .and_then(|f| round_trip_past_end(&f.latency, "[fallback]", s))
+        {
+            found.push(line);
         }
         for population in &s.populations {
             let start = match &population.source {

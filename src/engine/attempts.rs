@@ -327,6 +327,12 @@ impl Simulation<'_> {
             return self.left_server(key);
         }
         let at = self.now + self.latency(svc);
+        if self.services[svc as usize].unreachable_at(at) {
+            // The write arrives in an `unreachable` or `crash` window: nothing answers it,
+            // and the attempt ends by its timer (judged at the write's own arrival, as the
+            // read was at its own when sent).
+            return self.lost(key, serial, svc);
+        }
         self.push(
             Event::new(EventKind::Arrive, at, key, serial)
                 .with_aux(version)

@@ -105,11 +105,10 @@ impl Simulation<'_> {
         let (key, serial, svc) = (commit.id, commit.serial, commit.service);
         let service = &mut self.services[svc as usize];
         if service.held_since_crash(commit.seq) {
-            if let Some(m) = self.metrics.services.get_mut(svc as usize) {
-                m.lost += 1;
-            }
+            // Counted lost at the crash, which may come after the run's end.
             return self.lost(key, serial, svc);
         }
+        service.write_released();
         let status = if commit.status == Status::ServerError {
             Status::ServerError
         } else if service.commit(commit.aux) {
@@ -426,7 +425,8 @@ impl Simulation<'_> {
     /// `svc` crashes: every queued and in-service attempt is lost without an answer.
     pub(super) fn crash(&mut self, svc: u16) {
         let now = self.now;
-        let lost_in_service = self.services[svc as usize].in_service() as u64;
+        let service = &self.services[svc as usize];
+        let lost_in_service = service.in_service() as u64 + u64::from(service.held_writes());
         let next_seq = self.queue.next_seq();
         let lost = self.services[svc as usize].crash(now, next_seq);
         if let Some(m) = self.metrics.services.get_mut(svc as usize) {

@@ -1723,6 +1723,24 @@ fn a_round_trip_as_long_as_the_run_draws_a_warning() {
         "warning: tiny.toml: the round trip to `server` (30s each way, on average) lasts as long as the run (time_limit 1m) or longer: almost no answer comes back within it\n"
     );
     assert_eq!(stderr(&check("29999ms")), "");
+    // The [fallback] server's own latency too.
+    let out = ok(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "time_limit=1m",
+            "--set",
+            "fallback={ concurrency = 1, service = { dist = \"constant\", value = \"1ms\" }, latency = { dist = \"constant\", value = \"10m\" } }",
+            "--set",
+            "retry.fallback_on=[\"attempts\"]",
+        ],
+    );
+    assert_eq!(
+        stderr(&out),
+        "warning: tiny.toml: the round trip to `[fallback]` (10m each way, on average) lasts as long as the run (time_limit 1m) or longer: almost no answer comes back within it\n"
+    );
 }
 
 /// An OCC server has no slots, queue or service time: the settings that act only on those

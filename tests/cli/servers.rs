@@ -840,6 +840,24 @@ cap = "100ms"
     );
     assert_eq!(latencies(&m), [ms(120)]);
     assert_eq!(m.entry().lost, 0);
+    // Counted lost at the crash, though the run ends (at 100 ms) before the write's commit.
+    let m = run(
+        &scenario(&text.replace("name = \"occ\"", "name = \"occ\"\ntime_limit = \"100ms\"")),
+        0,
+    );
+    assert_eq!(m.entry().lost, 1);
+    // A write that arrives in the crash window (12 ms to 100 ms; the read was answered at
+    // 10 ms) is answered by nobody: the attempt times out at 200 ms as before, nothing held.
+    let m = run(
+        &scenario(
+            &text
+                .replace("\"50ms\"", "\"12ms\"")
+                .replace("\"60ms\"", "\"100ms\""),
+        ),
+        0,
+    );
+    assert_eq!(latencies(&m), [ms(420)]);
+    assert_eq!(m.entry().lost, 0);
 }
 
 /// For a closed herd, `recovered_s` is the time from the end of the outage until the last

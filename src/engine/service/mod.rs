@@ -81,6 +81,8 @@ pub struct Service {
     /// The queue's insertion number when the last crash came: an OCC write held since
     /// before it (its commit pushed with a smaller number) is lost (0: no crash yet).
     lost_before_seq: u64,
+    /// OCC writes holding for their write time now (a crash loses them).
+    held_writes: u32,
     /// The rate limiter's bucket (see [`TokenBucket`]).
     bucket: TokenBucket,
     /// The OCC row's version: the number of successful writes so far.
@@ -113,6 +115,7 @@ impl Service {
             queue: VecDeque::new(),
             generation: 0,
             lost_before_seq: 0,
+            held_writes: 0,
             version: 0,
             queue_timer: None,
             busy_area: 0,
@@ -150,6 +153,16 @@ impl Service {
     #[inline]
     pub fn generation(&self) -> u32 {
         self.generation
+    }
+
+    /// OCC writes holding for their write time now.
+    pub fn held_writes(&self) -> u32 {
+        self.held_writes
+    }
+
+    /// A held OCC write's commit instant has come (one that the last crash did not lose).
+    pub fn write_released(&mut self) {
+        self.held_writes -= 1;
     }
 
     /// Whether an OCC write whose commit was pushed with insertion number `seq` was held
@@ -253,6 +266,7 @@ impl Service {
                 };
             }
             Occ::ReadWrite => {
+                self.held_writes += 1;
                 return Admission::Hold {
                     version: read_version,
                     answer,
@@ -263,6 +277,7 @@ impl Service {
                 return Admission::Written;
             }
             Occ::WriteOnly => {
+                self.held_writes += 1;
                 return Admission::Hold {
                     version: self.version,
                     answer,
@@ -411,11 +426,12 @@ impl Service {
     /// A crash at `now`, when the event queue's next insertion number is `next_seq`: every
     /// queued attempt is returned (lost), every slot freed, and the generation moves on so
     /// work in service is known to be lost when it would end; so is an OCC write held now
-    /// (see [`Service::held_since_crash`]).
+    /// (see [`Service::held_since_crash`]; [`Service::held_writes`] counts them before).
     pub fn crash(&mut self, now: SimTime, next_seq: u64) -> Vec<Queued> {
         self.hold(now, -(self.busy as i32));
         self.generation = self.generation.wrapping_add(1);
         self.lost_before_seq = next_seq;
+        self.held_writes = 0;
         self.queue_timer = None;
         self.queue.drain(..).collect()
     }
