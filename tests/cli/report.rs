@@ -784,6 +784,70 @@ fn populations_and_services_get_a_breakdown_chart_each_and_the_load_a_panel_per_
     );
 }
 
+/// In a graph, the capacity note names the service that takes the fewest client requests
+/// per second: its own capacity over the calls it gets per request (db, called three
+/// times, before the smaller but once-called and autoscaled cache), also behind an entry
+/// with no service time of its own (a router, whose capacity is not defined).
+#[test]
+fn the_capacity_note_names_the_tier_that_saturates_first() {
+    let text = r#"
+name = "g"
+time_limit = "10s"
+[clients]
+count = 10
+requests = 1
+[network]
+latency = { dist = "constant", value = "1ms" }
+[[service]]
+name = "api"
+concurrency = 100
+service = { dist = "constant", value = "0ms" }
+calls = ["db", "db", "db", "cache"]
+[[service]]
+name = "db"
+concurrency = 20
+service = { dist = "constant", value = "1ms" }
+[[service]]
+name = "cache"
+concurrency = 10
+service = { dist = "constant", value = "1ms" }
+autoscale = { target = 0.5, min = 10, max = 100, interval = "1s", warmup = "0s" }
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "s"
+base = "100ms"
+cap = "1s"
+"#;
+    let ws = Workspace::new();
+    ws.file("g.toml", text);
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "g.toml", "--out", "out", "--no-charts"])
+        .output()
+        .expect("run herdsim");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  capacity n/a (zero service time; the least of any service for the clients' requests: db, 20\u{2009}000 req/s (20 slots / 1ms mean service), 3 calls per request: 6667 requests/s); peaks per "),
+        "{stdout}"
+    );
+    // With db called once, cache is the least, and its figure is the one at the start.
+    ws.file(
+        "g.toml",
+        &text.replace("[\"db\", \"db\", \"db\", \"cache\"]", "[\"db\", \"cache\"]"),
+    );
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["run", "g.toml", "--out", "out2", "--no-charts"])
+        .output()
+        .expect("run herdsim");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("(zero service time; the least of any service: cache, 10\u{2009}000 req/s (10 slots / 1ms mean service at the start)); peaks per "),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn no_charts_writes_only_the_csv_files() {
     let ws = Workspace::new();

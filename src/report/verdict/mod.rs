@@ -214,7 +214,9 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
     }
     let service = server.service.mean();
     if service.is_zero() {
-        return (None, "zero service time".into());
+        let mut note = String::from("zero service time");
+        note.push_str(&tightest(scenario, None).unwrap_or_default());
+        return (None, note);
     }
     let rps = server.concurrency as f64 / service.as_secs_f64();
     // In a graph, the multiples are of the entry service's capacity, not of the
@@ -240,32 +242,71 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
     if !scenario.entry().calls.is_empty() {
         note.push_str(", its own work only: a slot is also held through its downstream calls");
     }
-    // For sizing, the tier that saturates first matters more than the entry: name the one
-    // with the least capacity of its own (by the same figure), when it is not the entry.
-    let tightest = scenario
-        .services
-        .iter()
-        .skip(1)
-        .filter(|svc| !svc.server.is_occ() && !svc.server.service.mean().is_zero())
-        .map(|svc| {
-            let service = svc.server.service.mean();
-            (
-                svc,
-                svc.server.concurrency as f64 / service.as_secs_f64(),
-                service,
-            )
-        })
-        .min_by(|a, b| a.1.total_cmp(&b.1));
-    if let Some((svc, least, service)) = tightest.filter(|t| t.1 < rps) {
-        note.push_str(&format!(
-            "; the least of any service: {}, {} req/s ({} / {} mean service)",
-            svc.name,
-            fmt_value(least),
-            counted(svc.server.concurrency, "slot", "slots"),
-            service.short()
-        ));
+    if let Some(tightest) = tightest(scenario, Some(rps)) {
+        note.push_str(&tightest);
     }
     (Some(rps), note)
+}
+
+/// For sizing a graph, the tier that saturates first matters more than the entry: the
+/// downstream service (not OCC, with a service time) that can take the fewest client
+/// requests per second by its own capacity (slots / mean service time at the start)
+/// divided by the calls it gets per client request (first attempts: `calls` lists and
+/// fan-out multiply down the graph), as a clause of the capacity note, when it takes fewer
+/// than the entry (`entry`, None when the entry's capacity is not defined).
+fn tightest(scenario: &Scenario, entry: Option<f64>) -> Option<String> {
+    let services = &scenario.services;
+    // Calls per client request: the entry gets one; a service gets each caller's calls
+    // once per listing. The graph has no cycle, so this settles within as many rounds as
+    // it has services.
+    let mut per_request = vec![0.0f64; services.len()];
+    for _ in 0..services.len() {
+        let mut next = vec![0.0f64; services.len()];
+        next[0] = 1.0;
+        for (caller, svc) in services.iter().enumerate() {
+            for &callee in &svc.calls {
+                next[callee] += per_request[caller];
+            }
+        }
+        per_request = next;
+    }
+    let (svc, rps, calls, service) = services
+        .iter()
+        .zip(&per_request)
+        .skip(1)
+        .filter(|(svc, calls)| {
+            **calls > 0.0 && !svc.server.is_occ() && !svc.server.service.mean().is_zero()
+        })
+        .map(|(svc, &calls)| {
+            let service = svc.server.service.mean();
+            let rps = svc.server.concurrency as f64 / service.as_secs_f64();
+            (svc, rps, calls, service)
+        })
+        .min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))?;
+    if entry.is_some_and(|entry| rps / calls >= entry) {
+        return None;
+    }
+    let at_start = if !svc.server.capacity.is_empty() || svc.server.autoscale.is_some() {
+        " at the start"
+    } else {
+        ""
+    };
+    let own = format!(
+        "{}, {} req/s ({} / {} mean service{at_start})",
+        svc.name,
+        fmt_value(rps),
+        counted(svc.server.concurrency, "slot", "slots"),
+        service.short()
+    );
+    Some(if calls == 1.0 {
+        format!("; the least of any service: {own}")
+    } else {
+        format!(
+            "; the least of any service for the clients' requests: {own}, {} calls per request: {} requests/s",
+            fmt_value(calls),
+            fmt_value(rps / calls)
+        )
+    })
 }
 
 /// A share as a percentage: `100%`, `99.74%`, `62.2%`, `0.26%`, `0%`; never rounded to
