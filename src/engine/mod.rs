@@ -295,7 +295,10 @@ impl<'a> Simulation<'a> {
             EventKind::Arrive => self.arrive(e.id, e.serial, e.service, e.aux),
             EventKind::Read => self.read(e.id, e.serial, e.service),
             EventKind::ReadReply => self.read_reply(e.id, e.serial, e.service, e.aux),
-            EventKind::Commit => self.commit(&e),
+            // The fields, not `&e`: taking the event's address kept every popped event in
+            // memory (Brooker's experiment ran 40% slower, all of its 1.9% more
+            // instructions in this loop).
+            EventKind::Commit => self.commit(e.id, e.serial, e.service, e.aux, e.status, e.seq),
             EventKind::Done => self.done(e.id, e.serial, e.status, e.service, e.aux),
             EventKind::DoneJob => self.done_job(e.id, e.aux),
             EventKind::Response => self.result(e.id, e.serial, e.status, decode_hint(e.aux)),

@@ -98,20 +98,27 @@ impl Simulation<'_> {
         self.record_occupancy(svc);
     }
 
-    /// An OCC write's commit instant (its event `commit`): it wins only if the row is at the
-    /// version it expects (`aux`). A write an `errors` outage answers 500 (`status`) commits
-    /// nothing; one held when the server crashed is lost.
-    pub(super) fn commit(&mut self, commit: &Event) {
-        let (key, serial, svc) = (commit.id, commit.serial, commit.service);
+    /// An OCC write's commit instant (its event pushed with insertion number `seq`): it
+    /// wins only if the row is at the version it expects. A write an `errors` outage
+    /// answers 500 (`answer`) commits nothing; one held when the server crashed is lost.
+    pub(super) fn commit(
+        &mut self,
+        key: u32,
+        serial: u32,
+        svc: u16,
+        version: u32,
+        answer: Status,
+        seq: u64,
+    ) {
         let service = &mut self.services[svc as usize];
-        if service.held_since_crash(commit.seq) {
+        if service.held_since_crash(seq) {
             // Counted lost at the crash, which may come after the run's end.
             return self.lost(key, serial, svc);
         }
         service.write_released();
-        let status = if commit.status == Status::ServerError {
+        let status = if answer == Status::ServerError {
             Status::ServerError
-        } else if service.commit(commit.aux) {
+        } else if service.commit(version) {
             Status::Ok
         } else {
             Status::Conflict
