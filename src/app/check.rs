@@ -222,8 +222,8 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
 /// queue is served and timed out, the hint of its overload 503s (it sends none), how
 /// service slows, how slots change, a `slow` outage. Capacity steps and a `slow` outage
 /// still end the recovery trigger and steps still set the `concurrency` column, so the
-/// warning says the writes ignore them, not that they do nothing. The warning's words after the server's name; None when it is not an OCC server or sets
-/// none of them.
+/// warning says the writes ignore them, not that they do nothing. The warning's words
+/// after the server's name; None when it is not an OCC server or sets none of them.
 fn occ_inert(server: &crate::model::ServerSpec) -> Option<String> {
     if !server.is_occ() {
         return None;

@@ -218,7 +218,7 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
         note.push_str(&tightest(scenario, None).unwrap_or_default());
         return (None, note);
     }
-    let rps = server.concurrency as f64 / service.as_secs_f64();
+    let rps = own_capacity(server, service);
     // In a graph, the multiples are of the entry service's capacity, not of the
     // bottleneck's: name it (each service's own peaks are in services.csv and its chart).
     let entry = if scenario.services.len() > 1 {
@@ -231,7 +231,7 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
         counted(server.concurrency, "slot", "slots"),
         service.short()
     );
-    if !server.capacity.is_empty() || server.autoscale.is_some() {
+    if changes_size(server) {
         note.push_str(", at the start");
     }
     // What the figure leaves out, so that a multiple of it is not read as the load on
@@ -246,6 +246,18 @@ pub fn capacity(scenario: &Scenario) -> (Option<f64>, String) {
         note.push_str(&tightest);
     }
     (Some(rps), note)
+}
+
+/// A server's own capacity in requests per second: its slots at the start over its mean
+/// `service` time (not zero).
+fn own_capacity(server: &crate::model::ServerSpec, service: SimDuration) -> f64 {
+    server.concurrency as f64 / service.as_secs_f64()
+}
+
+/// Whether a server's slots change over the run (capacity steps, autoscaling), so that a
+/// capacity figure from its starting slots holds only at the start.
+fn changes_size(server: &crate::model::ServerSpec) -> bool {
+    !server.capacity.is_empty() || server.autoscale.is_some()
 }
 
 /// For sizing a graph, the tier that saturates first matters more than the entry: the
@@ -279,14 +291,13 @@ fn tightest(scenario: &Scenario, entry: Option<f64>) -> Option<String> {
         })
         .map(|(svc, &calls)| {
             let service = svc.server.service.mean();
-            let rps = svc.server.concurrency as f64 / service.as_secs_f64();
-            (svc, rps, calls, service)
+            (svc, own_capacity(&svc.server, service), calls, service)
         })
         .min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))?;
     if entry.is_some_and(|entry| rps / calls >= entry) {
         return None;
     }
-    let at_start = if !svc.server.capacity.is_empty() || svc.server.autoscale.is_some() {
+    let at_start = if changes_size(&svc.server) {
         " at the start"
     } else {
         ""
