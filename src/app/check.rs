@@ -74,7 +74,8 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::model::ServiceRetry;
     let name = crate::text::escape(&file.file);
-    let mut lines: Vec<String> = Vec::new();
+    // Each warning, with the sweep point it holds at when it depends on swept values.
+    let mut lines: Vec<(String, Option<usize>)> = Vec::new();
     // Under a sweep, a warning about a swept value names its point.
     let at_point = |p: &crate::scenario::sweep::SweepPoint| {
         if file.axes.is_empty() {
@@ -87,7 +88,7 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
         }
     };
     let unclamped = "sets clamp_to_deadline but has no deadline: the clamp never acts";
-    for p in &file.points {
+    for (k, p) in file.points.iter().enumerate() {
         let s = &p.scenario;
         let inert =
             |r: &crate::model::policy::RetryPolicy| r.clamp_to_deadline && r.deadline.is_none();
@@ -101,28 +102,38 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                     String::new()
                 };
                 if inert(&pp.strategy.retry) {
-                    lines.push(format!("strategy `{}`{whose} {unclamped}", strategy.name));
+                    lines.push((
+                        format!("strategy `{}`{whose} {unclamped}", strategy.name),
+                        None,
+                    ));
                 }
                 if let Some(why) = throttle_base_unused(&pp.strategy.retry) {
-                    lines.push(format!(
-                        "strategy `{}`{whose} sets throttle_base but {why}: it never acts",
-                        strategy.name
+                    lines.push((
+                        format!(
+                            "strategy `{}`{whose} sets throttle_base but {why}: it never acts",
+                            strategy.name
+                        ),
+                        None,
                     ));
                 }
                 if let Some(why) = slow_call_unused(&pp.strategy.retry) {
-                    lines.push(format!(
-                        "strategy `{}`{whose} sets breaker.slow_call but {why}: no call is ever slow{}",
-                        strategy.name,
-                        at_point(p)
+                    lines.push((
+                        format!(
+                            "strategy `{}`{whose} sets breaker.slow_call but {why}: no call is ever slow",
+                            strategy.name
+                        ),
+                        Some(k),
                     ));
                 }
                 if population.is_closed()
                     && let Some(why) = concurrent_budget_unused(&pp.strategy.retry)
                 {
-                    lines.push(format!(
-                        "strategy `{}`{whose} {why}: it never refuses a retry{}",
-                        strategy.name,
-                        at_point(p)
+                    lines.push((
+                        format!(
+                            "strategy `{}`{whose} {why}: it never refuses a retry",
+                            strategy.name
+                        ),
+                        Some(k),
                     ));
                 }
                 // Clients call the first service; only its rate limiter answers 429.
@@ -130,11 +141,12 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                 if pp.strategy.retry.client_rate_limiter.is_some()
                     && target.server.rate_limit.is_none()
                 {
-                    lines.push(format!(
-                        "strategy `{}`{whose} sets client_rate_limiter but service `{}` has no rate_limit, so no 429 ever enables it: it never acts{}",
-                        strategy.name,
-                        target.name,
-                        at_point(p)
+                    lines.push((
+                        format!(
+                            "strategy `{}`{whose} sets client_rate_limiter but service `{}` has no rate_limit, so no 429 ever enables it: it never acts",
+                            strategy.name, target.name
+                        ),
+                        Some(k),
                     ));
                 }
             }
@@ -146,9 +158,12 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                     && !v.propagate_deadline
                     && inert(&strategy.retry)
                 {
-                    lines.push(format!(
-                        "strategy `{}` (the retry policy of service `{}`) {unclamped}",
-                        strategy.name, v.name
+                    lines.push((
+                        format!(
+                            "strategy `{}` (the retry policy of service `{}`) {unclamped}",
+                            strategy.name, v.name
+                        ),
+                        None,
                     ));
                 }
             }
@@ -158,58 +173,55 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
                 && inert(&policy.retry)
                 && !v.propagate_deadline
             {
-                lines.push(format!(
-                    "the retry policy of service `{}` {unclamped}",
-                    v.name
+                lines.push((
+                    format!("the retry policy of service `{}` {unclamped}", v.name),
+                    None,
                 ));
             }
             // Queue settings of a server without a queue.
             let server = &v.server;
             if let Some(why) = occ_inert(server) {
-                lines.push(format!("service `{}` {why}{}", v.name, at_point(p)));
+                lines.push((format!("service `{}` {why}", v.name), Some(k)));
             }
             if server.queue == 0 && !server.is_occ() {
                 if server.queue_timeout.is_some() {
-                    lines.push(format!(
-                        "service `{}` sets queue_timeout but has no queue (queue = 0): it never acts{}",
-                        v.name,
-                        at_point(p)
+                    lines.push((
+                        format!(
+                            "service `{}` sets queue_timeout but has no queue (queue = 0): it never acts",
+                            v.name
+                        ),
+                        Some(k),
                     ));
                 }
                 if server.discipline == crate::model::Discipline::Lifo {
-                    lines.push(format!(
-                        "service `{}` sets discipline = \"lifo\" but has no queue (queue = 0): it never acts{}",
-                        v.name,
-                        at_point(p)
+                    lines.push((
+                        format!(
+                            "service `{}` sets discipline = \"lifo\" but has no queue (queue = 0): it never acts",
+                            v.name
+                        ),
+                        Some(k),
                     ));
                 }
             }
         }
         if let Some(why) = s.fallback.as_ref().and_then(|f| occ_inert(&f.server)) {
-            lines.push(format!("the [fallback] server {why}{}", at_point(p)));
+            lines.push((format!("the [fallback] server {why}"), Some(k)));
         }
     }
     // A warning that holds at every sweep point is said once, without naming them: an OCC
     // server's settings under a sweep of client counts are the same at each point.
-    let suffixes: Vec<String> = file.points.iter().map(at_point).collect();
-    let said: std::collections::BTreeSet<&str> = lines.iter().map(String::as_str).collect();
-    let everywhere = |base: &str| {
-        suffixes.len() > 1
-            && suffixes
-                .iter()
-                .all(|sfx| said.contains(format!("{base}{sfx}").as_str()))
+    let points = file.points.len();
+    let everywhere = |text: &str| {
+        points > 1 && (0..points).all(|k| lines.iter().any(|(t, at)| t == text && *at == Some(k)))
     };
     let mut out: Vec<String> = Vec::new();
-    for l in &lines {
-        let base = suffixes
-            .iter()
-            .filter_map(|sfx| l.strip_suffix(sfx.as_str()).filter(|_| !sfx.is_empty()))
-            .min_by_key(|base| base.len());
-        let shown = match base {
-            Some(base) if everywhere(base) => base,
-            _ => l.as_str(),
+    for (text, at) in &lines {
+        let line = match at {
+            Some(k) if !everywhere(text) => {
+                format!("warning: {name}: {text}{}", at_point(&file.points[*k]))
+            }
+            _ => format!("warning: {name}: {text}"),
         };
-        let line = format!("warning: {name}: {shown}");
         if !out.contains(&line) {
             out.push(line);
         }
