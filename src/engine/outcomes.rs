@@ -246,7 +246,11 @@ impl Simulation<'_> {
         } else {
             pb.gave_up += 1;
         }
-        if self.trigger.is_some_and(|t| info.started_at < t) {
+        // The closed rule's backlog: an open arrival is the open rule's to judge, even in a
+        // fleet with closed clients.
+        if self.trigger.is_some_and(|t| info.started_at < t)
+            && self.scenario.populations[p].is_closed()
+        {
             self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
             // Served before the trouble began says nothing about getting out of it.
             if self.trigger_start.is_some_and(|t| now >= t) {

@@ -300,12 +300,13 @@ pub struct RunMetrics {
     pub latencies: Latencies,
     /// Latency of every client request that succeeded.
     pub success_latencies: Latencies,
-    /// When the last client request that started before the trigger's end ended (`None`:
-    /// no such request, or no trigger); `backlog_open` when one of them never ended.
+    /// When the last request of a closed population that started before the trigger's end
+    /// ended (`None`: no such request, or no trigger); `backlog_open` when one of them
+    /// never ended. These requests are the closed rule's *backlog* (see [`recovery`]).
     pub backlog_cleared: Option<SimTime>,
-    /// A request that started before the trigger's end was still open at the time limit.
+    /// A request of the backlog was still open at the time limit.
     pub backlog_open: bool,
-    /// A request that started before the trigger's end ended at or after the trigger's
+    /// A request of the backlog ended at or after the trigger's
     /// start ([`crate::model::Scenario::trigger_start`]): it met the trouble.
     pub backlog_met_trouble: bool,
     /// One of those succeeded (at or after the trigger's start).

@@ -16,8 +16,9 @@
 //!   start minus the trigger's end. If fewer than [`WINDOW`] buckets of load follow the
 //!   trigger, or the last window is not normal, the run never recovered.
 //! - **Closed work** (closed populations): the backlog from before the trigger is cleared:
-//!   every client request that began before the trigger's end (a `client_rate_limiter` wait
-//!   for its first attempt does not move that) has ended (succeeded or given up).
+//!   every request of a closed population that began before the trigger's end (a
+//!   `client_rate_limiter` wait for its first attempt does not move that; an open arrival
+//!   of a mixed fleet is the open rule's) has ended (succeeded or given up).
 //!   `recovered_s` is the last such end minus the trigger's end (0 if they all ended
 //!   before it); never if one was still open at the time limit. A backlog cleared only by
 //!   giving up is not a recovery: when the backlog's requests that met the trouble

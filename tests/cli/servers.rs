@@ -888,6 +888,38 @@ fn a_closed_herd_recovers_when_its_backlog_is_cleared() {
     assert!(s.gave_up_for(GiveUpReason::TimeLimit) > 0.0);
 }
 
+/// In a mixed fleet, the closed rule's backlog is the closed populations' requests only: an
+/// open arrival at 0.9 s, refused by the outage [0.5 s, 1 s) and served after its 1.5 s
+/// backoff at 2.405 s, is the open rule's to judge (goodput meets the offered 10/s in every
+/// window after 1 s: 0). It used to count as closed backlog as soon as the fleet had one
+/// closed client, here one that finished at 3 ms, and gave 1.405 s (helper-88).
+#[test]
+fn the_closed_backlog_is_the_closed_populations_requests_only() {
+    let fleet = |closed: &str| {
+        format!(
+            "name = \"mixed\"\n\
+             [[clients]]\nname = \"open\"\nrate = 10\nprocess = \"uniform\"\nend = \"3s\"\n\
+             {closed}\
+             [network]\nlatency = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             [server]\nconcurrency = 10\nservice = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             [[server.outages]]\nstart = \"500ms\"\nend = \"1s\"\n\
+             [retry]\nmax_attempts = 2\n\
+             [[strategy]]\nname = \"a\"\nbase = \"1.5s\"\ncap = \"1.5s\"\n"
+        )
+    };
+    for closed in ["", "[[clients]]\nname = \"closed\"\ncount = 1\n"] {
+        let file = herdsim::scenario::sweep::load_str("m.toml", &fleet(closed)).unwrap();
+        let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+        let s = &result.points[0].strategies[0].summary;
+        assert_eq!(s.completion_s.mean, 2.903, "{closed}");
+        assert_eq!(
+            (s.recovered_s, s.recovered_share),
+            (Some(0.0), Some(1.0)),
+            "{closed}"
+        );
+    }
+}
+
 // ---- queueing theory ------------------------------------------------------------------
 
 /// An open Poisson stream into `server` with no network delay, long enough for theory.
