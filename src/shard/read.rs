@@ -201,7 +201,9 @@ fn same_run(shards: &[ShardData], shown: &str) -> Result<()> {
                 crate::text::escape(&shards[0].dir.display().to_string()),
             ))
         };
-        let differs = |what: &str, a: &str, b: &str| foreign(format!("{what}: {b} vs {a}"));
+        let differs = |what: &str, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
+            foreign(format!("{what}: {b} vs {a}"))
+        };
         // The most telling difference first; the scenario hash, which covers the scenario
         // text, the traces, the seed and the replications, only when none of those shows.
         if m.herdsim != first.herdsim {
@@ -212,11 +214,7 @@ fn same_run(shards: &[ShardData], shown: &str) -> Result<()> {
             return Err(differs("scenario", &first.scenario, &m.scenario));
         }
         if m.shards != first.shards {
-            return Err(differs(
-                "shard count",
-                &first.shards.to_string(),
-                &m.shards.to_string(),
-            ));
+            return Err(differs("shard count", &first.shards, &m.shards));
         }
         if m.flags != first.flags {
             // As the command lines had them: `--seed 8` vs `no --seed or --replications`.
@@ -247,17 +245,13 @@ fn same_run(shards: &[ShardData], shown: &str) -> Result<()> {
             return Err(differs("--set", &shown(&first.set), &shown(&m.set)));
         }
         if m.seed != first.seed {
-            return Err(differs(
-                "seed",
-                &first.seed.to_string(),
-                &m.seed.to_string(),
-            ));
+            return Err(differs("seed", &first.seed, &m.seed));
         }
         if m.replications != first.replications {
             return Err(differs(
                 "replications",
-                &first.replications.to_string(),
-                &m.replications.to_string(),
+                &first.replications,
+                &m.replications,
             ));
         }
         if s.source != shards[0].source {
