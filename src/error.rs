@@ -37,6 +37,9 @@ pub enum Fault {
         /// The keys it is guessed to be a misspelling of (the message's "did you mean").
         guesses: Box<[String]>,
     },
+    /// Not a problem of its own: the file has more problems than were looked for, and
+    /// those listed are not all of them (not counted as one).
+    NotAllChecked,
     /// A required key left out of its table.
     MissingKey {
         /// The key, without its table.
@@ -77,6 +80,19 @@ impl fmt::Display for ScenarioError {
 /// Every problem found in one or more scenario files, in file order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ScenarioErrors(pub Vec<ScenarioError>);
+
+impl ScenarioErrors {
+    /// How many problems are listed (a note that more were not checked is not one), and
+    /// whether some file has more that were not looked for.
+    pub fn count(&self) -> (usize, bool) {
+        let notes = self
+            .0
+            .iter()
+            .filter(|e| e.fault == Fault::NotAllChecked)
+            .count();
+        (self.0.len() - notes, notes > 0)
+    }
+}
 
 impl fmt::Display for ScenarioErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -30,10 +30,11 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("herdsim: error: {e:#}");
             if let herdsim::Error::Scenario(errors) = &e {
-                let n = errors.0.len();
+                let (n, more) = errors.count();
                 eprintln!(
-                    "herdsim: {n} problem{} found{}",
+                    "herdsim: {n} problem{} found{}{}",
                     if n == 1 { "" } else { "s" },
+                    if more { ", and more not checked" } else { "" },
                     if writes { "; nothing was written" } else { "" }
                 );
             }

@@ -195,13 +195,29 @@ pub fn validate_with(
             Err(e) => e,
         };
         let error = toml_error_in(file, &text, src, e);
+        // Each round blanks one more pair, so this ends; the bound only caps the work (each
+        // round parses the whole text again), and says so.
+        if !error.key.is_empty() && rounds > MAX_PARSE_ROUNDS {
+            errors.push(ScenarioError {
+                fault: Fault::NotAllChecked,
+                ..error_at(
+                    file,
+                    src,
+                    None,
+                    "",
+                    format!(
+                        "more than {MAX_PARSE_ROUNDS} keys that cannot be read: the first {MAX_PARSE_ROUNDS} found are listed, in line order, but not necessarily the first in the file; fix them, then check again"
+                    ),
+                )
+            });
+            break None;
+        }
         let follows = follows_from(&error, &blanked);
         if !follows {
             errors.push(error.clone());
         }
         // Give up recovering after a syntax error, or when the pair cannot be found.
-        // Each round blanks one more pair, so this ends; the bound only caps the work.
-        let range = (!error.key.is_empty() && rounds < 200)
+        let range = (!error.key.is_empty())
             .then(|| blank_range(&text, &error.key))
             .flatten();
         let Some((path, range)) = range else {
@@ -227,13 +243,26 @@ pub fn validate_with(
             if let Err(ScenarioErrors(more)) = result {
                 errors.extend(more.into_iter().filter(|e| !follows_from(e, &blanked)));
             }
-            // File order; file-level problems (no position) first; then those of the trace
-            // files it names, each in its own order. The sort is stable.
-            errors.sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
-            Err(ScenarioErrors(without_missing_misspelt(errors)))
+            Err(ScenarioErrors(without_missing_misspelt(in_file_order(
+                file, errors,
+            ))))
         }
-        None => Err(ScenarioErrors(without_missing_misspelt(errors))),
+        None => Err(ScenarioErrors(without_missing_misspelt(in_file_order(
+            file, errors,
+        )))),
     }
+}
+
+/// Keys that cannot be read (unknown, or of the wrong type) that [`validate_with`] reports
+/// before it stops: each is found by parsing the whole text again.
+const MAX_PARSE_ROUNDS: usize = 200;
+
+/// File order: file-level problems (no position) first; then those of the trace files it
+/// names, each in its own order. (The parser finds unknown keys table by table, in key
+/// order, not in line order.) The sort is stable.
+fn in_file_order(file: &str, mut errors: Vec<ScenarioError>) -> Vec<ScenarioError> {
+    errors.sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
+    errors
 }
 
 /// Drops a required key's "missing required key" when the same table has an unknown key

@@ -73,6 +73,40 @@ fn fails_with_unknown_top_level_key() {
     );
 }
 
+/// Every unreadable key is found by parsing the file again, at most 200 times: 200 are
+/// listed in line order (the parser finds them in key order: k0, k1, k10, k100...), and
+/// with a 201st the refusal says that the rest was not checked. It used to stop silently at
+/// 200, in key order, and count 200 problems (helper-90).
+#[test]
+fn past_200_unreadable_keys_the_refusal_says_the_rest_was_not_checked() {
+    let keys = |n: usize| {
+        let keys: String = (0..n).map(|i| format!("k{i} = {i}\n")).collect();
+        tiny_with("seed = 7\n", &format!("seed = 7\n{keys}"))
+    };
+    let stderr = refused(
+        &keys(200),
+        &["herdsim: 200 problems found; nothing was written"],
+    );
+    assert!(!stderr.contains("not checked"), "{stderr}");
+    let stderr = refused(
+        &keys(201),
+        &["herdsim: 200 problems found, and more not checked; nothing was written"],
+    );
+    let listed = problems(&stderr);
+    assert_eq!(listed.len(), 201, "{stderr}");
+    assert!(
+        listed[0].starts_with(
+            "herdsim: error: bad.toml: more than 200 keys that cannot be read: the first 200 found are listed, in line order, but not necessarily the first in the file; fix them, then check again"
+        ),
+        "{stderr}"
+    );
+    let lines: Vec<usize> = listed[1..]
+        .iter()
+        .map(|l| l.split(':').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(lines.windows(2).all(|w| w[0] < w[1]), "{lines:?}");
+}
+
 #[test]
 fn fails_with_unknown_key_in_second_strategy() {
     refused(
