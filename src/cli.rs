@@ -90,14 +90,14 @@ pub struct RunArgs {
     /// Output folder; each scenario writes into `<out>/<name>/`.
     #[arg(long, default_value = "output")]
     pub out: PathBuf,
-    /// Override the scenario's seed.
-    #[arg(long, allow_negative_numbers = true, value_parser = u64_arg)]
+    /// Override the scenario's seed (0 to 9223372036854775807, as in the scenario file).
+    #[arg(long, allow_negative_numbers = true, value_parser = seed_arg)]
     pub seed: Option<u64>,
     /// Override the number of replications (1 to 1000000, as in the scenario file).
-    #[arg(long, allow_negative_numbers = true, value_parser = u32_arg)]
+    #[arg(long, allow_negative_numbers = true, value_parser = replications_arg)]
     pub replications: Option<u32>,
     /// Worker threads (1 to 1024; default: one per core). Results do not depend on it.
-    #[arg(long, allow_negative_numbers = true, value_parser = usize_arg)]
+    #[arg(long, allow_negative_numbers = true, value_parser = threads_arg)]
     pub threads: Option<usize>,
     /// Refuse to start when the estimated memory exceeds this, e.g. 2GiB or 500MB
     /// (default: 80% of this machine's memory).
@@ -324,8 +324,41 @@ fn u32_arg(s: &str) -> Result<u32, String> {
     whole(s, u32::MAX.into()).map(|n| n as u32)
 }
 
-fn usize_arg(s: &str) -> Result<usize, String> {
-    whole(s, usize::MAX as u64).map(|n| n as usize)
+/// A seed a scenario file can hold too (TOML integers are signed 64-bit), so that a run's
+/// recorded seed can be written back into its scenario.
+fn seed_arg(s: &str) -> Result<u64, String> {
+    whole(s, i64::MAX as u64)
+}
+
+/// `run` checks (and reports) these two ranges itself, for library callers too; a number too
+/// large for the flag's type is refused here, naming the same range.
+fn replications_arg(s: &str) -> Result<u32, String> {
+    in_range(
+        s,
+        1,
+        crate::limits::MAX_REPLICATIONS.into(),
+        u32::MAX.into(),
+    )
+    .map(|n| n as u32)
+}
+
+fn threads_arg(s: &str) -> Result<usize, String> {
+    in_range(s, 1, crate::limits::MAX_THREADS as u64, usize::MAX as u64).map(|n| n as usize)
+}
+
+/// [`whole`] up to `type_max`, with a whole number beyond it refused as outside `lo..=hi`.
+fn in_range(s: &str, lo: u64, hi: u64, type_max: u64) -> Result<u64, String> {
+    whole(s, type_max).map_err(|e| {
+        let digits = s.trim();
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            format!(
+                "expected a number from {lo} to {hi}, found \"{}\"",
+                crate::text::escape(s)
+            )
+        } else {
+            e
+        }
+    })
 }
 
 fn immediate_retries_arg(s: &str) -> Result<u32, String> {

@@ -2003,12 +2003,25 @@ fn fails_with_flag_numbers_that_are_not_whole_numbers() {
     let ws = tiny_workspace();
     for (flag, value, said) in [
         ("--seed", "-1", "expected a whole number, found \"-1\""),
+        // The largest seed a scenario file holds (a signed 64-bit TOML integer), so that a
+        // run's recorded seed can be written into its scenario (u64::MAX was taken).
         (
             "--seed",
-            "99999999999999999999999",
-            "expected a whole number of at most 18446744073709551615, found \"99999999999999999999999\"",
+            "9223372036854775808",
+            "expected a whole number of at most 9223372036854775807, found \"9223372036854775808\"",
         ),
         ("--threads", "1.5", "expected a whole number, found \"1.5\""),
+        // Too large for the flag's type: refused with the flag's range, not the type's.
+        (
+            "--threads",
+            "99999999999999999999",
+            "expected a number from 1 to 1024, found \"99999999999999999999\"",
+        ),
+        (
+            "--replications",
+            "99999999999",
+            "expected a number from 1 to 1000000, found \"99999999999\"",
+        ),
         (
             "--replications",
             "abc",
