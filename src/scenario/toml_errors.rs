@@ -307,12 +307,15 @@ pub(super) fn table_at(src: &str, path: &str, offset: usize) -> (String, Vec<Str
 }
 
 /// serde's list of expected keys (`one of `a`, `b``) without the keys a table shares with
-/// another type but refuses itself (check explains each: a `[server]` has no `name`, a
-/// service's `retry` no `fallback_on`), so that the list offers only keys that work there.
+/// another type but refuses itself (check explains each: a `[server]` or `[fallback]` has
+/// no `name`, a service's `retry` no `fallback_on`), so that the list offers only keys that work there.
 pub(super) fn without_keys_refused_in(expected: &str, table: &str) -> String {
     let table = table.strip_prefix(" in ").unwrap_or(table);
     let refused: &[&str] = if table == "server" {
         &["latency", "name", "calls", "retry", "propagate_deadline"]
+    } else if table == "fallback" {
+        // Its own latency, but no place in the service graph.
+        &["name", "calls", "retry", "propagate_deadline"]
     } else if table == "retry" {
         &["name"]
     } else if table.starts_with("service[") && table.ends_with("].retry") {

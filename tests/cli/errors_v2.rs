@@ -3,7 +3,7 @@
 //! Each test starts from [`V2`] and changes one thing, so line numbers are V2's. Most go
 //! through `herdsim check`; a few through `herdsim run`, which must write nothing.
 
-use crate::common::{V2, Workspace, tiny_with, v2_with};
+use crate::common::{TINY, V2, Workspace, tiny_with, v2_with};
 use crate::errors::{problems, refused_in};
 
 /// Writes `text` to bad.toml (and `files`, e.g. traces) in a fresh workspace, runs
@@ -574,6 +574,28 @@ fn fails_with_fallback_on_in_a_service_retry() {
         ),
         "bad.toml:21:43: service[0].retry.fallback_on: unknown key `fallback_on` in service[0].retry: fallback is for client requests only, not a service's calls",
     );
+}
+
+/// An unknown key in `[fallback]` is answered with the keys `[fallback]` takes: its own
+/// `latency` among them, not the service-graph keys it refuses (it offered `calls`, then
+/// refused it: helper-90).
+#[test]
+fn fails_with_an_unknown_fallback_key_offering_only_fallback_keys() {
+    let text = format!(
+        "{TINY}\n[fallback]\nconcurrency = 1\nservice = {{ dist = \"constant\", value = \"1ms\" }}\ncall = [\"x\"]\n"
+    );
+    let stderr = refused_with(
+        "check",
+        &text,
+        &[],
+        &[
+            "fallback.call: unknown key `call` in fallback, expected one of `concurrency`, `queue`, `service`",
+        ],
+    );
+    assert!(stderr.contains("`latency`"), "{stderr}");
+    for refused in ["`name`", "`calls`", "`retry`", "`propagate_deadline`"] {
+        assert!(!stderr.contains(refused), "{refused}: {stderr}");
+    }
 }
 
 #[test]
