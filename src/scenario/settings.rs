@@ -315,6 +315,19 @@ pub fn load_with_settings(
     if settings.is_empty() {
         return load_in(file, src, folder);
     }
+    // A swept key first: the sweep replaces the value at every point, so whatever problem
+    // the value would cause never happens (and a valid value would be refused anyway).
+    let written_axes: Vec<String> = toml::from_str::<toml::Table>(src)
+        .ok()
+        .and_then(|t| match t.get("sweep") {
+            Some(toml::Value::Table(sweep)) => Some(sweep.keys().cloned().collect()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let swept = swept_settings(file, settings, &written_axes);
+    if !swept.is_empty() {
+        return Err(ScenarioErrors(swept));
+    }
     let (text, shifts) = apply_settings(file, src, settings)?;
     let loaded = load_in(file, &text, folder).map_err(|ScenarioErrors(errors)| {
         // What the file gives without some settings, asked only for a problem at a key no
@@ -375,13 +388,23 @@ pub fn load_with_settings(
             .collect();
         ScenarioErrors(errors)
     })?;
-    let swept: Vec<ScenarioError> = settings
+    let axes: Vec<String> = loaded.axes.iter().map(|a| a.path.clone()).collect();
+    let swept = swept_settings(file, settings, &axes);
+    if swept.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(ScenarioErrors(swept))
+    }
+}
+
+/// The refusals of the settings that set a key of `axes` (the `[sweep]` paths, in either
+/// spelling).
+fn swept_settings(file: &str, settings: &[Setting], axes: &[String]) -> Vec<ScenarioError> {
+    settings
         .iter()
         .filter(|s| {
-            loaded
-                .axes
-                .iter()
-                .any(|a| canonical_path(&a.path) == canonical_path(&s.path))
+            axes.iter()
+                .any(|a| canonical_path(a) == canonical_path(&s.path))
         })
         .map(|s| ScenarioError {
             file: file.to_string(),
@@ -395,12 +418,7 @@ pub fn load_with_settings(
             ),
             fault: Fault::Other,
         })
-        .collect();
-    if swept.is_empty() {
-        Ok(loaded)
-    } else {
-        Err(ScenarioErrors(swept))
-    }
+        .collect()
 }
 
 /// The settings that cause `e`, a problem found with every setting written in at a key none

@@ -614,6 +614,21 @@ fn set_refuses_a_swept_key() {
         ),
         "{stderr}"
     );
+    // A value the file would refuse is refused as swept, alone: the sweep replaces it at
+    // every point, so its problem never happens (a base above the cap was reported instead,
+    // and the sweep only once the value was valid: helper-90).
+    ws.file(
+        "tiny.toml",
+        &format!("{TINY}\n[sweep]\n\"strategy.0.base\" = [\"100ms\", \"200ms\"]\n"),
+    );
+    let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", "strategy.0.base=1h"]);
+    assert_eq!(
+        crate::errors::problems(&stderr),
+        [
+            "herdsim: error: tiny.toml: --set strategy.0.base=1h: `strategy.0.base` is swept by [sweep], which would replace the value at every point: remove it from [sweep] to set it"
+        ],
+        "{stderr}"
+    );
 }
 
 /// Problems elsewhere in the file keep their line although a set key added a line above.
