@@ -27,6 +27,9 @@ pub const DEFAULT_METRICS: &[&str] = &[
     "latency_p99_s",
 ];
 
+/// A sweep point's `(swept key, value)` pair.
+type Point = (String, String);
+
 /// One row of a summary: its sweep point, strategy and numeric columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -135,12 +138,25 @@ fn parse_csv(path: &Path, bytes: &[u8]) -> Result<Summary> {
                 row.strategy = cell.to_string();
             } else if cell.is_empty() {
                 row.values.insert(column.clone(), None);
-            } else if let Ok(v) = cell.parse::<f64>() {
+            } else {
+                // herdsim writes finite numbers or nothing: anything else was altered.
+                let v = cell.parse::<f64>().ok().filter(|v| v.is_finite());
+                let v = v.ok_or_else(|| {
+                    bad(
+                        path,
+                        format!(
+                            "row {}: {column}: expected a number, found \"{}\"",
+                            i + 2,
+                            crate::text::escape(cell)
+                        ),
+                    )
+                })?;
                 row.values.insert(column.clone(), Some(v));
             }
         }
         rows.push(row);
     }
+    no_repeated_rows(path, &rows, |i| format!("row {}", i + 2))?;
     Ok(Summary {
         path: path.to_path_buf(),
         scenario: None,
@@ -197,11 +213,18 @@ fn parse_json(path: &Path, bytes: &[u8]) -> Result<Summary> {
                 Some(Value::Null) => {
                     row.values.insert(c.clone(), None);
                 }
-                _ => {}
+                None => {}
+                Some(other) => {
+                    return Err(not_summary(&format!(
+                        "row {i}: {c}: expected a number or null, found {}",
+                        crate::text::escape(&other.to_string())
+                    )));
+                }
             }
         }
         rows.push(row);
     }
+    no_repeated_rows(path, &rows, |i| format!("row {i}"))?;
     Ok(Summary {
         path: path.to_path_buf(),
         scenario: doc
@@ -220,6 +243,33 @@ fn parse_json(path: &Path, bytes: &[u8]) -> Result<Summary> {
         columns,
         rows,
     })
+}
+
+/// Refuses a strategy listed twice at one sweep point: which of the two rows to compare
+/// would be a guess. `row(i)` names the `i`-th row as its file counts them.
+fn no_repeated_rows(path: &Path, rows: &[Row], row: impl Fn(usize) -> String) -> Result<()> {
+    // A row's sweep point and strategy, and where it was first seen.
+    let mut seen: BTreeMap<(&[Point], &str), usize> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        if let Some(&j) = seen.get(&(r.point.as_slice(), r.strategy.as_str())) {
+            return Err(bad(
+                path,
+                format!(
+                    "{}: strategy `{}`{} appears twice (also in {}): expected one row per strategy and sweep point",
+                    row(i),
+                    crate::text::escape(&r.strategy),
+                    if r.point.is_empty() {
+                        ""
+                    } else {
+                        " at this sweep point"
+                    },
+                    row(j)
+                ),
+            ));
+        }
+        seen.insert((&r.point, &r.strategy), i);
+    }
+    Ok(())
 }
 
 /// Decimals for a number of this size in the table: 0 from 1 000, 1 from 10, else 3.

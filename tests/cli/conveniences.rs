@@ -878,6 +878,43 @@ fn compare_refuses_folders_that_are_not_outputs() {
         stderr.contains("--metric nope: expected a numeric column of both summaries"),
         "{stderr}"
     );
+    // A cell that is no number, or a strategy listed twice, is an altered summary: named
+    // with its row (the column was skipped as non-numeric, "inf" and "NaN" were shown, and
+    // the second row dropped: helper-90).
+    for (body, said) in [
+        (
+            "full,abc\n",
+            "row 2: calls: expected a number, found \"abc\"",
+        ),
+        (
+            "full,1e400\n",
+            "row 2: calls: expected a number, found \"1e400\"",
+        ),
+        (
+            "full,NaN\n",
+            "row 2: calls: expected a number, found \"NaN\"",
+        ),
+        (
+            "full,5\nfull,6\n",
+            "row 3: strategy `full` appears twice (also in row 2): expected one row per strategy and sweep point",
+        ),
+    ] {
+        ws.file("junk/summary.csv", &format!("strategy,calls\n{body}"));
+        let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+        assert!(
+            stderr.contains(&format!("compare: junk/summary.csv: {said}")),
+            "{stderr}"
+        );
+    }
+    ws.file(
+        "junk/summary.json",
+        r#"{"columns": ["strategy", "calls"], "rows": [{"strategy": "full", "calls": "5"}]}"#,
+    );
+    let stderr = fails(&ws, &["compare", "a/tiny", "junk"], 2);
+    assert!(
+        stderr.contains("junk/summary.json: not a herdsim summary.json: row 0: calls: expected a number or null, found \"5\""),
+        "{stderr}"
+    );
 }
 
 #[test]
