@@ -264,7 +264,17 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
     let cases = [
         (
             "server.outages.0=5",
-            "--set server.outages.0=5: `outages.0` is a table, not a number or duration: name one of its keys after it",
+            "--set server.outages.0=5: `outages.0` is a table, not a single value: name one of its keys after it",
+        ),
+        // A whole table or list of tables, and an entry of a list of values (helper-90: all
+        // were "a table, not a number or duration", or "no table").
+        (
+            "server={}",
+            "--set server={}: `server` is a table, not a single value: name one of its keys after it (`server.KEY`)",
+        ),
+        (
+            "strategy=[]",
+            "--set strategy=[]: `strategy` is a list of tables, not a single value: name an entry and one of its keys after it (`strategy.0.KEY`)",
         ),
         (
             "retry.timeout=inf",
@@ -285,6 +295,19 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
         let stderr = refused_in(&ws, &["check", "tiny.toml", "--set", set]);
         assert!(stderr.contains(expected), "{set}: {stderr}");
     }
+    // An entry of a list of values: the list is set whole.
+    ws.file(
+        "tiny.toml",
+        &tiny_with("max_attempts = 8", "max_attempts = 8\nretry_on = [\"503\"]"),
+    );
+    let stderr = refused_in(
+        &ws,
+        &["check", "tiny.toml", "--set", "retry.retry_on.0=500"],
+    );
+    assert!(
+        stderr.contains("--set retry.retry_on.0=500: `retry_on` is a list of values, not of tables: set the whole list (`retry_on = [...]`)"),
+        "{stderr}"
+    );
 }
 
 #[test]

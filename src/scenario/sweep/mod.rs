@@ -361,8 +361,18 @@ pub(super) fn set_path(
         );
     }
     if rest.is_empty() {
-        if table.get(first).is_some_and(|i| !i.is_value()) {
-            return Err(format!("`{first}` is a table, not a number or duration"));
+        match table.get(first) {
+            Some(Item::ArrayOfTables(_)) => {
+                return Err(format!(
+                    "`{first}` is a list of tables, not a single value: name an entry and one of its keys after it (`{first}.0.KEY`)"
+                ));
+            }
+            Some(i) if !i.is_value() => {
+                return Err(format!(
+                    "`{first}` is a table, not a single value: name one of its keys after it (`{first}.KEY`)"
+                ));
+            }
+            _ => {}
         }
         let replaced = table.get(first).is_some();
         table.insert(first, Item::Value(value));
@@ -411,7 +421,7 @@ pub(super) fn set_path(
             })?;
             if rest.is_empty() {
                 return Err(format!(
-                    "`{first}.{i}` is a table, not a number or duration: name one of its keys after it"
+                    "`{first}.{i}` is a table, not a single value: name one of its keys after it"
                 ));
             }
             set_path(t, rest, value, into)
@@ -424,10 +434,12 @@ pub(super) fn set_path(
             let len = array.len();
             match array.get_mut(i) {
                 Some(Value::InlineTable(_)) if rest.is_empty() => Err(format!(
-                    "`{first}.{i}` is a table, not a number or duration: name one of its keys after it"
+                    "`{first}.{i}` is a table, not a single value: name one of its keys after it"
                 )),
                 Some(Value::InlineTable(t)) => set_path(t, rest, value, into),
-                Some(_) => Err(format!("`{first}.{i}` is not a table")),
+                Some(_) => Err(format!(
+                    "`{first}` is a list of values, not of tables: set the whole list (`{first} = [...]`)"
+                )),
                 None => Err(format!(
                     "`{first}` has {}, found index {i}",
                     crate::text::counted(len, "entry", "entries")
