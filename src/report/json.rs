@@ -59,7 +59,8 @@ fn cell(text: String, is_text: bool) -> serde_json::Value {
     if let Ok(i) = text.parse::<i64>() {
         return Value::from(i);
     }
-    // A seed above i64::MAX (`--seed` takes any u64) stays exact.
+    // A seed above i64::MAX (a library caller may pass any u64; `--seed` and the file stop
+    // at i64::MAX) stays exact.
     if let Ok(u) = text.parse::<u64>() {
         return Value::from(u);
     }

@@ -276,6 +276,11 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
             "strategy=[]",
             "--set strategy=[]: `strategy` is a list of tables, not a single value: name an entry and one of its keys after it (`strategy.0.KEY`)",
         ),
+        // The hint spells the whole path out (helper-92: `outages.0.KEY`).
+        (
+            "server.outages=5",
+            "--set server.outages=5: `outages` is a list of tables, not a single value: name an entry and one of its keys after it (`server.outages.0.KEY`)",
+        ),
         (
             "retry.timeout=inf",
             "retry.timeout: expected none or a duration > 0 with a unit, such as 100ms, found inf (a duration is a number and a unit, such as 100ms) (from --set retry.timeout=inf)",
@@ -305,7 +310,7 @@ fn set_explains_tables_infinities_and_fractions_of_a_nanosecond() {
         &["check", "tiny.toml", "--set", "retry.retry_on.0=500"],
     );
     assert!(
-        stderr.contains("--set retry.retry_on.0=500: `retry_on` is a list of values, not of tables: set the whole list (`retry_on = [...]`)"),
+        stderr.contains("--set retry.retry_on.0=500: `retry_on` is a list of values, not of tables: set the whole list (--set 'retry.retry_on=[...]')"),
         "{stderr}"
     );
 }

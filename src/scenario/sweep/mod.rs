@@ -352,7 +352,20 @@ pub(super) fn set_path(
     value: Value,
     into: &str,
 ) -> Result<bool, String> {
-    let (first, rest) = segments
+    set_path_from(table, segments, 0, value, into)
+}
+
+/// [`set_path`] of `segments[at..]` below `table`, the table `segments[..at]` names (for
+/// hints that spell out the whole path).
+fn set_path_from(
+    table: &mut dyn TableLike,
+    segments: &[&str],
+    at: usize,
+    value: Value,
+    into: &str,
+) -> Result<bool, String> {
+    let here = segments[..=at.min(segments.len().saturating_sub(1))].join(".");
+    let (first, rest) = segments[at..]
         .split_first()
         .ok_or_else(|| "expected a dotted key path, found an empty one".to_string())?;
     if first.is_empty() {
@@ -364,12 +377,12 @@ pub(super) fn set_path(
         match table.get(first) {
             Some(Item::ArrayOfTables(_)) => {
                 return Err(format!(
-                    "`{first}` is a list of tables, not a single value: name an entry and one of its keys after it (`{first}.0.KEY`)"
+                    "`{first}` is a list of tables, not a single value: name an entry and one of its keys after it (`{here}.0.KEY`)"
                 ));
             }
             Some(i) if !i.is_value() => {
                 return Err(format!(
-                    "`{first}` is a table, not a single value: name one of its keys after it (`{first}.KEY`)"
+                    "`{first}` is a table, not a single value: name one of its keys after it (`{here}.KEY`)"
                 ));
             }
             _ => {}
@@ -403,7 +416,7 @@ pub(super) fn set_path(
         // `[table]` or an inline `{ ... }`.
         return match index_into_table(&*t) {
             Some(problem) => Err(problem),
-            None => set_path(t, rest, value, into),
+            None => set_path_from(t, segments, at + 1, value, into),
         };
     }
     match child {
@@ -424,7 +437,7 @@ pub(super) fn set_path(
                     "`{first}.{i}` is a table, not a single value: name one of its keys after it"
                 ));
             }
-            set_path(t, rest, value, into)
+            set_path_from(t, segments, at + 2, value, into)
         }
         Item::Value(Value::Array(array)) => {
             let (index, rest) = rest.split_first().expect("rest is not empty");
@@ -436,9 +449,13 @@ pub(super) fn set_path(
                 Some(Value::InlineTable(_)) if rest.is_empty() => Err(format!(
                     "`{first}.{i}` is a table, not a single value: name one of its keys after it"
                 )),
-                Some(Value::InlineTable(t)) => set_path(t, rest, value, into),
+                Some(Value::InlineTable(t)) => set_path_from(t, segments, at + 2, value, into),
+                // [sweep] takes single values only, so only `--set` can give a list.
+                Some(_) if into == "to set" => Err(format!(
+                    "`{first}` is a list of values, not of tables: set the whole list (--set '{here}=[...]')"
+                )),
                 Some(_) => Err(format!(
-                    "`{first}` is a list of values, not of tables: set the whole list (`{first} = [...]`)"
+                    "`{first}` is a list of values, not of tables: [sweep] varies single values, not the entries of a list"
                 )),
                 None => Err(format!(
                     "`{first}` has {}, found index {i}",
