@@ -57,7 +57,10 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
 pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
     let mut lines = past_end_warnings(file);
     let mut said: BTreeSet<String> = lines.iter().cloned().collect();
-    for line in inert_setting_warnings(file) {
+    for line in inert_setting_warnings(file)
+        .into_iter()
+        .chain(costly_setting_warnings(file))
+    {
         if said.insert(line.clone()) {
             lines.push(line);
         }
@@ -438,6 +441,47 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
             let line = format!("warning: {name}: {f}");
             if !lines.contains(&line) {
                 lines.push(line);
+            }
+        }
+    }
+    lines
+}
+
+/// The most autoscaling decisions a run may make before `check` and `run` warn. Each is an
+/// event, and the engine handles about 20 million a second, so 10^7 add about half a second
+/// to every run of the scenario.
+pub(super) const MANY_DECISIONS: u64 = 10_000_000;
+
+/// Warnings for valid settings that make every run slow: an autoscaling `interval` so short
+/// (`"1ns"` meant as `"1s"`, say) that a run up to its `time_limit` makes more than
+/// [`MANY_DECISIONS`] decisions (a run goes on deciding while it has work, so a herd done
+/// early makes fewer: the warning says "up to").
+fn costly_setting_warnings(file: &ScenarioFile) -> Vec<String> {
+    let name = crate::text::escape(&file.file);
+    let mut lines: Vec<String> = Vec::new();
+    for p in &file.points {
+        let s = &p.scenario;
+        let servers = s
+            .services
+            .iter()
+            .map(|v| (format!("service `{}`", v.name), &v.server));
+        let fallback = s
+            .fallback
+            .iter()
+            .map(|f| ("the [fallback] server".to_string(), &f.server));
+        for (who, server) in servers.chain(fallback) {
+            let Some(autoscale) = &server.autoscale else {
+                continue;
+            };
+            let decisions = s.time_limit.as_nanos() / autoscale.interval.as_nanos().max(1);
+            if decisions > MANY_DECISIONS {
+                let line = format!(
+                    "warning: {name}: {who} makes an autoscaling decision every {}: up to {decisions} per run before time_limit ({}), each an event of its own, so every run may take long",
+                    autoscale.interval, s.time_limit
+                );
+                if !lines.contains(&line) {
+                    lines.push(line);
+                }
             }
         }
     }

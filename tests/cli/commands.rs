@@ -1503,6 +1503,47 @@ fn recovery_columns(dir: &Path) -> Vec<[String; 5]> {
     rows.iter().map(|r| cols.map(|c| r[c].clone())).collect()
 }
 
+/// An autoscaling interval that gives a run more than 10^7 decisions before its time limit
+/// (`"1ns"` meant as `"1s"`) draws a warning from `check` and `run`: each decision is an
+/// event, and such a run took minutes with no word why. TINY's time limit is 1 h: 100 µs
+/// gives 3.6 x 10^7 decisions, 1 ms 3.6 x 10^6 (no warning).
+#[test]
+fn an_autoscaling_interval_that_makes_runs_slow_is_warned_of() {
+    let ws = workspace_with(&tiny_with(
+        "queue = 5\n",
+        "queue = 5\nautoscale = { min = 5, max = 10, interval = \"100us\" }\n",
+    ));
+    let out = ok(&ws, &["check", "tiny.toml"]);
+    assert_eq!(
+        stderr(&out),
+        "warning: tiny.toml: service `server` makes an autoscaling decision every 100us: up to 36000000 per run before time_limit (1h), each an event of its own, so every run may take long\n"
+    );
+    let out = ok(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "server.autoscale.interval=1ms",
+        ],
+    );
+    assert_eq!(stderr(&out), "");
+    let out = ok(
+        &ws,
+        &[
+            "run",
+            "tiny.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+            "--set",
+            "time_limit=60s",
+        ],
+    );
+    assert_eq!(stderr(&out), "", "60 s / 100 us is 600 000 decisions");
+}
+
 /// An outage past the time limit (`end = "5M"`, months, meant as minutes) and a strategy
 /// that lost every request used to show `recovered_s 0`, `recovered_share 1`: recovered at
 /// once. Neither got back to normal within the run: empty and 0. An outage past the end of
