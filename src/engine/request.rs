@@ -12,7 +12,12 @@
 //! so memory grows with the requests in flight, never with the arrivals over a run. A key is
 //! taken back only when its request has ended *and* none of its attempts is still held by a
 //! server (`in_flight == 0`): until then, a server that serves an abandoned attempt can still
-//! read the request it belongs to (its deadline, whether it is a bad request).
+//! read the request it belongs to (its deadline, whether it is a bad request). A closed
+//! client's key cannot wait: its next request begins in the same key. When it begins while a
+//! server still holds an attempt of an earlier one, the earlier request's deadline and
+//! bad-request flag are kept aside ([`Retired`]) until no server holds an attempt of the key,
+//! and [`Requests::attempt_deadline`] and [`Requests::attempt_is_bad`] answer for the
+//! request an attempt belongs to.
 
 use crate::engine::breaker::Probe;
 use crate::model::outcome::{GiveUpReason, Status};
@@ -123,6 +128,14 @@ impl Request {
         self.awaiting() && self.serial == serial && self.on_fallback() == on_fallback
     }
 
+    /// Whether attempt `serial` of this key was sent by the request now in it: serials count
+    /// a key's attempts over all its requests, and the current request's are the last
+    /// `sent`.
+    #[inline]
+    pub fn sent_attempt(&self, serial: u32) -> bool {
+        self.serial.wrapping_sub(serial) < self.sent
+    }
+
     /// Whether the current attempt's timer must enter the queue now that its next step is
     /// known to come at `next`: at or after its timeout (`SimTime::MAX`: none), and not
     /// armed yet (see `Simulation::arm_unless_earlier`).
@@ -204,6 +217,16 @@ impl Default for RequestInfo {
     }
 }
 
+/// What a server may still need of a closed client's request that ended while a server
+/// held one of its attempts, once the client's next request has taken the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retired {
+    /// The request's deadline (`SimTime::MAX`: none).
+    pub deadline_at: SimTime,
+    /// Whether its server answers it 400.
+    pub bad_request: bool,
+}
+
 /// The requests of a run: `reserved` keys for closed clients, then a slab. Each key has a
 /// hot [`Request`] and a cold [`RequestInfo`], in two vectors.
 #[derive(Debug)]
@@ -214,6 +237,11 @@ pub struct Requests {
     reserved: u32,
     live: u32,
     peak: u32,
+    /// Earlier requests of closed clients' keys with attempts still held by a server, by
+    /// (key, serial of the request's last attempt). Empty unless attempts outlive their
+    /// request (a timeout shorter than the queue's wait, say), and never larger than the
+    /// attempts servers hold.
+    retired: std::collections::BTreeMap<(u32, u32), Retired>,
 }
 
 impl Requests {
@@ -226,7 +254,66 @@ impl Requests {
             reserved,
             live: 0,
             peak: 0,
+            retired: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// Keeps aside what servers may still need of the request in closed client `key`, whose
+    /// next request is about to begin there, if a server still holds one of its attempts
+    /// (or of an earlier request's).
+    #[inline(always)]
+    pub fn retire_if_held(&mut self, key: u32) {
+        let r = &self.items[key as usize];
+        if key < self.reserved && r.in_flight > 0 && r.sent > 0 {
+            self.retire(key);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn retire(&mut self, key: u32) {
+        let r = &self.items[key as usize];
+        let facts = Retired {
+            deadline_at: self.infos[key as usize].deadline_at,
+            bad_request: r.bad_request(),
+        };
+        self.retired.insert((key, r.serial), facts);
+    }
+
+    /// Whether the request that sent attempt `serial` of `key` answers 400: the request in
+    /// the key, unless the attempt is from an earlier request of a closed client.
+    #[inline(always)]
+    pub fn attempt_is_bad(&self, key: u32, serial: u32) -> bool {
+        let r = &self.items[key as usize];
+        if self.retired.is_empty() || r.sent_attempt(serial) {
+            r.bad_request()
+        } else {
+            self.retired_facts(key, serial).bad_request
+        }
+    }
+
+    /// The deadline of the request that sent attempt `serial` of `key` (`SimTime::MAX`:
+    /// none), as [`Requests::attempt_is_bad`].
+    #[inline]
+    pub fn attempt_deadline(&self, key: u32, serial: u32) -> SimTime {
+        if self.retired.is_empty() || self.items[key as usize].sent_attempt(serial) {
+            self.infos[key as usize].deadline_at
+        } else {
+            self.retired_facts(key, serial).deadline_at
+        }
+    }
+
+    /// What is kept of the earlier request that sent attempt `serial` of `key`: the first one
+    /// kept aside whose last attempt is no older than `serial`.
+    #[cold]
+    #[inline(never)]
+    fn retired_facts(&self, key: u32, serial: u32) -> Retired {
+        *self
+            .retired
+            .range((key, serial)..=(key, u32::MAX))
+            .next()
+            .expect("an attempt held by a server belongs to a request kept aside")
+            .1
     }
 
     /// A key for a new request (open arrival or downstream call). O(1).
@@ -245,14 +332,28 @@ impl Requests {
     }
 
     /// Takes `key` back if its request has ended and no server holds one of its attempts.
-    #[inline]
+    #[inline(always)]
     pub fn release_if_done(&mut self, key: u32) {
-        if key >= self.reserved
-            && self.items[key as usize].in_flight == 0
-            && self.infos[key as usize].ended
-        {
-            self.free.push(key);
-            self.live -= 1;
+        if key >= self.reserved {
+            if self.items[key as usize].in_flight == 0 && self.infos[key as usize].ended {
+                self.free.push(key);
+                self.live -= 1;
+            }
+        } else if !self.retired.is_empty() && self.items[key as usize].in_flight == 0 {
+            self.forget_retired(key);
+        }
+    }
+
+    /// No server holds an attempt of closed client `key` any more: nothing kept aside for it
+    /// is needed.
+    #[cold]
+    #[inline(never)]
+    fn forget_retired(&mut self, key: u32) {
+        let gone: Vec<(u32, u32)> = (self.retired.range((key, 0)..=(key, u32::MAX)))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in gone {
+            self.retired.remove(&k);
         }
     }
 
@@ -438,6 +539,46 @@ mod tests {
         r.release_if_done(0);
         assert_eq!(r.allocate(), 5);
         assert_eq!(r.peak(), 4);
+    }
+
+    /// A closed client's key holds its next request while a server still holds an attempt
+    /// of the one before: the server is answered for the attempt's own request, and what
+    /// was kept aside goes once no server holds an attempt of the key.
+    #[test]
+    fn an_earlier_requests_facts_are_kept_while_a_server_holds_one_of_its_attempts() {
+        let mut r = Requests::new(2);
+        // The first request of key 1 (nothing sent yet) has nothing to keep.
+        r.retire_if_held(1);
+        assert!(r.retired.is_empty());
+        // Request A sent attempts 1 and 2; a server holds one; deadline 50, answered 400.
+        r[1].serial = 2;
+        r[1].sent = 2;
+        r[1].in_flight = 1;
+        r[1].set_bad_request(true);
+        r.info_mut(1).deadline_at = SimTime(50);
+        r.retire_if_held(1);
+        // Request B begins in the key and sends attempt 3.
+        r[1].sent = 1;
+        r[1].serial = 3;
+        r[1].in_flight = 2;
+        r[1].set_bad_request(false);
+        r.info_mut(1).deadline_at = SimTime(80);
+        assert_eq!(r.attempt_deadline(1, 3), SimTime(80));
+        assert!(!r.attempt_is_bad(1, 3));
+        for serial in [1, 2] {
+            assert_eq!(r.attempt_deadline(1, serial), SimTime(50));
+            assert!(r.attempt_is_bad(1, serial));
+        }
+        // One attempt left the server side: A's is still kept.
+        r[1].in_flight = 1;
+        r.release_if_done(1);
+        assert_eq!(r.retired.len(), 1);
+        r[1].in_flight = 0;
+        r.release_if_done(1);
+        assert!(r.retired.is_empty());
+        // With no attempt held when the next request begins, nothing is kept.
+        r.retire_if_held(1);
+        assert!(r.retired.is_empty());
     }
 
     #[test]

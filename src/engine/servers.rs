@@ -19,9 +19,11 @@ impl Simulation<'_> {
     #[inline(always)]
     pub(super) fn arrive(&mut self, key: u32, serial: u32, svc: u16, read_version: u32) {
         let now = self.now;
-        let r = &self.requests[key];
         let on_fallback = svc == self.fallback;
-        let bad_request = r.bad_request() && !on_fallback;
+        // The request the attempt belongs to, which may have ended: a closed client's key
+        // then holds its next request.
+        let bad_request = self.requests.attempt_is_bad(key, serial) && !on_fallback;
+        let r = &self.requests[key];
         // Whether the attempt is still awaited, read here once: admission changes the
         // server, never the request, and the answer and the timer check below need it
         // (looked up again after admission, the slab was reloaded and its bounds checked).
@@ -223,7 +225,9 @@ impl Simulation<'_> {
                 generation,
                 caller: entry.request,
                 caller_serial: entry.serial,
-                deadline_at: self.requests.info(entry.request).deadline_at,
+                // That of the request the attempt belongs to, which may have ended (a
+                // closed client's key then holds its next request).
+                deadline_at: self.requests.attempt_deadline(entry.request, entry.serial),
             });
             self.push(
                 Event::new(EventKind::DoneJob, at, job, 0)

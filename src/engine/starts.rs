@@ -65,6 +65,7 @@ impl Simulation<'_> {
     /// attempt. `deadline_cap`: the caller's deadline, when propagated.
     pub(super) fn begin(&mut self, key: u32, deadline_cap: Option<SimTime>) {
         let now = self.now;
+        self.requests.retire_if_held(key);
         let r = self.requests[key];
         let info = *self.requests.info(key);
         let policy = self.policies[r.policy as usize];

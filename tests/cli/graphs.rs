@@ -250,6 +250,60 @@ propagate_deadline = true
     assert_eq!(m.requests[0].latency.unwrap(), ms(19 * 300));
 }
 
+/// A propagated deadline is that of the request the served attempt belongs to, even when
+/// its closed client has moved on to its next request in the same key (helper-93's case).
+/// The blocker holds the api's one slot from 1 to 56 ms (its own db call makes 4 attempts
+/// against the down db). Client x's request 0 (deadline 50 ms) queues at the api at 1 ms,
+/// times out at 30 ms and gives up; its request 1 (deadline 80 ms) begins at 30 ms and is
+/// refused at 31 ms (the queue is full). At 56 ms the abandoned attempt of request 0 is
+/// served: its db call is refused at 59 ms, back at 60 ms, and the retry due at 75 ms
+/// would pass request 0's 50 ms deadline: 1 attempt, given up as `deadline`. Request 1's
+/// deadline (80 ms) allowed that retry: 6 db calls instead of 5.
+#[test]
+fn a_propagated_deadline_is_that_of_the_served_attempts_request_not_the_clients_next() {
+    let text = r#"
+name = "next"
+[[clients]]
+name = "blocker"
+count = 1
+[[clients]]
+name = "x"
+count = 1
+requests = 2
+retry = { max_attempts = 1, timeout = "30ms", deadline = "50ms" }
+[network]
+latency = { dist = "constant", value = "1ms" }
+[[service]]
+name = "api"
+concurrency = 1
+queue = 1
+service = { dist = "constant", value = "2ms" }
+calls = ["db"]
+retry = { max_attempts = 4, base = "15ms", cap = "15ms", multiplier = 1 }
+propagate_deadline = true
+[[service]]
+name = "db"
+concurrency = 1
+service = { dist = "constant", value = "1ms" }
+[[service.outages]]
+start = "0s"
+end = "1s"
+[retry]
+max_attempts = 1
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "s"
+"#;
+    let m = run(&scenario(text), 0);
+    assert_eq!(m.services[1].calls, 5);
+    assert_eq!(m.services[1].gave_up[GiveUpReason::Deadline as usize], 1);
+    assert_eq!(m.services[1].gave_up[GiveUpReason::Attempts as usize], 1);
+    // The same client with one request: nothing else in its key, the same 5 calls.
+    let m = run(&scenario(&text.replace("requests = 2", "requests = 1")), 0);
+    assert_eq!(m.services[1].calls, 5);
+}
+
 /// The client abandons its attempt after 50 ms, but the work below goes on: the db serves
 /// the api's call (for a live caller: not wasted there) and the api finishes at 100 ms for
 /// a client that has left: wasted at the api.

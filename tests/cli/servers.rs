@@ -1096,3 +1096,46 @@ name = "a"
     assert_eq!(m.completion.0, ms(500).0);
     assert_eq!(m.entry().timeline.len(), 6);
 }
+
+/// Whether an attempt is answered 400 is a fact of the logical request that sent it, even
+/// when it reaches the server after its closed client has moved on to the next request in
+/// the same key (helper-93's case). One client makes 20 requests of one attempt each. With
+/// a 1 s timeout each attempt is answered before the next request: the common random
+/// numbers make requests 0, 1, 2, 5, 6, 7, 13 and 18 bad (8 answered 400). With a 1 ms
+/// timeout every attempt is abandoned before it arrives (5.5 ms away), and request k's
+/// attempt arrives while request k + 5 is the client's: judged by that request's flag, 5
+/// were refused and 15 served. The same 8 must be refused, the other 12 served (wasted).
+#[test]
+fn an_abandoned_attempt_is_judged_by_its_own_request_not_the_clients_next() {
+    let text = r#"
+name = "bad"
+[clients]
+count = 1
+requests = 20
+[network]
+latency = { dist = "constant", value = "5500us" }
+[server]
+concurrency = 100
+service = { dist = "constant", value = "1ms" }
+client_error_rate = 0.5
+[retry]
+max_attempts = 1
+timeout = "1s"
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "s"
+"#;
+    let m = run(&scenario(text), 0);
+    let bad: Vec<u32> = (m.requests.iter())
+        .filter(|r| r.last_status == Some(herdsim::model::outcome::Status::BadRequest))
+        .map(|r| r.request)
+        .collect();
+    assert_eq!(bad, [0, 1, 2, 5, 6, 7, 13, 18]);
+    let m = run(
+        &scenario(&text.replace("timeout = \"1s\"", "timeout = \"1ms\"")),
+        0,
+    );
+    let server = &m.services[0];
+    assert_eq!((server.calls, server.rejected, server.wasted), (20, 8, 12));
+}
