@@ -187,6 +187,7 @@ impl Simulation<'_> {
         r.serial = r.serial.wrapping_add(1);
         r.set_awaiting(true);
         r.sent += 1;
+        r.mark_sent_in_trouble(now >= self.trouble_from);
         let (serial, first, on_fallback) = (r.serial, r.sent == 1, r.on_fallback());
         let (last_status, sampled, policy_index) = (r.last_status, r.sampled(), r.policy);
         let timeout = if on_fallback {

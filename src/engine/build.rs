@@ -210,6 +210,7 @@ impl<'a> Simulation<'a> {
             open_client_requests: 0,
             trigger: scenario.trigger(),
             trigger_start: scenario.trigger_start(),
+            trouble_from: scenario.trigger_start().unwrap_or(SimTime::MAX),
             record_requests: record,
             stopped: false,
             limit_reached: false,

@@ -156,6 +156,9 @@ pub struct Simulation<'a> {
     /// [`Scenario::trigger_start`]: a backlog request's success counts as the system
     /// answering (for `recovered_s`) only from here on.
     trigger_start: Option<SimTime>,
+    /// `trigger_start`, `SimTime::MAX` when there is none: one comparison per attempt
+    /// sent (see [`Request::sent_in_trouble`](request::Request::sent_in_trouble)).
+    trouble_from: SimTime,
     record_requests: bool,
     stopped: bool,
     /// The run stopped at `time_limit` with work still scheduled (a request's event, a

@@ -252,8 +252,10 @@ impl Simulation<'_> {
             && self.scenario.populations[p].is_closed()
         {
             self.metrics.backlog_cleared = self.metrics.backlog_cleared.max(Some(now));
-            // Served before the trouble began says nothing about getting out of it.
-            if self.trigger_start.is_some_and(|t| now >= t) {
+            // Served before the trouble began says nothing about getting out of it; nor
+            // does a success sent before it began (in service when an outage began: an
+            // outage judges arrivals), even if it ends after.
+            if self.trigger_start.is_some_and(|t| now >= t) && (!succeeded || r.sent_in_trouble()) {
                 self.metrics.backlog_met_trouble = true;
                 self.metrics.backlog_succeeded |= succeeded;
             }

@@ -87,6 +87,9 @@ macro_rules! flags {
     };
 }
 
+/// The bit of [`Request::sent_in_trouble`], set without a branch on every send.
+const SENT_IN_TROUBLE: u8 = 7;
+
 flags! {
     /// An attempt is outstanding (sent, no response or timeout yet).
     awaiting, set_awaiting = 0;
@@ -103,6 +106,9 @@ flags! {
     /// The request holds a retry of its concurrent budget (Envoy's), from the retry
     /// decision until that attempt's outcome or the request's end.
     holds_retry, set_holds_retry = 6;
+    /// The request sent an attempt at or after the start of the trouble `recovered_s`
+    /// measures (see `Simulation::trigger_start`).
+    sent_in_trouble, set_sent_in_trouble = SENT_IN_TROUBLE;
 }
 
 impl Request {
@@ -126,6 +132,13 @@ impl Request {
     #[inline]
     pub fn is_live(&self, serial: u32, on_fallback: bool) -> bool {
         self.awaiting() && self.serial == serial && self.on_fallback() == on_fallback
+    }
+
+    /// Sets [`Request::sent_in_trouble`] if `now_in_trouble`, without a branch (it is
+    /// sticky: a request's later attempts are sent later still).
+    #[inline]
+    pub fn mark_sent_in_trouble(&mut self, now_in_trouble: bool) {
+        self.flags |= u8::from(now_in_trouble) << SENT_IN_TROUBLE;
     }
 
     /// Whether attempt `serial` of this key was sent by the request now in it: serials count

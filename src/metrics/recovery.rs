@@ -23,7 +23,8 @@
 //!   before it); never if one was still open at the time limit. A backlog cleared only by
 //!   giving up is not a recovery: when the backlog's requests that met the trouble
 //!   (ended at or after the trigger's start: where the last stretch of outages and
-//!   capacity cuts began, [`crate::model::Scenario::trigger_start`]) all
+//!   capacity cuts began, [`crate::model::Scenario::trigger_start`]; a success only if its
+//!   last attempt was sent at or after it, so not one in service when an outage began) all
 //!   gave up and no client request succeeded at or after the trigger's end, the system
 //!   answered nobody once the trouble began, and the run never recovered. A backlog that
 //!   all ended before the trouble began met none of it.

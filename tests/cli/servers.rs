@@ -920,6 +920,39 @@ fn the_closed_backlog_is_the_closed_populations_requests_only() {
     }
 }
 
+/// A success whose attempt was sent before the trouble began did not get out of it (helper-94):
+/// client `early` is sent at 0, in service from 5 to 25 ms, and answered at 30 ms, inside the
+/// outage [10 ms, 1 s), which judges arrivals. Client `late` (from 10 ms) is refused at
+/// 15 ms and gives up at 20 ms, and nobody is served after 1 s: the system answered nobody
+/// once the trouble began, so the run never recovered. `early`'s success used to count as
+/// the backlog getting out, and gave 0. A `late` retried at 1.1 s (served at 1.14 s) gets
+/// out: 0.14 s.
+#[test]
+fn a_success_sent_before_the_trouble_began_is_no_recovery() {
+    let fleet = |retry: &str| {
+        format!(
+            "name = \"pre\"\n\
+             [[clients]]\nname = \"early\"\ncount = 1\n\
+             [[clients]]\nname = \"late\"\ncount = 1\nstart = \"10ms\"\n\
+             [network]\nlatency = {{ dist = \"constant\", value = \"5ms\" }}\n\
+             [server]\nconcurrency = 10\nservice = {{ dist = \"constant\", value = \"20ms\" }}\n\
+             [[server.outages]]\nstart = \"10ms\"\nend = \"1s\"\n\
+             [retry]\n{retry}\n\
+             [[strategy]]\nname = \"a\"\nbase = \"1090ms\"\ncap = \"1090ms\"\n"
+        )
+    };
+    let recovery = |retry: &str| {
+        let file = herdsim::scenario::sweep::load_str("p.toml", &fleet(retry)).unwrap();
+        let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+        let s = &result.points[0].strategies[0].summary;
+        (s.succeeded, s.recovered_s, s.recovered_share)
+    };
+    assert_eq!(recovery("max_attempts = 1"), (1.0, None, Some(0.0)));
+    let (succeeded, recovered, share) = recovery("max_attempts = 2");
+    assert_eq!((succeeded, share), (2.0, Some(1.0)));
+    assert!((recovered.unwrap() - 0.14).abs() < 1e-9, "{recovered:?}");
+}
+
 // ---- queueing theory ------------------------------------------------------------------
 
 /// An open Poisson stream into `server` with no network delay, long enough for theory.
