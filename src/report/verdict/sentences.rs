@@ -190,13 +190,28 @@ fn paired_words(metric: &str, outage: bool) -> (&'static str, &'static str, &'st
 
 /// A relative change for a paired sentence: `+12%`, `−55%`, and below 1% as many decimals as
 /// its first significant digit needs (`+0.09%`), so that a significant difference never
-/// reads `+0%`.
+/// reads `+0%`; likewise a drop short of 100% never reads `−100%` (as if to zero): p99
+/// 469.4 s -> 0.447 s is `−99.9%`.
 pub fn signed_percent(pct: f64) -> String {
+    // As many decimals as the first significant digit of `x` (in (0, 1)) needs.
+    let decimals_for = |x: f64| ((-x.log10()).floor() as usize + 1).min(12);
     let a = pct.abs();
-    let decimals = if a >= 1.0 || a == 0.0 {
+    let short_of_all = 100.0 - a;
+    let decimals = if a == 0.0 {
         0
+    } else if a < 1.0 {
+        decimals_for(a)
+    } else if pct < 0.0 && short_of_all > 0.0 && short_of_all < 0.5 {
+        // The fewest decimals that keep it below 100.
+        (1..12)
+            .find(|&d| {
+                format!("{a:.d$}")
+                    .parse::<f64>()
+                    .is_ok_and(|shown| shown < 100.0)
+            })
+            .unwrap_or(12)
     } else {
-        ((-a.log10()).floor() as usize + 1).min(12)
+        0
     };
     format!("{}{:.*}%", if pct >= 0.0 { "+" } else { "−" }, decimals, a)
 }

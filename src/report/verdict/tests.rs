@@ -245,6 +245,12 @@ fn a_significant_difference_below_one_percent_never_reads_zero() {
     assert_eq!(signed_percent(12.4), "+12%");
     assert_eq!(signed_percent(-65.4), "−65%");
     assert_eq!(signed_percent(0.96), "+1.0%");
+    // A drop short of all never reads -100% (helper-94: p99 469.4 s -> 0.447 s).
+    assert_eq!(signed_percent((0.447 / 469.4 - 1.0) * 100.0), "−99.9%");
+    assert_eq!(signed_percent(-99.996), "−99.996%");
+    assert_eq!(signed_percent(-99.4), "−99%");
+    assert_eq!(signed_percent(-100.0), "−100%");
+    assert_eq!(signed_percent(150.0), "+150%");
 }
 
 /// sweep-clients' case: decorrelated wins, no-jitter loses more, and their means of the
