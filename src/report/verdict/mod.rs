@@ -63,6 +63,11 @@ pub struct Line {
     pub recovery_peak_rps: f64,
     /// The recovery peak as a multiple of capacity (`None` when capacity is not defined).
     pub recovery_peak_x: Option<f64>,
+    /// In a graph whose downstream service saturates before the entry (see the capacity
+    /// note): that service and the recovery peak as a multiple of the client requests per
+    /// second it can take. The entry's multiple alone read as headroom (0.028x) where the
+    /// tier below took 3.2 times its capacity.
+    pub tightest_x: Option<(String, f64)>,
     /// Whether the scenario has an outage the run sees end (where `recovery_peak_rps`
     /// starts): without one the recovery peak is the whole run's peak, and is called so.
     pub outage: bool,
@@ -178,15 +183,32 @@ pub fn cells(line: &Line) -> [String; 4] {
                 // A server sized never to be the bottleneck: the rate says more than
                 // "0.000030x".
                 Some(x) if line.peak_as_rate => format!(
-                    "{} req/s ({} capacity)",
+                    "{} req/s ({} capacity{})",
                     fmt_value(line.recovery_peak_rps),
-                    times(x)
+                    times(x),
+                    tightest_clause(line, ", ")
                 ),
-                Some(x) => format!("{} capacity", times(x)),
-                None => format!("{} req/s", fmt_value(line.recovery_peak_rps)),
+                Some(x) => format!("{} capacity{}", times(x), tightest_clause(line, " (")),
+                None => format!(
+                    "{} req/s{}",
+                    fmt_value(line.recovery_peak_rps),
+                    tightest_clause(line, " (")
+                ),
             }
         ),
     ]
+}
+
+/// The peak's multiple of the tightest downstream service's capacity for the clients'
+/// requests, `3.2x db's`, after `open` (`" ("` closes it, `", "` leaves it to the caller).
+fn tightest_clause(line: &Line, open: &str) -> String {
+    match &line.tightest_x {
+        Some((name, x)) => {
+            let close = if open == " (" { ")" } else { "" };
+            format!("{open}{} {name}'s{close}", times(*x))
+        }
+        None => String::new(),
+    }
 }
 
 /// A bucket width as people write it: `100 ms`, `1 s`, `250 µs`.
@@ -260,13 +282,30 @@ fn changes_size(server: &crate::model::ServerSpec) -> bool {
     !server.capacity.is_empty() || server.autoscale.is_some()
 }
 
+/// The downstream service of a graph that saturates first for the clients' requests.
+struct Tightest<'a> {
+    service: &'a crate::model::ServiceSpec,
+    /// Its own capacity, req/s (slots at the start over its mean service time).
+    rps: f64,
+    /// The calls it gets per client request.
+    calls: f64,
+    mean_service: SimDuration,
+}
+
+impl Tightest<'_> {
+    /// The client requests per second it can take.
+    fn per_request(&self) -> f64 {
+        self.rps / self.calls
+    }
+}
+
 /// For sizing a graph, the tier that saturates first matters more than the entry: the
 /// downstream service (not OCC, with a service time) that can take the fewest client
 /// requests per second by its own capacity (slots / mean service time at the start)
 /// divided by the calls it gets per client request (first attempts: `calls` lists and
-/// fan-out multiply down the graph), as a clause of the capacity note, when it takes fewer
-/// than the entry (`entry`, None when the entry's capacity is not defined).
-fn tightest(scenario: &Scenario, entry: Option<f64>) -> Option<String> {
+/// fan-out multiply down the graph), when it takes fewer than the entry (`entry`, None when
+/// the entry's capacity is not defined).
+fn tightest_service(scenario: &Scenario, entry: Option<f64>) -> Option<Tightest<'_>> {
     let services = &scenario.services;
     // Calls per client request: the entry gets one; a service gets each caller's calls
     // once per listing. The graph has no cycle, so this settles within as many rounds as
@@ -282,7 +321,7 @@ fn tightest(scenario: &Scenario, entry: Option<f64>) -> Option<String> {
         }
         per_request = next;
     }
-    let (svc, rps, calls, service) = services
+    let tightest = services
         .iter()
         .zip(&per_request)
         .skip(1)
@@ -290,32 +329,40 @@ fn tightest(scenario: &Scenario, entry: Option<f64>) -> Option<String> {
             **calls > 0.0 && !svc.server.is_occ() && !svc.server.service.mean().is_zero()
         })
         .map(|(svc, &calls)| {
-            let service = svc.server.service.mean();
-            (svc, own_capacity(&svc.server, service), calls, service)
+            let mean_service = svc.server.service.mean();
+            Tightest {
+                service: svc,
+                rps: own_capacity(&svc.server, mean_service),
+                calls,
+                mean_service,
+            }
         })
-        .min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))?;
-    if entry.is_some_and(|entry| rps / calls >= entry) {
-        return None;
-    }
-    let at_start = if changes_size(&svc.server) {
+        .min_by(|a, b| a.per_request().total_cmp(&b.per_request()))?;
+    (!entry.is_some_and(|entry| tightest.per_request() >= entry)).then_some(tightest)
+}
+
+/// [`tightest_service`] as a clause of the capacity note.
+fn tightest(scenario: &Scenario, entry: Option<f64>) -> Option<String> {
+    let t = tightest_service(scenario, entry)?;
+    let at_start = if changes_size(&t.service.server) {
         " at the start"
     } else {
         ""
     };
     let own = format!(
         "{}, {} req/s ({} / {} mean service{at_start})",
-        svc.name,
-        fmt_value(rps),
-        counted(svc.server.concurrency, "slot", "slots"),
-        service.short()
+        t.service.name,
+        fmt_value(t.rps),
+        counted(t.service.server.concurrency, "slot", "slots"),
+        t.mean_service.short()
     );
-    Some(if calls == 1.0 {
+    Some(if t.calls == 1.0 {
         format!("; the least of any service: {own}")
     } else {
         format!(
             "; the least of any service for the clients' requests: {own}, {} calls per request: {} requests/s",
-            fmt_value(calls),
-            fmt_value(rps / calls)
+            fmt_value(t.calls),
+            fmt_value(t.per_request())
         )
     })
 }
@@ -420,6 +467,8 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
     let summaries: Vec<&StrategySummary> = point.strategies.iter().map(|s| &s.summary).collect();
     let (order, loses_more) = rank(&summaries, &point.loses_more);
     let (capacity_rps, capacity_note) = capacity(scenario);
+    let tightest =
+        tightest_service(scenario, capacity_rps).map(|t| (t.service.name.clone(), t.per_request()));
     let outage = scenario.recovery_seen().is_some();
     let outlasts = scenario.outage_outlasts_run();
     // An outage the run never sees end leaves every recovery peak at 0 (no bucket after
@@ -478,6 +527,9 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                 completion_s: s.completion_s.mean,
                 recovery_peak_rps: peak(s),
                 recovery_peak_x: capacity_rps.map(|c| peak(s) / c),
+                tightest_x: tightest
+                    .as_ref()
+                    .map(|(name, c)| (name.clone(), peak(s) / c)),
                 outage,
                 peak_as_rate: false,
                 loses_more: loses_more[i],

@@ -536,6 +536,80 @@ name = "b"
     );
 }
 
+/// In a graph whose downstream service saturates first, each peak is also given as a
+/// multiple of what that service can take (helper-94: "0.028x capacity" read as headroom
+/// while the db took 3.2 times its own). The api takes 200 000 req/s (400 slots / 2 ms);
+/// the db, called twice per request, 1 000 (40 slots / 20 ms = 2 000 req/s, over 2).
+#[test]
+fn a_graph_peak_is_also_a_multiple_of_the_tightest_tier() {
+    let text = r#"
+name = "v"
+[clients]
+count = 10
+[network]
+latency = { dist = "constant", value = "1ms" }
+[retry]
+max_attempts = 3
+[[strategy]]
+name = "a"
+base = "1ms"
+cap = "1ms"
+[[strategy]]
+name = "b"
+base = "1ms"
+cap = "1ms"
+[[service]]
+name = "api"
+concurrency = 400
+service = { dist = "constant", value = "2ms" }
+calls = ["db", "db"]
+[[service]]
+name = "db"
+concurrency = 40
+service = { dist = "constant", value = "20ms" }
+"#;
+    let scenario = scenario_of(text);
+    let point = |peaks: [f64; 2]| PointResult {
+        labels: Vec::new(),
+        strategies: vec![
+            // The fixture's recovery peak is a tenth of its calls.
+            result_of(summary("a", peaks[0] * 10.0, 9.0, (0.0, 0.0))),
+            result_of(summary("b", peaks[1] * 10.0, 9.0, (0.0, 0.0))),
+        ],
+        paired: Vec::new(),
+        loses_more: vec![vec![false; 2]; 2],
+    };
+    let v = verdict(&point([3_000.0, 4_000.0]), &scenario);
+    assert_eq!(v.lines[0].tightest_x, Some(("db".to_string(), 3.0)));
+    let peaks: Vec<String> = v.lines.iter().map(|l| cells(l)[3].clone()).collect();
+    assert_eq!(
+        peaks,
+        [
+            "peak 0.015x capacity (3.00x db's)",
+            "peak 0.020x capacity (4.00x db's)"
+        ]
+    );
+    // A line far below the entry's capacity gives every peak as a rate.
+    let v = verdict(&point([3_000.0, 1_000.0]), &scenario);
+    let peaks: Vec<String> = v.lines.iter().map(|l| cells(l)[3].clone()).collect();
+    assert_eq!(
+        peaks,
+        [
+            // b, lighter, ranks first.
+            "peak 1000 req/s (0.0050x capacity, 1.00x db's)",
+            "peak 3000 req/s (0.015x capacity, 3.00x db's)"
+        ]
+    );
+    // One service: no second multiple.
+    let single = scenario_of(&text.replace("calls = [\"db\", \"db\"]\n", "").replace(
+        "[[service]]\nname = \"db\"\nconcurrency = 40\nservice = { dist = \"constant\", value = \"20ms\" }\n",
+        "",
+    ));
+    let v = verdict(&point([3_000.0, 4_000.0]), &single);
+    assert_eq!(v.lines[0].tightest_x, None);
+    assert_eq!(cells(&v.lines[0])[3], "peak 0.015x capacity");
+}
+
 #[test]
 fn a_multiple_far_below_one_keeps_two_significant_digits() {
     assert_eq!(times(0.000_010_86), "0.000011x");
