@@ -244,7 +244,9 @@ pub struct ScheduleArgs {
     /// Seed of the random stream.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = u64_arg)]
     pub seed: u64,
-    /// A Retry-After header value received with every failure (e.g. "3", "3600", "soon").
+    /// A Retry-After header value received with every failure (e.g. "3", "3600", "soon"):
+    /// seconds in (0, --retry-after-max] replace every delay; other values are unusable
+    /// (a warning says why).
     #[arg(long)]
     pub retry_after: Option<String>,
     /// Largest usable Retry-After hint.

@@ -214,8 +214,31 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
     Ok(out)
 }
 
-/// `herdsim schedule`: prints the table.
+/// `herdsim schedule`: prints the table, and on stderr why a `--retry-after` value changes
+/// nothing in it, when it does not.
 pub(super) fn schedule_command(args: &ScheduleArgs) -> Result<()> {
     let table = schedule_table(args)?;
-    print_stdout(&table)
+    print_stdout(&table)?;
+    super::print_stderr(&retry_after_unused(args).into_iter().collect::<Vec<_>>());
+    Ok(())
+}
+
+/// Why a `--retry-after` value is not used, as the engine would not use it (seed 003's
+/// rules: a hint is a number of seconds, more than 0, at most `--retry-after-max`); None
+/// when there is no value or it is used. Without this the table, the plain backoff's,
+/// looked as if the header's hint had been applied.
+fn retry_after_unused(args: &ScheduleArgs) -> Option<String> {
+    let value = args.retry_after.as_deref()?;
+    let why = match parse_retry_after_header(value) {
+        None => "is not a number of seconds (the HTTP-date form is not simulated)".to_string(),
+        Some(hint) if hint.is_zero() => "asks for no wait (a hint must be more than 0)".to_string(),
+        Some(hint) if hint > args.retry_after_max => {
+            format!("is more than --retry-after-max ({})", args.retry_after_max)
+        }
+        Some(_) => return None,
+    };
+    Some(format!(
+        "warning: --retry-after \"{}\" {why}: unusable, so every delay is the backoff's",
+        crate::text::escape(value)
+    ))
 }

@@ -1248,6 +1248,71 @@ fn schedule_honors_a_retry_after_hint_everywhere() {
     }
 }
 
+/// A `--retry-after` value the engine would not use leaves the table the backoff's, and
+/// says so on stderr (helper-94: the header echoed "soon" and an HTTP-date as if applied).
+#[test]
+fn schedule_says_when_a_retry_after_value_is_unusable() {
+    let stderr_of = |value: &str| {
+        let out = herdsim()
+            .args([
+                "schedule",
+                "--base",
+                "100ms",
+                "--cap",
+                "1s",
+                "--attempts",
+                "2",
+            ])
+            .args(["--clients", "1", "--retry-after", value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{value}");
+        let plain = herdsim()
+            .args([
+                "schedule",
+                "--base",
+                "100ms",
+                "--cap",
+                "1s",
+                "--attempts",
+                "2",
+            ])
+            .args(["--clients", "1"])
+            .output()
+            .unwrap();
+        let table = |o: &std::process::Output| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let used = table(&out) != table(&plain);
+        (String::from_utf8_lossy(&out.stderr).into_owned(), used)
+    };
+    let unusable = |value: &str, why: &str| {
+        (
+            format!(
+                "warning: --retry-after \"{value}\" {why}: unusable, so every delay is the backoff's\n"
+            ),
+            false,
+        )
+    };
+    let date = "Wed, 21 Oct 2015 07:28:00 GMT";
+    let not_seconds = "is not a number of seconds (the HTTP-date form is not simulated)";
+    assert_eq!(stderr_of("soon"), unusable("soon", not_seconds));
+    assert_eq!(stderr_of(date), unusable(date, not_seconds));
+    assert_eq!(
+        stderr_of("0"),
+        unusable("0", "asks for no wait (a hint must be more than 0)")
+    );
+    assert_eq!(
+        stderr_of("120"),
+        unusable("120", "is more than --retry-after-max (1m)")
+    );
+    assert_eq!(stderr_of("3"), (String::new(), true));
+}
+
 #[test]
 fn schedule_is_deterministic_and_seeded() {
     let args = ["--base", "100ms", "--cap", "10s", "--clients", "5"];
