@@ -1025,6 +1025,29 @@ fn fails_with_unknown_outage_kind() {
     );
 }
 
+/// A problem of the `[sweep]` table's own values is listed with those of the rest of the
+/// file, in line order (helper-94: the misspelt key hid it until fixed).
+#[test]
+fn a_sweep_tables_problems_come_with_the_rest_of_the_files() {
+    let text = tiny_with("concurrency = 5", "concurrancy = 5")
+        + "[sweep]\n\"strategy.1.budget\" = [{ kind = \"ratio\" }]\n";
+    let stderr = refused(&text, &[]);
+    let lines = problems(&stderr);
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("herdsim: error: bad.toml:13:1: server.concurrancy: unknown key"),
+        "{stderr}"
+    );
+    assert_eq!(
+        lines[1],
+        "bad.toml:37:24: sweep.\"strategy.1.budget\": expected numbers or strings (a duration, a word), found an inline table"
+    );
+    assert!(
+        stderr.ends_with("herdsim: 2 problems found; nothing was written\n"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn fails_with_client_error_rate_below_zero() {
     refused(

@@ -169,13 +169,44 @@ pub fn load_in(file: &str, src: &str, folder: &Path) -> Result<ScenarioFile, Sce
     load_with(file, src, Traces::new(folder))
 }
 
+/// The problems of the rest of the file, and those of its `[sweep]` table's own values
+/// (lists, their types, the same key twice), which do not depend on the rest: one `check`
+/// lists both, in line order. (Whether each swept path names a key is known only once the
+/// rest reads: those come with the next check.) Left as they are when the file is no TOML,
+/// has no `[sweep]`, or past the unreadable-key limit.
+fn with_sweep_table_problems(file: &str, src: &str, mut errors: ScenarioErrors) -> ScenarioErrors {
+    let not_all_checked = errors
+        .0
+        .iter()
+        .any(|e| e.fault == crate::error::Fault::NotAllChecked);
+    let Ok(parsed) = Document::parse(src) else {
+        return errors;
+    };
+    if not_all_checked || parsed.as_table().get("sweep").is_none() {
+        return errors;
+    }
+    if let Err(sweep) = read_axes(file, src, &parsed) {
+        for e in sweep.0 {
+            if !errors.0.contains(&e) {
+                errors.0.push(e);
+            }
+        }
+        // Stable: problems without a line first, as the rest are ordered.
+        errors
+            .0
+            .sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
+    }
+    errors
+}
+
 /// [`load_str`] reading trace files through `traces` (e.g. a shard's copies, for `merge`).
 pub fn load_with(
     file: &str,
     src: &str,
     mut traces: Traces,
 ) -> Result<ScenarioFile, ScenarioErrors> {
-    let (raw, base) = validate_with(file, src, &mut traces)?;
+    let (raw, base) = validate_with(file, src, &mut traces)
+        .map_err(|errors| with_sweep_table_problems(file, src, errors))?;
     let Some(_) = raw.sweep else {
         let runs = base.strategies.len() as u64 * base.replications as u64;
         if runs > limits::MAX_RUNS {
