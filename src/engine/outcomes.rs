@@ -264,7 +264,9 @@ impl Simulation<'_> {
             }
         }
         // A backlog cleared only by giving up is no recovery unless someone is served after.
-        self.metrics.served_after_trigger |= succeeded && self.trigger.is_some_and(|t| now >= t);
+        // (Nor is a success sent before the trouble began, answered after the trigger.)
+        self.metrics.served_after_trigger |=
+            succeeded && r.sent_in_trouble() && self.trigger.is_some_and(|t| now >= t);
         self.metrics.completion = self.metrics.completion.max(now);
         if self.record_requests {
             self.metrics.requests.push(RequestRecord {

@@ -252,8 +252,10 @@ pub struct Requests {
     peak: u32,
     /// Earlier requests of closed clients' keys with attempts still held by a server, by
     /// (key, serial of the request's last attempt). Empty unless attempts outlive their
-    /// request (a timeout shorter than the queue's wait, say), and never larger than the
-    /// attempts servers hold.
+    /// request (a timeout shorter than the queue's wait, say). A key's entries go when no
+    /// server holds an attempt of the key, not as each request's own attempts leave: a
+    /// client whose key never drains (an overloaded queue, a short timeout, no think time)
+    /// keeps one entry per request until it does, at most its requests of the run.
     retired: std::collections::BTreeMap<(u32, u32), Retired>,
 }
 

@@ -1252,34 +1252,27 @@ fn schedule_honors_a_retry_after_hint_everywhere() {
 /// says so on stderr (helper-94: the header echoed "soon" and an HTTP-date as if applied).
 #[test]
 fn schedule_says_when_a_retry_after_value_is_unusable() {
-    let stderr_of = |value: &str| {
+    let schedule_with = |extra: &[&str]| {
+        let base = [
+            "schedule",
+            "--base",
+            "100ms",
+            "--cap",
+            "1s",
+            "--attempts",
+            "2",
+        ];
         let out = herdsim()
-            .args([
-                "schedule",
-                "--base",
-                "100ms",
-                "--cap",
-                "1s",
-                "--attempts",
-                "2",
-            ])
-            .args(["--clients", "1", "--retry-after", value])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{value}");
-        let plain = herdsim()
-            .args([
-                "schedule",
-                "--base",
-                "100ms",
-                "--cap",
-                "1s",
-                "--attempts",
-                "2",
-            ])
+            .args(base)
             .args(["--clients", "1"])
-            .output()
-            .unwrap();
+            .args(extra)
+            .output();
+        out.unwrap()
+    };
+    let stderr_of = |value: &str| {
+        let out = schedule_with(&["--retry-after", value]);
+        assert_eq!(out.status.code(), Some(0), "{value}");
+        let plain = schedule_with(&[]);
         let table = |o: &std::process::Output| {
             String::from_utf8_lossy(&o.stdout)
                 .lines()

@@ -941,16 +941,23 @@ fn a_success_sent_before_the_trouble_began_is_no_recovery() {
              [[strategy]]\nname = \"a\"\nbase = \"1090ms\"\ncap = \"1090ms\"\n"
         )
     };
-    let recovery = |retry: &str| {
-        let file = herdsim::scenario::sweep::load_str("p.toml", &fleet(retry)).unwrap();
+    let recovery_of = |text: &str| {
+        let file = herdsim::scenario::sweep::load_str("p.toml", text).unwrap();
         let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
         let s = &result.points[0].strategies[0].summary;
         (s.succeeded, s.recovered_s, s.recovered_share)
     };
+    let recovery = |retry: &str| recovery_of(&fleet(retry));
     assert_eq!(recovery("max_attempts = 1"), (1.0, None, Some(0.0)));
     let (succeeded, recovered, share) = recovery("max_attempts = 2");
     assert_eq!((succeeded, share), (2.0, Some(1.0)));
     assert!((recovered.unwrap() - 0.14).abs() < 1e-9, "{recovered:?}");
+    // Nor does it when answered after the trigger's end (helper-95): an outage [10, 20) ms
+    // and 100 ms of service answer `early` at 110 ms. It gave 0.09 s.
+    let after = fleet("max_attempts = 1")
+        .replace("end = \"1s\"", "end = \"20ms\"")
+        .replace("value = \"20ms\"", "value = \"100ms\"");
+    assert_eq!(recovery_of(&after), (1.0, None, Some(0.0)));
 }
 
 // ---- queueing theory ------------------------------------------------------------------

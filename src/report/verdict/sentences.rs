@@ -201,7 +201,7 @@ pub fn signed_percent(pct: f64) -> String {
         0
     } else if a < 1.0 {
         decimals_for(a)
-    } else if pct < 0.0 && short_of_all > 0.0 && short_of_all < 0.5 {
+    } else if pct < 0.0 && short_of_all > 0.0 && format!("{a:.0}") == "100" {
         // The fewest decimals that keep it below 100.
         (1..12)
             .find(|&d| {

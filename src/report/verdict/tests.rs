@@ -249,6 +249,8 @@ fn a_significant_difference_below_one_percent_never_reads_zero() {
     assert_eq!(signed_percent((0.447 / 469.4 - 1.0) * 100.0), "−99.9%");
     assert_eq!(signed_percent(-99.996), "−99.996%");
     assert_eq!(signed_percent(-99.4), "−99%");
+    // Exactly half way (200 -> 1): `{:.0}` rounds it to even, 100.
+    assert_eq!(signed_percent(-99.5), "−99.5%");
     assert_eq!(signed_percent(-100.0), "−100%");
     assert_eq!(signed_percent(150.0), "+150%");
 }
