@@ -37,6 +37,8 @@ mod attempts;
 pub mod breaker;
 pub mod budget;
 mod build;
+mod finish;
+mod huge_pages;
 pub mod limiter;
 mod outcomes;
 pub mod queue;
