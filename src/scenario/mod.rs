@@ -260,7 +260,7 @@ const MAX_PARSE_ROUNDS: usize = 200;
 /// File order: file-level problems (no position) first; then those of the trace files it
 /// names, each in its own order. (The parser finds unknown keys table by table, in key
 /// order, not in line order.) The sort is stable.
-fn in_file_order(file: &str, mut errors: Vec<ScenarioError>) -> Vec<ScenarioError> {
+pub(crate) fn in_file_order(file: &str, mut errors: Vec<ScenarioError>) -> Vec<ScenarioError> {
     errors.sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
     errors
 }

@@ -191,10 +191,7 @@ fn with_sweep_table_problems(file: &str, src: &str, mut errors: ScenarioErrors) 
                 errors.0.push(e);
             }
         }
-        // Stable: problems without a line first, as the rest are ordered.
-        errors
-            .0
-            .sort_by_key(|e| (e.file != file, e.line.unwrap_or(0), e.col.unwrap_or(0)));
+        errors.0 = crate::scenario::in_file_order(file, errors.0);
     }
     errors
 }
