@@ -116,6 +116,7 @@ impl Simulation<'_> {
         if let Some(p) = population {
             self.open_client_requests += 1;
             self.metrics.populations[p].requests += 1;
+            self.population_bucket(p, now).arrived += 1;
         }
         self.send(key);
     }

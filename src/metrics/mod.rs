@@ -242,7 +242,11 @@ impl ServiceMetrics {
 /// One bucket of a population's own series (what recovery of open work is measured on).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PopulationBucket {
-    /// First attempts sent (the offered load).
+    /// Requests that began (arrived): the offered load, whether or not the client then
+    /// sent their first attempt at once (a client-side rate limiter may hold it, an open
+    /// breaker refuse it).
+    pub arrived: u32,
+    /// First attempts sent.
     pub first_attempts: u32,
     /// Requests that succeeded.
     pub succeeded: u32,

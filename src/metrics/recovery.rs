@@ -6,9 +6,10 @@
 //! a run with both kinds must satisfy both (the later time counts):
 //!
 //! - **Open work** (open and trace populations): goodput back to at least 90% of the offered
-//!   load. Per bucket *i*, the offered load `o_i` is the first attempts of open and trace
-//!   requests sent in it and the goodput `g_i` the open and trace requests that succeeded in
-//!   it. A window of [`WINDOW`] buckets starting at *i* is *normal* when
+//!   load. Per bucket *i*, the offered load `o_i` is the open and trace requests that
+//!   arrived in it (whether their first attempt was sent then, held by a client-side rate
+//!   limiter or refused by an open breaker) and the goodput `g_i` the open and trace
+//!   requests that succeeded in it. A window of [`WINDOW`] buckets starting at *i* is *normal* when
 //!   `Σ g ≥ 0.9 · Σ o` over the window. Only windows lying entirely before the end of the
 //!   offered load count (a system that recovers only because the load stopped has not
 //!   recovered). The run is back to normal at the start of the first window, starting at or
@@ -106,7 +107,7 @@ fn open_recovery(scenario: &Scenario, run: &RunMetrics, trigger: SimTime) -> Opt
     let mut good = vec![0u64; len];
     for &p in &open {
         for (i, b) in run.populations[p].timeline.iter().enumerate() {
-            offered[i] += b.first_attempts as u64;
+            offered[i] += b.arrived as u64;
             good[i] += b.succeeded as u64;
         }
     }
@@ -159,6 +160,7 @@ mod tests {
         pairs
             .iter()
             .map(|&(o, g)| PopulationBucket {
+                arrived: o,
                 first_attempts: o,
                 succeeded: g,
                 gave_up: 0,

@@ -888,6 +888,30 @@ fn a_closed_herd_recovers_when_its_backlog_is_cleared() {
     assert!(s.gave_up_for(GiveUpReason::TimeLimit) > 0.0);
 }
 
+/// Open work's offered load is the requests that arrive, not the first attempts sent
+/// (helper-98): 10 arrivals/s (evenly spaced), the outage [1 s, 2 s) opens a fleet-wide
+/// breaker at 1.502 s for 3 s, and the arrivals of 1.6 s to 4.5 s are failed by it at once
+/// without an attempt. Buckets 2 and 3 serve none of their 10 arrivals and bucket 4 four,
+/// so the first window from which every window is normal starts at bucket 4: 2 s after the
+/// outage. Counting first attempts, those buckets offered nothing, and the run "recovered"
+/// at once (0) while it refused every request for 3 s.
+#[test]
+fn arrivals_an_open_breaker_refuses_are_offered_load_served_by_nobody() {
+    let text = "name = \"brk\"\n\
+         [clients]\nrate = 10\nprocess = \"uniform\"\nend = \"30s\"\n\
+         [network]\nlatency = { dist = \"constant\", value = \"1ms\" }\n\
+         [server]\nconcurrency = 10\nservice = { dist = \"constant\", value = \"1ms\" }\n\
+         [[server.outages]]\nstart = \"1s\"\nend = \"2s\"\n\
+         [retry]\nmax_attempts = 1\n[metrics]\nbucket = \"1s\"\n\
+         [[strategy]]\nname = \"breaker\"\nbase = \"1s\"\ncap = \"1s\"\n\
+         breaker = { failure_rate = 0.5, window = \"1s\", min_calls = 5, open_for = \"3s\", scope = \"global\" }\n";
+    let file = herdsim::scenario::sweep::load_str("b.toml", text).unwrap();
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+    let s = &result.points[0].strategies[0].summary;
+    assert_eq!(s.gave_up_for(GiveUpReason::BreakerOpen), 30.0);
+    assert_eq!((s.recovered_s, s.recovered_share), (Some(2.0), Some(1.0)));
+}
+
 /// In a mixed fleet, the closed rule's backlog is the closed populations' requests only: an
 /// open arrival at 0.9 s, refused by the outage [0.5 s, 1 s) and served after its 1.5 s
 /// backoff at 2.405 s, is the open rule's to judge (goodput meets the offered 10/s in every
