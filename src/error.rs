@@ -138,6 +138,16 @@ pub enum Error {
         /// What the drawing backend said.
         msg: String,
     },
+    /// `run --shard` with several files failed on one of them after the shards of the files
+    /// before it were written and put in place (each is, as soon as it is written: see
+    /// `run_shards`). Exit status of `error`.
+    #[error("{error}")]
+    AfterShardsWritten {
+        /// What stopped the run.
+        error: Box<Error>,
+        /// The shard folders written before it.
+        written: Vec<PathBuf>,
+    },
 }
 
 impl Error {
@@ -146,6 +156,16 @@ impl Error {
         match self {
             Error::Scenario(_) | Error::Usage(_) | Error::Limit(_) => 2,
             Error::Io { .. } | Error::Chart { .. } => 1,
+            Error::AfterShardsWritten { error, .. } => error.exit_code(),
+        }
+    }
+
+    /// What stopped the command, and the shard folders it wrote before (none but for
+    /// [`Error::AfterShardsWritten`]).
+    pub fn cause_and_written(&self) -> (&Error, &[PathBuf]) {
+        match self {
+            Error::AfterShardsWritten { error, written } => (error, written),
+            other => (other, &[]),
         }
     }
 

@@ -29,13 +29,26 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("herdsim: error: {e:#}");
-            if let herdsim::Error::Scenario(errors) = &e {
+            let (cause, written) = e.cause_and_written();
+            if let herdsim::Error::Scenario(errors) = cause {
                 let (n, more) = errors.count();
                 eprintln!(
                     "herdsim: {n} problem{} found{}{}",
                     if n == 1 { "" } else { "s" },
                     if more { ", and more not checked" } else { "" },
-                    if writes { "; nothing was written" } else { "" }
+                    match (writes, written.is_empty()) {
+                        (false, _) => "",
+                        (true, true) => "; nothing was written",
+                        (true, false) => "; nothing of that file was written",
+                    }
+                );
+            }
+            // A sharded run puts each file's shard in place as soon as it is written: say
+            // which are there, so that the failed file's shard is the one to run again.
+            for folder in written {
+                eprintln!(
+                    "herdsim: written before it: {}",
+                    herdsim::text::escape(&folder.display().to_string())
                 );
             }
             ExitCode::from(e.exit_code())

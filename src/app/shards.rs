@@ -23,7 +23,7 @@ pub(super) fn run_shards(
     args: &RunArgs,
     pool: &rayon::ThreadPool,
 ) -> Result<()> {
-    use crate::shard::{Manifest, ManifestTrace, ShardArg, folder_name, run_hash, shard_files};
+    use crate::shard::{ShardArg, folder_name};
     let shard = match shard {
         ShardArg::Fixed(s) => s,
         ShardArg::Auto => {
@@ -33,8 +33,34 @@ pub(super) fn run_shards(
     // Each file's shard is put in place as soon as it is written: its folder is this shard's
     // alone, and holding the lock on `<out>/<name>` until every file has run would make the
     // other shards of the same sweep wait (or, given the files in another order, deadlock).
-    // A shard that is missing because a later file failed is named by `merge`.
+    // A shard that is missing because a later file failed is named by `merge`, and the
+    // error says which were written before it ([`Error::AfterShardsWritten`]).
+    let mut written = Vec::new();
     for file in files {
+        run_file_shard(file, shard, args, pool).map_err(|error| {
+            if written.is_empty() {
+                error
+            } else {
+                Error::AfterShardsWritten {
+                    error: Box::new(error),
+                    written: std::mem::take(&mut written),
+                }
+            }
+        })?;
+        written.push(args.out.join(&file.first().name).join(folder_name(shard)));
+    }
+    Ok(())
+}
+
+/// Runs and writes this shard of `file` (`run_shards`' loop body).
+fn run_file_shard(
+    file: &ScenarioFile,
+    shard: crate::runner::Shard,
+    args: &RunArgs,
+    pool: &rayon::ThreadPool,
+) -> Result<()> {
+    use crate::shard::{Manifest, ManifestTrace, folder_name, run_hash, shard_files};
+    {
         let first = file.first();
         let total = runner::plan(file).len();
         let mine = shard.jobs(total).len() as u64;

@@ -171,6 +171,49 @@ fn a_stalled_scenario_leaves_every_output_folder_as_it_was() {
     assert_ne!(std::fs::read(&summary).unwrap(), before);
 }
 
+/// A sharded run puts each file's shard in place as soon as it is written, so a stalled
+/// file after a good one leaves the good one's shard written: the message says so and names
+/// it, not "nothing was written" (helper-98). Stalled first, nothing at all was written.
+#[test]
+fn a_stalled_file_after_a_written_shard_names_the_shard_written() {
+    let ws = Workspace::new();
+    let good = ws.file("tiny.toml", common::TINY);
+    let stuck = ws.file("zeroloop.toml", ZERO_LOOP);
+    let run = |files: &[&std::path::Path]| {
+        let out = herdsim()
+            .arg("run")
+            .args(files)
+            .args([
+                "--out",
+                ws.out().to_str().unwrap(),
+                "--no-charts",
+                "--quiet",
+            ])
+            .args(["--shard", "0/2"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let shard = ws.out().join("tiny").join("shard-0-of-2");
+    let stderr = run(&[&stuck, &good]);
+    assert!(
+        stderr.contains("1 problem found; nothing was written\n"),
+        "{stderr}"
+    );
+    assert!(!ws.out().join("tiny").exists(), "{stderr}");
+    let stderr = run(&[&good, &stuck]);
+    assert!(
+        stderr.ends_with(&format!(
+            "1 problem found; nothing of that file was written\nherdsim: written before it: {}\n",
+            shard.display()
+        )),
+        "{stderr}"
+    );
+    assert!(shard.join("manifest.json").is_file());
+    assert!(!ws.out().join("zeroloop").exists());
+}
+
 /// The same loop through the library: the run stops at the bound and says where.
 #[test]
 fn the_engine_marks_a_stalled_run() {
