@@ -78,20 +78,8 @@ pub(super) fn warnings(file: &ScenarioFile) -> Vec<String> {
 /// client-scoped concurrent budget in front of closed clients (one call at a time).
 fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::model::ServiceRetry;
-    let name = crate::text::escape(&file.file);
     // Each warning, with the sweep point it holds at when it depends on swept values.
     let mut lines: Vec<(String, Option<usize>)> = Vec::new();
-    // Under a sweep, a warning about a swept value names its point.
-    let at_point = |p: &crate::scenario::sweep::SweepPoint| {
-        if file.axes.is_empty() {
-            String::new()
-        } else {
-            let values: Vec<String> = (file.axes.iter().zip(&p.labels))
-                .map(|(a, l)| format!("{} = {l}", a.path))
-                .collect();
-            format!(" (at sweep point {})", values.join(", "))
-        }
-    };
     let unclamped = "sets clamp_to_deadline but has no deadline: the clamp never acts";
     for (k, p) in file.points.iter().enumerate() {
         let s = &p.scenario;
@@ -213,12 +201,31 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
             lines.push((format!("the [fallback] server {why}"), Some(k)));
         }
     }
+    with_points(file, &lines)
+}
+
+/// The warning lines of `file` from each text and the sweep point it holds at (`None`: it
+/// does not depend on swept values). Under a sweep, a text is followed by its point
+/// (`(at sweep point time_limit = 1m)`), once per point it holds at, unless it holds at
+/// every point; each line is said once.
+fn with_points(file: &ScenarioFile, lines: &[(String, Option<usize>)]) -> Vec<String> {
+    let name = crate::text::escape(&file.file);
+    let at_point = |p: &crate::scenario::sweep::SweepPoint| {
+        if file.axes.is_empty() {
+            String::new()
+        } else {
+            let values: Vec<String> = (file.axes.iter().zip(&p.labels))
+                .map(|(a, l)| format!("{} = {l}", a.path))
+                .collect();
+            format!(" (at sweep point {})", values.join(", "))
+        }
+    };
     // A warning that holds at every sweep point is said once, without naming them: an OCC
     // server's settings under a sweep of client counts are the same at each point.
     // The points each text holds at, gathered once (a sweep has up to 100 000 points, each
     // with its warnings: asking every line about every point took 95 s at 4 000 points).
     let mut held_at: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
-    for (text, at) in &lines {
+    for (text, at) in lines {
         if let Some(k) = at {
             held_at.entry(text.as_str()).or_default().insert(*k);
         }
@@ -228,7 +235,7 @@ fn inert_setting_warnings(file: &ScenarioFile) -> Vec<String> {
         |text: &str| points > 1 && held_at.get(text).map_or(0, BTreeSet::len) == points;
     let mut out: Vec<String> = Vec::new();
     let mut said: BTreeSet<String> = BTreeSet::new();
-    for (text, at) in &lines {
+    for (text, at) in lines {
         let line = match at {
             Some(k) if !everywhere(text) => {
                 format!("warning: {name}: {text}{}", at_point(&file.points[*k]))
@@ -361,9 +368,8 @@ fn round_trip_past_end(
 fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
     use crate::time::SimDuration;
     let show = |t: crate::time::SimTime| SimDuration::from_nanos(t.0).to_string();
-    let name = crate::text::escape(&file.file);
-    let mut lines: Vec<String> = Vec::new();
-    for p in &file.points {
+    let mut lines: Vec<(String, Option<usize>)> = Vec::new();
+    for (k, p) in file.points.iter().enumerate() {
         let s = &p.scenario;
         let limit = s.time_limit.as_nanos();
         let past = |t: crate::time::SimTime| t.0 >= limit;
@@ -437,14 +443,9 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                 show(t)
             ));
         }
-        for f in found {
-            let line = format!("warning: {name}: {f}");
-            if !lines.contains(&line) {
-                lines.push(line);
-            }
-        }
+        lines.extend(found.into_iter().map(|f| (f, Some(k))));
     }
-    lines
+    with_points(file, &lines)
 }
 
 /// The most autoscaling decisions a run may make before `check` and `run` warn. Each is an
@@ -457,9 +458,8 @@ pub(super) const MANY_DECISIONS: u64 = 10_000_000;
 /// [`MANY_DECISIONS`] decisions (a run goes on deciding while it has work, so a herd done
 /// early makes fewer: the warning says "up to").
 fn costly_setting_warnings(file: &ScenarioFile) -> Vec<String> {
-    let name = crate::text::escape(&file.file);
-    let mut lines: Vec<String> = Vec::new();
-    for p in &file.points {
+    let mut lines: Vec<(String, Option<usize>)> = Vec::new();
+    for (k, p) in file.points.iter().enumerate() {
         let s = &p.scenario;
         let servers = s
             .services
@@ -476,16 +476,14 @@ fn costly_setting_warnings(file: &ScenarioFile) -> Vec<String> {
             let decisions = s.time_limit.as_nanos() / autoscale.interval.as_nanos().max(1);
             if decisions > MANY_DECISIONS {
                 let line = format!(
-                    "warning: {name}: {who} makes an autoscaling decision every {}: up to {decisions} per run before time_limit ({}), each an event of its own, so every run may take long",
+                    "{who} makes an autoscaling decision every {}: up to {decisions} per run before time_limit ({}), each an event of its own, so every run may take long",
                     autoscale.interval, s.time_limit
                 );
-                if !lines.contains(&line) {
-                    lines.push(line);
-                }
+                lines.push((line, Some(k)));
             }
         }
     }
-    lines
+    with_points(file, &lines)
 }
 
 /// Who calls what, for `check`: `50 clients` for one closed population and one server (v1);

@@ -1796,6 +1796,30 @@ fn settings_that_cannot_act_draw_warnings() {
         stderr(&out),
         "warning: swept.toml: service `server` sets queue_timeout but has no queue (queue = 0): it never acts (at sweep point server.queue = 0)\n"
     );
+    // What lies past the end of the run names its point too (helper-98: it did not), and a
+    // warning that holds at every point names none.
+    ws.file(
+        "limits.toml",
+        &format!("{TINY}\n[sweep]\n\"time_limit\" = [\"1m\", \"3h\"]\n"),
+    );
+    let out = ok(
+        &ws,
+        &[
+            "check",
+            "limits.toml",
+            "--set",
+            "clients.start=2h",
+            "--set",
+            "server.queue=0",
+            "--set",
+            "server.queue_timeout=1s",
+        ],
+    );
+    assert_eq!(
+        stderr(&out),
+        "warning: limits.toml: population `clients` starts at 2h, at or after time_limit (1m), the end of the run: none of its requests starts (at sweep point time_limit = 1m)\n\
+         warning: limits.toml: service `server` sets queue_timeout but has no queue (queue = 0): it never acts\n"
+    );
 }
 
 /// A network round trip as long as the run (a `"10m"` meant as `"10ms"`) draws a warning:
