@@ -70,6 +70,28 @@ fn decimals(v: f64) -> i32 {
     }
 }
 
+/// Decimals for a value `v` shown with its CI `c`: those of [`decimals`], or more when the
+/// CI would round to 0 with them (`33.08 ± 0.02`, not `33.1 ± 0`), up to 9.
+fn ci_decimals(v: f64, c: f64) -> i32 {
+    let d = decimals(v);
+    if c > 0.0 && c.is_finite() {
+        d.max((-c.log10()).ceil() as i32).min(9)
+    } else {
+        d
+    }
+}
+
+/// The replications of every row of `s` when they are all the same (`None` when rows
+/// differ, as under a sweep of `replications`, or the column is missing).
+fn replications(s: &Summary) -> Option<u64> {
+    let mut counts = s
+        .rows
+        .iter()
+        .map(|r| r.values.get("replications").copied().flatten());
+    let first = counts.next()??;
+    (first >= 1.0 && counts.all(|c| c == Some(first))).then_some(first as u64)
+}
+
 /// `v` with `d` decimals at most, trailing zeros trimmed.
 fn short(v: f64, d: i32) -> String {
     let scale = 10f64.powi(d);
@@ -184,6 +206,11 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
         if let Some(seed) = s.seed {
             parts.push(format!("seed {seed}"));
         }
+        // Runs of different lengths compare with different CIs: the scenario hash does not
+        // cover `--replications`, so the count is said.
+        if let Some(r) = replications(s) {
+            parts.push(crate::text::counted(r, "replication", "replications"));
+        }
         if let Some(h) = &s.hash {
             parts.push(format!("scenario hash {}", &h[..h.len().min(12)]));
         }
@@ -230,7 +257,7 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
             let with_ci = |v: Option<f64>, c: Option<f64>, r: &Row| match (v, c) {
                 (None, _) => never_recovered(r, m).unwrap_or_else(|| "-".to_string()),
                 (Some(v), Some(c)) if !single => {
-                    let d = decimals(v);
+                    let d = ci_decimals(v, c);
                     format!("{} ± {}", short(v, d), short(c, d))
                 }
                 (Some(v), _) => short(v, decimals(v)),
@@ -311,12 +338,34 @@ pub fn compare(a: &Summary, b: &Summary, metrics: &[String]) -> Result<String> {
     {
         out.push_str("note: the two runs used different scenario texts\n");
     }
+    if let (Some(ra), Some(rb)) = (replications(a), replications(b))
+        && ra != rb
+    {
+        out.push_str(&format!(
+            "note: the two runs have different numbers of replications ({ra} and {rb}): their CIs differ in width for that alone\n"
+        ));
+    }
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CI keeps a significant digit: 33.08 ± 0.02, not 33.1 ± 0 (helper-98); an exact 0
+    /// stays at the value's decimals.
+    #[test]
+    fn a_ci_is_never_rounded_to_nothing() {
+        let shown = |v: f64, c: f64| {
+            let d = ci_decimals(v, c);
+            format!("{} ± {}", short(v, d), short(c, d))
+        };
+        assert_eq!(shown(33.081547062, 0.020685885), "33.08 ± 0.02");
+        assert_eq!(shown(94176.8, 71.36), "94177 ± 71");
+        assert_eq!(shown(33.081547062, 0.0), "33.1 ± 0");
+        assert_eq!(shown(2.5, 0.0004), "2.5 ± 0.0004");
+        assert_eq!(shown(1.0, 1e-30), "1 ± 0");
+    }
 
     #[test]
     fn a_ratio_has_three_decimals_or_none() {

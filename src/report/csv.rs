@@ -58,6 +58,8 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "recovered_s",
     "recovered_share",
     "latency_mean_s",
+    "gave_up_ci95",
+    "recovery_peak_rps_ci95",
 ];
 
 /// `timeseries.csv` columns after the sweep columns, in order.
@@ -203,6 +205,8 @@ pub fn summary_values(s: &StrategySummary, seed: u64) -> Vec<String> {
         opt(s.recovered_s),
         opt(s.recovered_share),
         opt(s.latency_mean_s),
+        fmt_num(s.gave_up_ci95),
+        fmt_num(s.recovery_peak_rps.ci95),
     ]);
     row
 }

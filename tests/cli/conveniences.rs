@@ -814,7 +814,7 @@ fn compare_shows_a_b_ratio_and_whether_the_cis_overlap() {
     let out = ok(&ws, &["compare", "a/tiny", "b/tiny"]);
     let table = text(&out.stdout);
     assert!(
-        table.starts_with("A: a/tiny/summary.json (tiny, seed 7, scenario hash "),
+        table.starts_with("A: a/tiny/summary.json (tiny, seed 7, 2 replications, scenario hash "),
         "{table}"
     );
     assert!(
@@ -848,6 +848,20 @@ fn compare_shows_a_b_ratio_and_whether_the_cis_overlap() {
     assert_eq!(&calls[4..], ["1.000", "overlap"], "{table}");
     assert!(!table.contains("completion_s"), "{table}");
     assert!(!table.contains("note:"), "{table}");
+
+    // Runs of different lengths: the header says each count and a note says they differ
+    // (helper-98: nothing did, and the hash does not cover --replications).
+    run_tiny(&ws, "c", &["--replications", "3"]);
+    let out = ok(&ws, &["compare", "a/tiny", "c/tiny"]);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("B: c/tiny/summary.json (tiny, seed 7, 3 replications, scenario hash "),
+        "{table}"
+    );
+    assert!(
+        table.ends_with("note: the two runs have different numbers of replications (2 and 3): their CIs differ in width for that alone\n"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -858,7 +872,10 @@ fn compare_reads_summary_csv_when_there_is_no_summary_json() {
     fs::remove_file(ws.path().join("a/tiny/summary.json")).unwrap();
     let out = ok(&ws, &["compare", "a/tiny", "b/tiny"]);
     let table = text(&out.stdout);
-    assert!(table.starts_with("A: a/tiny/summary.csv\n"), "{table}");
+    assert!(
+        table.starts_with("A: a/tiny/summary.csv (2 replications)\n"),
+        "{table}"
+    );
     assert!(
         table.contains("B: b/tiny/summary.json (tiny, seed 8, "),
         "{table}"
