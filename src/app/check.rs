@@ -366,7 +366,7 @@ fn round_trip_past_end(
 /// beyond the run, a network round trip as long as the run. Each makes `recovered_s` empty,
 /// the step moot or the answers late; valid, so not an error.
 fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
-    use crate::time::SimDuration;
+    use crate::time::{SimDuration, SimTime};
     let show = |t: crate::time::SimTime| SimDuration::from_nanos(t.0).to_string();
     let mut lines: Vec<(String, Option<usize>)> = Vec::new();
     for (k, p) in file.points.iter().enumerate() {
@@ -435,6 +435,19 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                 show(end),
                 s.bucket,
                 s.time_limit
+            ));
+        }
+        // Open work is judged on windows of load after the trigger; too few, none is.
+        if !s.trigger_outlasts_run() && crate::metrics::recovery::too_little_load_after(s) {
+            let trigger = s.trigger().expect("a trigger to have load after");
+            let end = crate::metrics::recovery::load_end(s)
+                .map_or(SimTime::ZERO, |e| e.min(SimTime(limit)));
+            found.push(format!(
+                "the trigger ends at {}, less than {} buckets of {} before the open load ends ({}): recovery of open work is judged on that many buckets of load after the trigger, so recovered_s stays empty",
+                show(trigger),
+                crate::metrics::recovery::WINDOW,
+                s.bucket,
+                show(end)
             ));
         }
         if let Some(t) = s.trigger_end.filter(|&t| past(t)) {

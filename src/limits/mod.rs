@@ -302,6 +302,7 @@ pub fn estimate(
     let mut kept = 0u64;
     let mut results = 0u64;
     let mut runs = 0u64;
+    let mut groups = 0u64;
     let mut per_run_kept = 0u64;
     let mut per_run_working = 0u64;
     let mut per_group = 0u64;
@@ -403,6 +404,7 @@ pub fn estimate(
             );
         let point_runs = strategies.saturating_mul(reps);
         runs = runs.saturating_add(point_runs);
+        groups = groups.saturating_add(strategies);
         kept = kept.saturating_add(run_kept.saturating_mul(point_runs));
         results = results.saturating_add(first_only).saturating_add(
             (GROUP_BUCKET_BYTES / 2)
@@ -415,7 +417,9 @@ pub fn estimate(
         per_group = per_group.max(group);
     }
     let parallel = (threads.max(1) as u64).min(runs.max(1));
-    let open_groups = parallel + 1;
+    // One per run in progress and one finishing, but never more than there are (helper-98:
+    // one strategy read "3 x 16.1 MB accumulating" on two threads).
+    let open_groups = (parallel + 1).min(groups.max(1));
     let total = BASE_BYTES
         .saturating_add(kept)
         .saturating_add(results)

@@ -136,9 +136,42 @@ fn open_recovery(scenario: &Scenario, run: &RunMetrics, trigger: SimTime) -> Opt
     start.map(|i| SimTime(i as u64 * width) - trigger)
 }
 
+/// Why no run of `scenario` can see a recovery from its trigger, in the console's words
+/// (`n/a (...)`); `None` when runs can, or there is no trigger. `recovered_s` is then
+/// empty, as for a run that never recovered, but the reason is the scenario's, not the
+/// strategy's.
+pub fn unseen(scenario: &Scenario) -> Option<&'static str> {
+    if scenario.trigger_outlasts_run() {
+        Some("trouble outlasts the run")
+    } else if too_little_load_after(scenario) {
+        Some("too little load after the trigger")
+    } else {
+        None
+    }
+}
+
+/// Whether the open work of `scenario` leaves fewer than [`WINDOW`] whole buckets of offered
+/// load after the trigger's end (before the load ends or `time_limit`): the open rule has no
+/// window to judge, and every run "never recovered" (helper-98: a 59 s outage in a 60 s
+/// run read as a failure of every strategy).
+pub fn too_little_load_after(scenario: &Scenario) -> bool {
+    let Some(trigger) = scenario.trigger() else {
+        return false;
+    };
+    if !scenario.has_open_work() {
+        return false;
+    }
+    let width = scenario.bucket.as_nanos().max(1);
+    let Some(end) = load_end(scenario) else {
+        return true;
+    };
+    let full = end.min(SimTime(scenario.time_limit.as_nanos())).0 / width;
+    full < trigger.0.div_ceil(width) + WINDOW as u64
+}
+
 /// When the offered open load ends: the latest `end` of an open population, just after the
 /// last arrival of a trace.
-fn load_end(scenario: &Scenario) -> Option<SimTime> {
+pub(crate) fn load_end(scenario: &Scenario) -> Option<SimTime> {
     use crate::model::Source;
     scenario
         .populations

@@ -54,7 +54,7 @@ pub fn table(file: &ScenarioFile, result: &ScenarioResult) -> String {
     for (point, at) in result.points.iter().zip(&file.points) {
         // Trouble that ends at or after time_limit, or in the last bucket before it: the run
         // cannot see a recovery.
-        let unseen = at.scenario.trigger_outlasts_run();
+        let unseen = crate::metrics::recovery::unseen(&at.scenario);
         for s in &point.strategies {
             let m = &s.summary;
             let mut row = point.labels.clone();
@@ -171,7 +171,7 @@ pub fn verdict_text(file: &ScenarioFile, result: &ScenarioResult) -> String {
             row.push(
                 v.lines
                     .iter()
-                    .map(|l| format!("{}. {}", l.rank, l.strategy))
+                    .map(|l| format!("{}. {}{}", l.rank, l.strategy, loses_mark(l)))
                     .collect::<Vec<_>>()
                     .join("  "),
             );
@@ -186,6 +186,11 @@ pub fn verdict_text(file: &ScenarioFile, result: &ScenarioResult) -> String {
     out
 }
 
+/// ` (loses more)` after a strategy outside the leading group, as the report marks it.
+fn loses_mark(l: &super::verdict::Line) -> &'static str {
+    if l.loses_more { " (loses more)" } else { "" }
+}
+
 /// The ranked lines, trades and paired sentences of a verdict, indented.
 fn verdict_lines(v: &Verdict) -> String {
     let mut out = String::new();
@@ -193,7 +198,10 @@ fn verdict_lines(v: &Verdict) -> String {
         .lines
         .iter()
         .map(|l| {
-            let mut row = vec![format!("{}.", l.rank), l.strategy.clone()];
+            let mut row = vec![
+                format!("{}.", l.rank),
+                format!("{}{}", l.strategy, loses_mark(l)),
+            ];
             row.extend(cells(l));
             row
         })
@@ -217,17 +225,17 @@ fn verdict_lines(v: &Verdict) -> String {
 }
 
 /// The `recovered_s` cell of the console and report tables: seconds, or `never (80.0% of
-/// runs recovered)` with the share of runs that did, or `n/a` when the trouble outlasts the run
-/// (`unseen`), so no run could.
-pub(crate) fn recovered_cell(m: &StrategySummary, unseen: bool) -> String {
-    match (m.recovered_s, m.recovered_share) {
-        (Some(s), _) => round(s, 2),
-        (None, Some(_)) if unseen => "n/a (trouble outlasts the run)".into(),
-        (None, Some(share)) => format!(
+/// runs recovered)` with the share of runs that did, or `n/a (why)` when the scenario leaves
+/// no run a chance to be seen recovering (`unseen`: [`crate::metrics::recovery::unseen`]).
+pub(crate) fn recovered_cell(m: &StrategySummary, unseen: Option<&str>) -> String {
+    match (m.recovered_s, m.recovered_share, unseen) {
+        (Some(s), _, _) => round(s, 2),
+        (None, Some(_), Some(why)) => format!("n/a ({why})"),
+        (None, Some(share), None) => format!(
             "never ({} of runs recovered)",
             super::verdict::percent(share)
         ),
-        (None, None) => String::new(),
+        (None, None, _) => String::new(),
     }
 }
 

@@ -2026,6 +2026,52 @@ fn an_outage_that_outlasts_the_run_is_reported_by_the_whole_runs_peak() {
     );
 }
 
+/// Open work judged on 10 buckets of load after the trigger: an outage ending 9 buckets
+/// before the load does leaves no window, so every strategy would read "never" for the
+/// scenario's sake, not its own (helper-98). It reads `n/a`, and `check` warns; 10 buckets
+/// before, a window judges and the run recovers.
+#[test]
+fn an_open_load_ending_too_soon_after_the_trigger_reads_n_a() {
+    let scenario = |outage_end: &str| {
+        format!(
+            "name = \"open\"\ntime_limit = \"10s\"\n\
+             [clients]\nrate = 100\nprocess = \"uniform\"\nend = \"5s\"\n\
+             [network]\nlatency = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             [server]\nconcurrency = 10\nservice = {{ dist = \"constant\", value = \"1ms\" }}\n\
+             [[server.outages]]\nstart = \"1s\"\nend = \"{outage_end}\"\n\
+             [retry]\nmax_attempts = 1\n[metrics]\nbucket = \"100ms\"\n\
+             [[strategy]]\nname = \"a\"\nbase = \"1s\"\ncap = \"1s\"\n"
+        )
+    };
+    let ws = workspace_with(&scenario("4100ms"));
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("n/a (too little load after the trigger)"),
+        "{text}"
+    );
+    assert_eq!(
+        stderr(&out).lines().next(),
+        Some(
+            "warning: tiny.toml: the trigger ends at 4s 100ms, less than 10 buckets of 100ms before the open load ends (5s): recovery of open work is judged on that many buckets of load after the trigger, so recovered_s stays empty"
+        )
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/open/summary.csv"));
+    assert_eq!(rows[0][column(&header, "recovered_s")], "");
+    assert_eq!(rows[0][column(&header, "recovered_share")], "0");
+    let ws = workspace_with(&scenario("4s"));
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
+    assert!(!stdout(&out).contains("n/a"), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out).matches("warning").count(),
+        0,
+        "{}",
+        stderr(&out)
+    );
+    let (header, rows) = read_csv(&ws.path().join("out/open/summary.csv"));
+    assert_eq!(rows[0][column(&header, "recovered_s")], "0");
+}
+
 #[test]
 fn a_share_of_runs_that_recovered_is_printed_as_the_verdict_prints_it() {
     // A metastable queue: a 10 s burst to 20 req/s into a 20 req/s server; of the 5 runs,

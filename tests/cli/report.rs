@@ -463,6 +463,12 @@ fn a_sweep_adds_the_sweep_charts_to_files_and_report() {
         "{verdict}"
     );
     assert!(verdict.contains("Ranking at each sweep point"));
+    // The facts describe the server as every point has it (a sweep of clients leaves it).
+    assert!(
+        html.contains("<dt>server</dt><dd>server: 5 slots, 5 queue places"),
+        "{html}"
+    );
+    assert!(!html.contains("the verdict's point"));
     let peak = check_svg(&dir.join("sweep_peak.svg"));
     assert!(shows(
         &peak,
@@ -482,6 +488,24 @@ fn a_sweep_adds_the_sweep_charts_to_files_and_report() {
     assert!(shows(&succeeded, "succeeded (% of logical requests)"));
     assert!(!shows(&succeeded, "(log)"));
     assert!(!shows(&succeeded, "whiskers"));
+}
+
+/// A sweep that changes the server: the facts describe it as the verdict's point (the last)
+/// has it, and say so; they gave the first point's, under a verdict about the last
+/// (helper-98).
+#[test]
+fn a_swept_server_is_described_at_the_verdicts_point() {
+    let ws = Workspace::new();
+    let text = TINY.replace("name = \"tiny\"", "name = \"swept-server\"")
+        + "\n[sweep]\n\"server.concurrency\" = [2, 7]\n";
+    let dir = run(&ws, &text, &["--format", "svg"]);
+    let html = fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains(
+            "<dt>server</dt><dd>server: 7 slots, 5 queue places, service constant 10ms, down outage [0s, 1s)<br>(as at server.concurrency = 7, the verdict's point: the sweep changes it)</dd>"
+        ),
+        "{html}"
+    );
 }
 
 /// A graph whose entry tier is `api` and whose second service is called `server`: the sweep
@@ -618,6 +642,12 @@ fn a_strategy_that_gives_up_on_everything_ranks_last_and_is_never_highlighted() 
         lines[first + 1].trim_start().starts_with("2.") && lines[first + 1].contains("breaker")
     );
     assert!(lines[first + 1].contains("succeeded 0%"), "{console}");
+    // Marked as the report marks it (helper-98: the console did not).
+    assert!(
+        lines[first + 1].contains(" breaker (loses more) "),
+        "{console}"
+    );
+    assert!(!lines[first].contains("loses more"), "{console}");
     assert!(
         console.contains("breaker: fastest, lightest")
             && console.contains("because it gave up on 100%"),

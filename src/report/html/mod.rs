@@ -213,6 +213,50 @@ fn caption(kind: ChartKind, file: &ScenarioFile) -> String {
     }
 }
 
+/// The services of `file`, one line each. When the sweep changes them, those of the last
+/// point, which the verdict and the charts are about, and the line says so (helper-98: the
+/// first point's `warmup 1h` read as the setting of a verdict at `warmup = 1s`).
+fn describe_services(file: &ScenarioFile) -> String {
+    let of = |s: &crate::model::Scenario| {
+        s.services
+            .iter()
+            .map(|svc| {
+                let calls: Vec<&str> = svc
+                    .calls
+                    .iter()
+                    .map(|&c| s.services[c].name.as_str())
+                    .collect();
+                format!(
+                    "{}: {}{}",
+                    escape(&svc.name),
+                    escape(&describe_server(&svc.server)),
+                    if calls.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", calls {}", escape(&calls.join(", ")))
+                    }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("<br>")
+    };
+    let last = file.points.len() - 1;
+    let shown = of(&file.points[last].scenario);
+    if file.points.iter().all(|p| of(&p.scenario) == shown) {
+        shown
+    } else {
+        format!(
+            "{shown}<br>(as{}, the verdict's point: the sweep changes {})",
+            escape(&crate::report::chart::point_label(file, last)),
+            if file.first().services.len() > 1 {
+                "them"
+            } else {
+                "it"
+            }
+        )
+    }
+}
+
 /// Renders the report. `figures` are the rendered charts in report order; `formats` are the
 /// chart files written next to the report (linked from each caption).
 pub fn render(
@@ -268,27 +312,7 @@ pub fn render(
             } else {
                 "server"
             },
-            s.services
-                .iter()
-                .map(|svc| {
-                    let calls: Vec<&str> = svc
-                        .calls
-                        .iter()
-                        .map(|&c| s.services[c].name.as_str())
-                        .collect();
-                    format!(
-                        "{}: {}{}",
-                        escape(&svc.name),
-                        escape(&describe_server(&svc.server)),
-                        if calls.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", calls {}", escape(&calls.join(", ")))
-                        }
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("<br>"),
+            describe_services(file),
         ),
         (
             "runs",

@@ -178,7 +178,7 @@ pub(super) fn summary_table(h: &mut String, file: &ScenarioFile, result: &Scenar
     for (p, point) in result.points.iter().enumerate() {
         let v = verdict(point, &file.points[p].scenario);
         let leading = v.leading();
-        let unseen = file.points[p].scenario.trigger_outlasts_run();
+        let unseen = crate::metrics::recovery::unseen(&file.points[p].scenario);
         // The quickest recovery of the leading group, when its strategies differ in it (a
         // strategy that never recovered is slower than any that did).
         let times: Vec<Option<f64>> = leading
