@@ -354,7 +354,8 @@ fn round_trip_past_end(
     let one_way = latency.mean();
     (one_way.as_nanos().saturating_mul(2) >= s.time_limit.as_nanos()).then(|| {
         format!(
-            "the round trip to `{to}` ({one_way} each way, on average) lasts as long as the run (time_limit {}) or longer: almost no answer comes back within it",
+            "the round trip to `{to}` ({} each way, on average) lasts as long as the run (time_limit {}) or longer: almost no answer comes back within it",
+            one_way.short(),
             s.time_limit
         )
     })

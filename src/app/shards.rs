@@ -209,6 +209,20 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
                     crate::text::escape(&args.dir.display().to_string()),
                 )));
             }
+            // Inside a shard's own folder, the merged run would sit among that shard's
+            // files, and the next merge would read it as part of the shard (helper-98).
+            let inside = std::fs::canonicalize(out).ok().and_then(|o| {
+                shards
+                    .iter()
+                    .find(|s| std::fs::canonicalize(&s.dir).is_ok_and(|shard| o.starts_with(shard)))
+            });
+            if let Some(shard) = inside {
+                return Err(Error::Usage(format!(
+                    "merge: --out {} lies inside the shard folder {}: give another --out, or none to merge in place",
+                    crate::text::escape(&out.display().to_string()),
+                    crate::text::escape(&shard.dir.display().to_string()),
+                )));
+            }
             (out.clone(), target.is_ok_and(|t| t == dir))
         }
         None => (in_place_out(&args.dir, &dir), true),

@@ -164,6 +164,19 @@ fn merging_into_the_shards_own_folder_keeps_the_shards() {
             .join("nest/tiny/tiny/shard-1-of-2/partial.json")
             .is_file()
     );
+    // Into a shard's own folder: the merged run would sit among that shard's files
+    // (helper-98: it did, exit 0).
+    let refused = merge(
+        &ws,
+        "results/tiny",
+        &["--no-charts", "--out", "results/tiny/shard-0-of-2"],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "herdsim: error: merge: --out results/tiny/shard-0-of-2 lies inside the shard folder results/tiny/shard-0-of-2: give another --out, or none to merge in place\n"
+    );
+    assert!(!ws.path().join("results/tiny/shard-0-of-2/tiny").exists());
 }
 
 /// Runs the time limit cut short are reported as `run` reports them: by each shard (of its

@@ -366,7 +366,7 @@ pub fn services(scenario: &Scenario, point: &PointResult, at: &str, log_y: bool)
                     "{}: {} / {} mean service = {} req/s",
                     spec.name,
                     counted(server.concurrency, "slot", "slots"),
-                    service,
+                    service.short(),
                     fmt_value(c)
                 ),
                 None => format!("{}: capacity n/a", spec.name),
