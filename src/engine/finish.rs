@@ -56,8 +56,6 @@ impl Simulation<'_> {
     /// Ends the run: requests still open at the time limit end as `time_limit` there, and
     /// the series and breaker times are closed.
     pub(super) fn finish(mut self) -> RunMetrics {
-        // The last event's instant: the run may be taken on to `time_limit` below.
-        let last_event = self.now;
         let mut closed_left = false;
         for (p, state) in self.sources.iter().enumerate() {
             if let (
@@ -81,11 +79,11 @@ impl Simulation<'_> {
             .any(|key| !self.requests.info(key).ended);
         let cut = self.open_client_requests > 0 || closed_left || calls_open || self.limit_reached;
         // The series record the slots at each bucket's end, to the end of the last bucket
-        // (or `time_limit`). The capacity steps due from the last event on never ran: the
-        // run stops when only background events are left, and one with requests hanging is
-        // then taken on to `time_limit`. The server's schedule is the scenario's, not the
-        // run's, so the series have those steps all the same, each in its own bucket (and
-        // before the cut requests' ends below reach the last bucket).
+        // (or `time_limit`). The background events due from the last event on never ran:
+        // the run stops when only they are left, and one with requests hanging is then
+        // taken on to `time_limit`. The servers' schedules are the scenario's, not the
+        // run's, so they run now, each step and decision in its own bucket (and before the
+        // cut requests' ends below reach the last bucket).
         let series_end = if cut {
             self.last_instant()
         } else {
@@ -95,7 +93,7 @@ impl Simulation<'_> {
         };
         let width = self.scenario.bucket.as_nanos().max(1);
         let horizon = SimTime((series_end.0 / width + 1).saturating_mul(width));
-        self.record_scheduled_steps(last_event..horizon.min(self.time_limit));
+        self.run_background_until(horizon.min(self.time_limit));
         if cut {
             self.now = self.time_limit.max(self.now);
             // A request waiting out a backoff has counted the whole wait since it chose it;
@@ -221,19 +219,26 @@ impl Simulation<'_> {
         metrics
     }
 
-    /// Records in the series the capacity steps due in `due` (which the run did not get to
-    /// run), at their instants. Not for an autoscaled server, whose size is the run's: it
-    /// stays as it was.
-    fn record_scheduled_steps(&mut self, due: std::ops::Range<SimTime>) {
-        for (spec, timeline) in self.scenario.services.iter().zip(&mut self.timelines) {
-            if spec.server.autoscale.is_some() {
-                continue;
+    /// Runs the background events due before `until` that the run stopped short of (it
+    /// stops when nothing else is left, see [`Simulation::step`]): capacity steps,
+    /// autoscaling decisions and the increases they bring, crashes. The servers are idle by
+    /// then (work in service or queued would have kept the run going), so these create no
+    /// work; they set the slots the series record at each bucket's end, as the scenario
+    /// schedules them. An autoscaled server kept its last size instead, capacity steps
+    /// included (helper-96). Dead timers met on the way are dropped; `now` is put back, so
+    /// the run still ends where its last event was.
+    fn run_background_until(&mut self, until: SimTime) {
+        let now = self.now;
+        while let Some(e) = self.queue.pop() {
+            if e.time >= until {
+                self.queue.push_as_of(e, e.seq);
+                break;
             }
-            for step in &spec.server.capacity {
-                if due.contains(&step.at) {
-                    timeline.concurrency(step.at, step.concurrency);
-                }
+            if e.kind.is_background() {
+                self.now = e.time;
+                self.dispatch(e);
             }
         }
+        self.now = now;
     }
 }

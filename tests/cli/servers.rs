@@ -196,6 +196,31 @@ fn a_run_taken_on_to_its_time_limit_has_the_capacity_steps_it_did_not_run() {
     assert_eq!(slots, [1, 1, 1, 1, 1, 3, 3, 3, 3, 3]);
 }
 
+/// The same for an autoscaled server: once only background events are left, its
+/// decisions (on a server with nothing in service) and its capacity steps still run in the
+/// series to `time_limit`. 3 slots; each 200 ms decision finds no slot busy and scales
+/// down to `min` (1) at once; the step to 4 at 500 ms is cut back by the decision at 600
+/// ms. The series read 3 in every bucket, the server keeping its size from the last event
+/// on, steps and decisions alike (helper-96).
+#[test]
+fn an_autoscaled_run_taken_on_to_its_time_limit_keeps_deciding() {
+    let text = format!(
+        "time_limit = \"1s\"\n{}",
+        herd(
+            1,
+            "concurrency = 3\nqueue = 10\nservice = { dist = \"constant\", value = \"100ms\" }\n\
+             autoscale = { min = 1, max = 5, target = 0.5, interval = \"200ms\", warmup = \"1s\" }\n\
+             [[server.outages]]\nstart = \"0s\"\nend = \"10s\"\nkind = \"unreachable\"\n\
+             [[server.capacity]]\nat = \"500ms\"\nconcurrency = 4",
+            "max_attempts = 1",
+        )
+    );
+    let m = run(&scenario(&text), 0);
+    assert!(m.cut_short);
+    let slots: Vec<u32> = m.entry().timeline.iter().map(|b| b.concurrency).collect();
+    assert_eq!(slots, [3, 3, 1, 1, 1, 4, 1, 1, 1, 1]);
+}
+
 /// Replications that end at different times: after a replication's end its server keeps
 /// the slots the scenario gives it, so the mean `concurrency` steps once, from 100 to 20 at
 /// 5 s, in both strategies. It mixed the ended replications' last 100 with the others' 20
