@@ -134,10 +134,20 @@ pub fn trade(
             better.push(m.better.to_string());
         }
     }
-    let lost = if s.requests > 0.0 {
-        percent(s.gave_up / s.requests)
+    let share = |x: &StrategySummary| {
+        if x.requests > 0.0 {
+            percent(x.gave_up / x.requests)
+        } else {
+            fmt_value(x.gave_up)
+        }
+    };
+    // Against a winner that lost requests too, the share alone reads as the whole price
+    // (helper-98: "because it gave up on 15.3%" beside a winner at 14.6%): give both, when
+    // the winner lost at least a tenth as many (beside 100%, its 0.18% says nothing).
+    let lost = if winner.gave_up > 0.0 && winner.gave_up * 10.0 >= s.gave_up {
+        format!("{} ({}: {})", share(s), winner.strategy, share(winner))
     } else {
-        fmt_value(s.gave_up)
+        share(s)
     };
     let mut gains = Vec::new();
     if !best.is_empty() {

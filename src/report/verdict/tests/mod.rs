@@ -127,6 +127,21 @@ fn ranking_is_total_even_when_overlaps_do_not_chain() {
     assert_eq!(order.len(), 3);
 }
 
+/// A winner that lost nearly as many: both shares are given, or "because it gave up on
+/// 15.3%" reads as the whole price of the trade (helper-98).
+#[test]
+fn the_trade_sentence_gives_the_winners_losses_when_they_are_comparable() {
+    let s = [
+        summary("budget", 10_000.0, 10.0, (1_460.0, 10.0)),
+        summary("breaker", 5_000.0, 10.0, (1_530.0, 10.0)),
+    ];
+    let refs: Vec<&StrategySummary> = s.iter().collect();
+    assert_eq!(
+        trade(&refs, 1, 0, false, &[]),
+        "breaker: lightest and lowest peak because it gave up on 15.3% (budget: 14.6%)"
+    );
+}
+
 #[test]
 fn the_trade_sentence_says_what_lost_requests_bought() {
     let s = [
