@@ -221,12 +221,14 @@ impl Simulation<'_> {
 
     /// Runs the background events due before `until` that the run stopped short of (it
     /// stops when nothing else is left, see [`Simulation::step`]): capacity steps,
-    /// autoscaling decisions and the increases they bring, crashes. The servers are idle by
-    /// then (work in service or queued would have kept the run going), so these create no
-    /// work; they set the slots the series record at each bucket's end, as the scenario
-    /// schedules them. An autoscaled server kept its last size instead, capacity steps
-    /// included (helper-96). Dead timers met on the way are dropped; `now` is put back, so
-    /// the run still ends where its last event was.
+    /// autoscaling decisions and the increases they bring, crashes. Nothing is queued by
+    /// then (it would have kept the run going), and a slot is busy only while its job
+    /// waits on a downstream call that hangs (an unreachable service, no timeout), so these
+    /// create no work: they set the slots the series record at each bucket's end, as the
+    /// scenario schedules them, and a crash loses such a job as it would have mid-run.
+    /// (Before, the run simply ended: an autoscaled server kept its last size, and a crash
+    /// due then never came: helper-96.) Dead timers met on the way are dropped; `now` is
+    /// put back, so the run still ends where its last event was.
     fn run_background_until(&mut self, until: SimTime) {
         let now = self.now;
         while let Some(e) = self.queue.pop() {
@@ -234,9 +236,14 @@ impl Simulation<'_> {
                 self.queue.push_as_of(e, e.seq);
                 break;
             }
-            if e.kind.is_background() {
-                self.now = e.time;
-                self.dispatch(e);
+            // Its handlers, not `dispatch`: a second caller kept `dispatch` out of the
+            // event loop (the quickstart herd took 7.6% more instructions).
+            self.now = e.time;
+            match e.kind {
+                EventKind::Capacity => self.capacity_event(e.service, e.aux, e.serial),
+                EventKind::Autoscale => self.autoscale(e.service),
+                EventKind::Crash => self.crash(e.service),
+                _ => {}
             }
         }
         self.now = now;

@@ -200,7 +200,7 @@ fn a_run_taken_on_to_its_time_limit_has_the_capacity_steps_it_did_not_run() {
 /// decisions (on a server with nothing in service) and its capacity steps still run in the
 /// series to `time_limit`. 3 slots; each 200 ms decision finds no slot busy and scales
 /// down to `min` (1) at once; the step to 4 at 500 ms is cut back by the decision at 600
-/// ms. The series read 3 in every bucket, the server keeping its size from the last event
+/// ms. They read 3 in every bucket before: the server kept its size from the last event
 /// on, steps and decisions alike (helper-96).
 #[test]
 fn an_autoscaled_run_taken_on_to_its_time_limit_keeps_deciding() {
