@@ -441,14 +441,33 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
         // Open work is judged on windows of load after the trigger; too few, none is.
         if !s.trigger_outlasts_run() && crate::metrics::recovery::too_little_load_after(s) {
             let trigger = s.trigger().expect("a trigger to have load after");
-            let end = crate::metrics::recovery::load_end(s)
-                .map_or(SimTime::ZERO, |e| e.min(SimTime(limit)));
+            // What ends the load: an open population's `end`, or a trace's last arrival
+            // (its load ends just after it), whichever is later; or the run's end.
+            let open_end = (s.populations.iter())
+                .filter_map(|p| match &p.source {
+                    Source::Open(o) => Some(o.end),
+                    _ => None,
+                })
+                .max();
+            let last_arrival = (s.populations.iter())
+                .filter_map(|p| match &p.source {
+                    Source::Trace(t) => t.times.last().map(|&t| SimTime(t.0)),
+                    _ => None,
+                })
+                .max();
+            let load = crate::metrics::recovery::load_end(s).unwrap_or(SimTime::ZERO);
+            let before = match (open_end, last_arrival) {
+                _ if load.0 >= limit => format!("time_limit ({})", s.time_limit),
+                (o, Some(t)) if o.is_none_or(|o| o <= t) => {
+                    format!("the trace's last arrival ({})", show(t))
+                }
+                _ => format!("the open load ends ({})", show(load)),
+            };
             found.push(format!(
-                "the trigger ends at {}, less than {} buckets of {} before the open load ends ({}): recovery of open work is judged on that many buckets of load after the trigger, so recovered_s stays empty",
+                "the trigger ends at {}, less than {} buckets of {} before {before}: recovery of open work is judged on that many buckets of load after the trigger, so recovered_s stays empty",
                 show(trigger),
                 crate::metrics::recovery::WINDOW,
                 s.bucket,
-                show(end)
             ));
         }
         if let Some(t) = s.trigger_end.filter(|&t| past(t)) {

@@ -23,7 +23,7 @@ pub(super) fn run_shards(
     args: &RunArgs,
     pool: &rayon::ThreadPool,
 ) -> Result<()> {
-    use crate::shard::{ShardArg, folder_name};
+    use crate::shard::ShardArg;
     let shard = match shard {
         ShardArg::Fixed(s) => s,
         ShardArg::Auto => {
@@ -37,7 +37,7 @@ pub(super) fn run_shards(
     // error says which were written before it ([`Error::AfterShardsWritten`]).
     let mut written = Vec::new();
     for file in files {
-        run_file_shard(file, shard, args, pool).map_err(|error| {
+        run_file_shard(file, shard, args, pool, &mut written).map_err(|error| {
             if written.is_empty() {
                 error
             } else {
@@ -47,17 +47,18 @@ pub(super) fn run_shards(
                 }
             }
         })?;
-        written.push(args.out.join(&file.first().name).join(folder_name(shard)));
     }
     Ok(())
 }
 
-/// Runs and writes this shard of `file` (`run_shards`' loop body).
+/// Runs and writes this shard of `file` (`run_shards`' loop body), adding its folder to
+/// `written` as soon as it is in place (what follows, printing, may still fail).
 fn run_file_shard(
     file: &ScenarioFile,
     shard: crate::runner::Shard,
     args: &RunArgs,
     pool: &rayon::ThreadPool,
+    written: &mut Vec<PathBuf>,
 ) -> Result<()> {
     use crate::shard::{Manifest, ManifestTrace, folder_name, run_hash, shard_files};
     {
@@ -124,6 +125,7 @@ fn run_file_shard(
         }
         let target = staging.target().to_path_buf();
         staging.commit()?;
+        written.push(target.clone());
         if !args.quiet {
             print_stdout(&format!(
                 "{}: shard {} of {}: {mine} of {total} runs written to {}\n",
@@ -144,6 +146,23 @@ fn run_file_shard(
         }
     }
     Ok(())
+}
+
+/// `path` with its links, `.` and `..` resolved: its nearest existing ancestor
+/// canonicalised, the rest of it appended as written; `None` when nothing of it resolves.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(found) = std::fs::canonicalize(at) {
+            return Some(rest.iter().rev().fold(found, |p, c| p.join(c)));
+        }
+        rest.push(at.file_name()?.to_owned());
+        at = match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+    }
 }
 
 /// `herdsim merge DIR`: checks and merges the shards in DIR and writes the files of the
@@ -211,7 +230,8 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
             }
             // Inside a shard's own folder, the merged run would sit among that shard's
             // files, and the next merge would read it as part of the shard (helper-98).
-            let inside = std::fs::canonicalize(out).ok().and_then(|o| {
+            // (A folder still to be made is where its nearest existing parent resolves.)
+            let inside = resolved(out).and_then(|o| {
                 shards
                     .iter()
                     .find(|s| std::fs::canonicalize(&s.dir).is_ok_and(|shard| o.starts_with(shard)))

@@ -10,9 +10,9 @@
 //!   arrived in it (whether their first attempt was sent then, held by a client-side rate
 //!   limiter or refused by an open breaker) and the goodput `g_i` the open and trace
 //!   requests that succeeded in it. A window of [`WINDOW`] buckets starting at *i* is *normal* when
-//!   `Σ g ≥ 0.9 · Σ o` over the window. Only windows lying entirely before the end of the
-//!   offered load count (a system that recovers only because the load stopped has not
-//!   recovered). The run is back to normal at the start of the first window, starting at or
+//!   `Σ g ≥ 0.9 · Σ o` over the window. Only windows lying entirely within the offered load
+//!   count, one ending exactly at its end included (a system that recovers only because the
+//!   load stopped has not recovered). The run is back to normal at the start of the first window, starting at or
 //!   after the trigger's end, from which every later window is normal; `recovered_s` is that
 //!   start minus the trigger's end. If fewer than [`WINDOW`] buckets of load follow the
 //!   trigger, or the last window is not normal, the run never recovered.
@@ -97,26 +97,23 @@ fn open_recovery(scenario: &Scenario, run: &RunMetrics, trigger: SimTime) -> Opt
     let open: Vec<usize> = (0..scenario.populations.len())
         .filter(|&p| !scenario.populations[p].is_closed())
         .collect();
-    // Offered and good per bucket, open populations summed.
-    let len = open
-        .iter()
-        .map(|&p| run.populations[p].timeline.len())
-        .max()
-        .unwrap_or(0);
-    let mut offered = vec![0u64; len];
-    let mut good = vec![0u64; len];
-    for &p in &open {
-        for (i, b) in run.populations[p].timeline.iter().enumerate() {
-            offered[i] += b.arrived as u64;
-            good[i] += b.succeeded as u64;
-        }
-    }
-    // Buckets lying entirely within the offered load.
+    // Buckets lying entirely within the offered load: the scenario's, not the run's series,
+    // which end with the run's last event (a last arrival before the final bucket left it
+    // short, and the trailing windows, empty and so normal, were not judged: helper-99).
     let load_end = load_end(scenario)?.min(SimTime(scenario.time_limit.as_nanos()));
-    let full = ((load_end.0 / width) as usize).min(len);
+    let full = (load_end.0 / width) as usize;
     let first = trigger.0.div_ceil(width) as usize;
     if full < first + WINDOW {
         return None;
+    }
+    // Offered and good per bucket, open populations summed; none past the series' end.
+    let mut offered = vec![0u64; full];
+    let mut good = vec![0u64; full];
+    for &p in &open {
+        for (i, b) in run.populations[p].timeline.iter().take(full).enumerate() {
+            offered[i] += b.arrived as u64;
+            good[i] += b.succeeded as u64;
+        }
     }
     let last_start = full - WINDOW;
     let normal = |i: usize| {

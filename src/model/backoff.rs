@@ -5,7 +5,8 @@
 //! against the seeds' worked examples. `herdsim schedule` calls the same functions.
 //!
 //! Retry numbers count from 1: retry `n = 1` is the first retry (attempt 2) and waits
-//! `expo(1) = base`. All results are whole nanoseconds, rounded down.
+//! `expo(1) = base`. All results are whole nanoseconds: the ladder `expo(n)` rounded to
+//! the nearest (halves up), a jittered delay drawn around it rounded down.
 
 use crate::time::SimDuration;
 

@@ -212,6 +212,32 @@ fn a_stalled_file_after_a_written_shard_names_the_shard_written() {
     );
     assert!(shard.join("manifest.json").is_file());
     assert!(!ws.out().join("zeroloop").exists());
+    // A shard is named as soon as it is in place: printing its line may fail after it
+    // (stdout a full device here: exit 1), and the folder is there all the same
+    // (helper-99: it went unnamed).
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin!("herdsim"))
+        .arg("run")
+        .arg(&good)
+        .args(["--out", ws.out().to_str().unwrap(), "--no-charts"])
+        .args(["--shard", "1/2"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let second = ws.out().join("tiny").join("shard-1-of-2");
+    assert!(
+        stderr.ends_with(&format!(
+            "herdsim: written before it: {}\n",
+            second.display()
+        )),
+        "{stderr}"
+    );
+    assert!(second.join("manifest.json").is_file());
 }
 
 /// The same loop through the library: the run stops at the bound and says where.

@@ -937,6 +937,28 @@ fn arrivals_an_open_breaker_refuses_are_offered_load_served_by_nobody() {
     assert_eq!((s.recovered_s, s.recovered_share), (Some(2.0), Some(1.0)));
 }
 
+/// Open work is judged on the scenario's load, not on the run's series, which end with the
+/// run's last event (helper-99): arrivals at 0, 2 and 4 s (0.5/s, evenly spaced, to
+/// 5.95 s), an outage [1 s, 4 s). The arrival at 4 s succeeds and the run ends at 4.003 s,
+/// but the load goes on to 5.95 s: the windows from 4 s (one arrival, served; then none)
+/// are normal, and the run recovered at once. Judged on the series alone (41 buckets), no
+/// window fitted, and it "never" recovered.
+#[test]
+fn open_work_is_judged_to_the_end_of_its_load_not_of_the_run() {
+    let text = "name = \"sparse\"\n\
+         [clients]\nrate = 0.5\nprocess = \"uniform\"\nend = \"5950ms\"\n\
+         [network]\nlatency = { dist = \"constant\", value = \"1ms\" }\n\
+         [server]\nconcurrency = 1\nservice = { dist = \"constant\", value = \"1ms\" }\n\
+         [[server.outages]]\nstart = \"1s\"\nend = \"4s\"\n\
+         [retry]\nmax_attempts = 1\n\
+         [[strategy]]\nname = \"a\"\nbase = \"1s\"\ncap = \"1s\"\n";
+    let file = herdsim::scenario::sweep::load_str("s.toml", text).unwrap();
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+    let s = &result.points[0].strategies[0].summary;
+    assert_eq!((s.succeeded, s.completion_s.mean), (2.0, 4.003));
+    assert_eq!((s.recovered_s, s.recovered_share), (Some(0.0), Some(1.0)));
+}
+
 /// In a mixed fleet, the closed rule's backlog is the closed populations' requests only: an
 /// open arrival at 0.9 s, refused by the outage [0.5 s, 1 s) and served after its 1.5 s
 /// backoff at 2.405 s, is the open rule's to judge (goodput meets the offered 10/s in every

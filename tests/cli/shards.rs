@@ -177,6 +177,22 @@ fn merging_into_the_shards_own_folder_keeps_the_shards() {
         "herdsim: error: merge: --out results/tiny/shard-0-of-2 lies inside the shard folder results/tiny/shard-0-of-2: give another --out, or none to merge in place\n"
     );
     assert!(!ws.path().join("results/tiny/shard-0-of-2/tiny").exists());
+    // Or a folder inside it still to be made (helper-99: only an existing one was refused).
+    let refused = merge(
+        &ws,
+        "results/tiny",
+        &[
+            "--no-charts",
+            "--out",
+            "results/tiny/shard-0-of-2/new/deeper",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "herdsim: error: merge: --out results/tiny/shard-0-of-2/new/deeper lies inside the shard folder results/tiny/shard-0-of-2: give another --out, or none to merge in place\n"
+    );
+    assert!(!ws.path().join("results/tiny/shard-0-of-2/new").exists());
 }
 
 /// Runs the time limit cut short are reported as `run` reports them: by each shard (of its

@@ -249,7 +249,7 @@ fn describe_services(file: &ScenarioFile) -> String {
             "{shown}<br>(as{}, the verdict's point: the sweep changes {})",
             escape(&crate::report::chart::point_label(file, last)),
             if file.first().services.len() > 1 {
-                "them"
+                "some of them"
             } else {
                 "it"
             }
