@@ -230,6 +230,10 @@ impl Simulation<'_> {
     /// due then never came: helper-96.) Dead timers met on the way are dropped; `now` is
     /// put back, so the run still ends where its last event was.
     fn run_background_until(&mut self, until: SimTime) {
+        // Most runs have none: popping an empty queue would scan its wheels for nothing.
+        if self.background == 0 {
+            return;
+        }
         let now = self.now;
         while let Some(e) = self.queue.pop() {
             if e.time >= until {

@@ -116,7 +116,10 @@ impl Simulation<'_> {
         if let Some(p) = population {
             self.open_client_requests += 1;
             self.metrics.populations[p].requests += 1;
-            self.population_bucket(p, now).arrived += 1;
+            // Open work's offered load (recovery); a closed herd's is judged otherwise.
+            if key >= self.requests.reserved() {
+                self.population_bucket(p, now).arrived += 1;
+            }
         }
         self.send(key);
     }

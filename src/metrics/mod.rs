@@ -242,9 +242,10 @@ impl ServiceMetrics {
 /// One bucket of a population's own series (what recovery of open work is measured on).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PopulationBucket {
-    /// Requests that began (arrived): the offered load, whether or not the client then
-    /// sent their first attempt at once (a client-side rate limiter may hold it, an open
-    /// breaker refuse it).
+    /// Open and trace requests that began (arrived): the offered load, whether or not the
+    /// client then sent their first attempt at once (a client-side rate limiter may hold it,
+    /// an open breaker refuse it). 0 for a closed population, whose recovery is judged by
+    /// its backlog instead.
     pub arrived: u32,
     /// First attempts sent.
     pub first_attempts: u32,

@@ -123,7 +123,9 @@ fn unquote_hints(msg: &str, value: &Value) -> String {
 /// none) and it can be pasted as given: not through a list's index, not with a `'` inside
 /// single quotes.
 fn whole_table(doc: &toml_edit::DocumentMut, segments: &[&str], value: Value) -> Option<String> {
-    (1..segments.len()).find_map(|k| {
+    // The deepest table that takes it: replacing a shallower one would drop the keys it
+    // holds (helper-101: `clients.1.retry={ budget = ... }` wiped the population's policy).
+    (1..segments.len()).rev().find_map(|k| {
         let (path, rest) = segments.split_at(k);
         if rest.iter().any(|s| s.parse::<usize>().is_ok()) {
             return None;

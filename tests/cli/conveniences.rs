@@ -179,6 +179,30 @@ fn set_refuses_a_path_with_no_table_naming_the_flag() {
     }
     let stderr = check_with("strategy.0.bsae.x=1");
     assert!(!stderr.contains("did you mean"), "{stderr}");
+    // The deepest table that takes it is suggested: replacing a population's whole `retry`
+    // table would drop the keys it holds (helper-101).
+    ws.file(
+        "fleet.toml",
+        &TINY.replace(
+            "[clients]\ncount = 50",
+            "[[clients]]\nname = \"herd\"\ncount = 50\nretry = { max_attempts = 6 }",
+        ),
+    );
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "fleet.toml",
+            "--set",
+            "clients.0.retry.budget.kind=ratio",
+        ],
+    );
+    assert!(
+        stderr.contains(
+            "(to add the table, set it whole: --set 'clients.0.retry.budget={ kind = \"ratio\" }')"
+        ),
+        "{stderr}"
+    );
     // No table to suggest where the format takes none: a misspelt or unknown table, a key
     // that holds a number, a path through a list's index (the hint would make a table of
     // it), a `'` (it would end the hint's quotes).

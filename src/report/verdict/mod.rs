@@ -71,6 +71,10 @@ pub struct Line {
     /// Whether the scenario has an outage the run sees end (where `recovery_peak_rps`
     /// starts): without one the recovery peak is the whole run's peak, and is called so.
     pub outage: bool,
+    /// Whether its runs were over before the outage ended (none came back to a server:
+    /// the recovery peak is 0 for want of work, not of load), so the line says so rather
+    /// than "0x capacity" (helper-101).
+    pub over_before_recovery: bool,
     /// Whether the peak is given in req/s beside its multiple: when some line's multiple
     /// is below 0.01 (a server sized never to be the bottleneck), every line's, so that
     /// the column reads one way.
@@ -176,26 +180,30 @@ pub fn cells(line: &Line) -> [String; 4] {
             work
         },
         format!("completion {} s", fmt_value(line.completion_s)),
-        format!(
-            "{} {}",
-            if line.outage { "recovery peak" } else { "peak" },
-            match line.recovery_peak_x {
-                // A server sized never to be the bottleneck: the rate says more than
-                // "0.000030x".
-                Some(x) if line.peak_as_rate => format!(
-                    "{} req/s ({} capacity{})",
-                    fmt_value(line.recovery_peak_rps),
-                    times(x),
-                    tightest_clause(line, ", ")
-                ),
-                Some(x) => format!("{} capacity{}", times(x), tightest_clause(line, " (")),
-                None => format!(
-                    "{} req/s{}",
-                    fmt_value(line.recovery_peak_rps),
-                    tightest_clause(line, " (")
-                ),
-            }
-        ),
+        if line.over_before_recovery {
+            "recovery peak none (its runs were over before the outage ended)".to_string()
+        } else {
+            format!(
+                "{} {}",
+                if line.outage { "recovery peak" } else { "peak" },
+                match line.recovery_peak_x {
+                    // A server sized never to be the bottleneck: the rate says more than
+                    // "0.000030x".
+                    Some(x) if line.peak_as_rate => format!(
+                        "{} req/s ({} capacity{})",
+                        fmt_value(line.recovery_peak_rps),
+                        times(x),
+                        tightest_clause(line, ", ")
+                    ),
+                    Some(x) => format!("{} capacity{}", times(x), tightest_clause(line, " (")),
+                    None => format!(
+                        "{} req/s{}",
+                        fmt_value(line.recovery_peak_rps),
+                        tightest_clause(line, " (")
+                    ),
+                }
+            )
+        },
     ]
 }
 
@@ -531,6 +539,11 @@ pub fn verdict(point: &PointResult, scenario: &Scenario) -> Verdict {
                     .as_ref()
                     .map(|(name, c)| (name.clone(), peak(s) / c)),
                 outage,
+                over_before_recovery: outage
+                    && s.recovery_peak_rps.mean == 0.0
+                    && scenario
+                        .recovery_seen()
+                        .is_some_and(|end| s.completion_s.mean <= end.as_secs_f64()),
                 peak_as_rate: false,
                 loses_more: loses_more[i],
                 trade: match winner {

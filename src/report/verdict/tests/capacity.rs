@@ -102,6 +102,18 @@ cap = "1ms"
         ..first.clone()
     };
     assert_eq!(cells(&after)[3], "recovery peak 15.0x capacity");
+    // Runs all over before the outage ended met no server coming back: not "0x".
+    let over = Line {
+        outage: true,
+        over_before_recovery: true,
+        recovery_peak_rps: 0.0,
+        recovery_peak_x: Some(0.0),
+        ..first.clone()
+    };
+    assert_eq!(
+        cells(&over)[3],
+        "recovery peak none (its runs were over before the outage ended)"
+    );
     let tiny = Line {
         recovery_peak_rps: 2954.0,
         recovery_peak_x: Some(2954.0 / 1e8),
