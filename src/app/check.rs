@@ -463,11 +463,19 @@ fn past_end_warnings(file: &ScenarioFile) -> Vec<String> {
                 }
                 _ => format!("the open load ends ({})", show(load)),
             };
+            let when = if crate::metrics::recovery::outlasts_load(s) {
+                format!("at or after {before}")
+            } else {
+                format!(
+                    "less than {} buckets of {} before {before}",
+                    crate::metrics::recovery::WINDOW,
+                    s.bucket
+                )
+            };
             found.push(format!(
-                "the trigger ends at {}, less than {} buckets of {} before {before}: recovery of open work is judged on that many buckets of load after the trigger, so recovered_s stays empty",
+                "the trigger ends at {}, {when}: recovery of open work is judged on {} buckets of load after the trigger, so recovered_s stays empty",
                 show(trigger),
                 crate::metrics::recovery::WINDOW,
-                s.bucket,
             ));
         }
         if let Some(t) = s.trigger_end.filter(|&t| past(t)) {

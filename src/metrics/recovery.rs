@@ -141,7 +141,11 @@ pub fn unseen(scenario: &Scenario) -> Option<&'static str> {
     if scenario.trigger_outlasts_run() {
         Some("trouble outlasts the run")
     } else if too_little_load_after(scenario) {
-        Some("too little load after the trigger")
+        Some(if outlasts_load(scenario) {
+            "trouble outlasts the load"
+        } else {
+            "too little load after the trigger"
+        })
     } else {
         None
     }
@@ -164,6 +168,15 @@ pub fn too_little_load_after(scenario: &Scenario) -> bool {
     };
     let full = end.min(SimTime(scenario.time_limit.as_nanos())).0 / width;
     full < trigger.0.div_ceil(width) + WINDOW as u64
+}
+
+/// Whether the trigger ends at or after the end of the open load (or `time_limit`): the
+/// trouble lasts as long as there is load to offer.
+pub fn outlasts_load(scenario: &Scenario) -> bool {
+    let end = load_end(scenario).map_or(SimTime::ZERO, |e| {
+        e.min(SimTime(scenario.time_limit.as_nanos()))
+    });
+    scenario.trigger().is_some_and(|t| t >= end)
 }
 
 /// When the offered open load ends: the latest `end` of an open population, just after the

@@ -2053,12 +2053,28 @@ fn an_open_load_ending_too_soon_after_the_trigger_reads_n_a() {
     assert_eq!(
         stderr(&out).lines().next(),
         Some(
-            "warning: tiny.toml: the trigger ends at 4s 100ms, less than 10 buckets of 100ms before the open load ends (5s): recovery of open work is judged on that many buckets of load after the trigger, so recovered_s stays empty"
+            "warning: tiny.toml: the trigger ends at 4s 100ms, less than 10 buckets of 100ms before the open load ends (5s): recovery of open work is judged on 10 buckets of load after the trigger, so recovered_s stays empty"
         )
     );
     let (header, rows) = read_csv(&ws.path().join("out/open/summary.csv"));
     assert_eq!(rows[0][column(&header, "recovered_s")], "");
     assert_eq!(rows[0][column(&header, "recovered_share")], "0");
+    // An outage past the load's end (here 6 s): the trouble outlasts the load (helper-101:
+    // the warning said "before the open load ends").
+    let ws = workspace_with(&scenario("6s"));
+    let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
+    assert!(
+        stdout(&out).contains("n/a (trouble outlasts the load)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains(
+            "warning: tiny.toml: the trigger ends at 6s, at or after the open load ends (5s): recovery of open work is judged on 10 buckets of load after the trigger, so recovered_s stays empty"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let ws = workspace_with(&scenario("4s"));
     let out = ok(&ws, &["run", "tiny.toml", "--out", "out", "--no-charts"]);
     assert!(!stdout(&out).contains("n/a"), "{}", stdout(&out));
