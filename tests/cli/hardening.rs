@@ -202,13 +202,15 @@ fn a_stalled_file_after_a_written_shard_names_the_shard_written() {
         "{stderr}"
     );
     assert!(!ws.out().join("tiny").exists(), "{stderr}");
+    let names = |stderr: &str, before: &str, shard: &std::path::Path| {
+        let tail = format!("{before}herdsim: written before it: {}\n", shard.display());
+        assert!(stderr.ends_with(&tail), "{stderr}");
+    };
     let stderr = run(&[&good, &stuck]);
-    assert!(
-        stderr.ends_with(&format!(
-            "1 problem found; nothing of that file was written\nherdsim: written before it: {}\n",
-            shard.display()
-        )),
-        "{stderr}"
+    names(
+        &stderr,
+        "1 problem found; nothing of that file was written\n",
+        &shard,
     );
     assert!(shard.join("manifest.json").is_file());
     assert!(!ws.out().join("zeroloop").exists());
@@ -230,13 +232,7 @@ fn a_stalled_file_after_a_written_shard_names_the_shard_written() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let second = ws.out().join("tiny").join("shard-1-of-2");
-    assert!(
-        stderr.ends_with(&format!(
-            "herdsim: written before it: {}\n",
-            second.display()
-        )),
-        "{stderr}"
-    );
+    names(&stderr, "", &second);
     assert!(second.join("manifest.json").is_file());
 }
 

@@ -913,6 +913,13 @@ fn a_closed_herd_recovers_when_its_backlog_is_cleared() {
     assert!(s.gave_up_for(GiveUpReason::TimeLimit) > 0.0);
 }
 
+/// The summary of the first strategy of scenario `text`, run through the library.
+fn first_summary(text: &str) -> herdsim::metrics::summary::StrategySummary {
+    let file = herdsim::scenario::sweep::load_str("s.toml", text).unwrap();
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+    result.points[0].strategies[0].summary.clone()
+}
+
 /// Open work's offered load is the requests that arrive, not the first attempts sent
 /// (helper-98): 10 arrivals/s (evenly spaced), the outage [1 s, 2 s) opens a fleet-wide
 /// breaker at 1.502 s for 3 s, and the arrivals of 1.6 s to 4.5 s are failed by it at once
@@ -930,9 +937,7 @@ fn arrivals_an_open_breaker_refuses_are_offered_load_served_by_nobody() {
          [retry]\nmax_attempts = 1\n[metrics]\nbucket = \"1s\"\n\
          [[strategy]]\nname = \"breaker\"\nbase = \"1s\"\ncap = \"1s\"\n\
          breaker = { failure_rate = 0.5, window = \"1s\", min_calls = 5, open_for = \"3s\", scope = \"global\" }\n";
-    let file = herdsim::scenario::sweep::load_str("b.toml", text).unwrap();
-    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
-    let s = &result.points[0].strategies[0].summary;
+    let s = first_summary(text);
     assert_eq!(s.gave_up_for(GiveUpReason::BreakerOpen), 30.0);
     assert_eq!((s.recovered_s, s.recovered_share), (Some(2.0), Some(1.0)));
 }
@@ -952,9 +957,7 @@ fn open_work_is_judged_to_the_end_of_its_load_not_of_the_run() {
          [[server.outages]]\nstart = \"1s\"\nend = \"4s\"\n\
          [retry]\nmax_attempts = 1\n\
          [[strategy]]\nname = \"a\"\nbase = \"1s\"\ncap = \"1s\"\n";
-    let file = herdsim::scenario::sweep::load_str("s.toml", text).unwrap();
-    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
-    let s = &result.points[0].strategies[0].summary;
+    let s = first_summary(text);
     assert_eq!((s.succeeded, s.completion_s.mean), (2.0, 4.003));
     assert_eq!((s.recovered_s, s.recovered_share), (Some(0.0), Some(1.0)));
 }
