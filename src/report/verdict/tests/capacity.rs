@@ -4,11 +4,8 @@
 
 use super::*;
 
-/// The capacity line says what its figure leaves out: the slowdown under load, and for an
-/// entry service that calls others, the slots held through those calls.
-#[test]
-fn the_capacity_note_says_what_the_figure_leaves_out() {
-    let base = r#"
+/// Ten clients 1 ms away and strategy `a`, for a server section to follow.
+const ONE_STRATEGY: &str = r#"
 name = "v"
 [clients]
 count = 10
@@ -21,6 +18,12 @@ name = "a"
 base = "1ms"
 cap = "1ms"
 "#;
+
+/// The capacity line says what its figure leaves out: the slowdown under load, and for an
+/// entry service that calls others, the slots held through those calls.
+#[test]
+fn the_capacity_note_says_what_the_figure_leaves_out() {
+    let base = ONE_STRATEGY;
     let slow = format!(
         "{base}[server]\nconcurrency = 4\nservice = {{ dist = \"constant\", value = \"20ms\" }}\nslowdown = [[0, 1.0], [8, 2.0]]\n"
     );
@@ -240,19 +243,8 @@ name = "b"
 /// the db, called twice per request, 1 000 (40 slots / 20 ms = 2 000 req/s, over 2).
 #[test]
 fn a_graph_peak_is_also_a_multiple_of_the_tightest_tier() {
-    let text = r#"
-name = "v"
-[clients]
-count = 10
-[network]
-latency = { dist = "constant", value = "1ms" }
-[retry]
-max_attempts = 3
-[[strategy]]
-name = "a"
-base = "1ms"
-cap = "1ms"
-[[strategy]]
+    let text = ONE_STRATEGY.to_string()
+        + r#"[[strategy]]
 name = "b"
 base = "1ms"
 cap = "1ms"
@@ -266,7 +258,7 @@ name = "db"
 concurrency = 40
 service = { dist = "constant", value = "20ms" }
 "#;
-    let scenario = scenario_of(text);
+    let scenario = scenario_of(&text);
     let point = |peaks: [f64; 2]| PointResult {
         labels: Vec::new(),
         strategies: vec![
