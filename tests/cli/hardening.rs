@@ -782,7 +782,19 @@ fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
                 Ok(())
             });
         }
-        cmd.output().unwrap()
+        // The copy was open for writing a moment ago, and a test on another thread may
+        // have forked then: its child holds the file open until it execs, and running the
+        // copy fails with "Text file busy" (ETXTBSY) meanwhile. Wait for that to pass.
+        let mut tries = 0;
+        loop {
+            match cmd.output() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                result => break result.unwrap(),
+            }
+        }
     };
     let out = as_nobody();
     assert!(out.status.success(), "{out:?}");
