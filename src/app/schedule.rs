@@ -175,17 +175,26 @@ pub fn schedule_table(args: &ScheduleArgs) -> Result<String> {
             .map(|h| format!(", Retry-After \"{h}\""))
             .unwrap_or_default()
     );
+    let uses_ladder = args.jitter.uses_ladder();
     let mut rows = vec![{
-        let mut h = vec!["retry".to_string(), "expo".to_string()];
+        // Decorrelated jitters draw each delay from the previous one, not around the
+        // ladder: an `expo` column beside them would show numbers nothing uses.
+        let mut h = vec!["retry".to_string()];
+        if uses_ladder {
+            h.push("expo".to_string());
+        }
         h.extend((0..samples).map(|c| format!("client-{c}")));
         h.extend(["min", "max", "distinct"].map(String::from));
         h
     }];
     for (r, column) in columns.iter_mut().enumerate() {
         let n = r as u32 + 1;
-        let expo = ladder_step(n, args.immediate_retries)
-            .map_or(SimDuration::ZERO, |step| backoff.expo(step));
-        let mut row = vec![n.to_string(), ms(expo)];
+        let mut row = vec![n.to_string()];
+        if uses_ladder {
+            let expo = ladder_step(n, args.immediate_retries)
+                .map_or(SimDuration::ZERO, |step| backoff.expo(step));
+            row.push(ms(expo));
+        }
         row.extend(column.iter().take(samples).map(|d| ms(*d)));
         // Sorted in place, once its samples are taken: no copy of the column.
         column.sort_unstable();

@@ -1033,6 +1033,13 @@ fn schedule_draws_replay_a_published_table() {
         schedule_column(&polly, "client-0"),
         ["897.405", "1093.004", "2035.748"]
     );
+    // Decorrelated jitters do not draw around the ladder: no `expo` column beside them.
+    for jitter in ["decorrelated", "decorrelated-v2"] {
+        let (header, _) = schedule(&["--base", "1s", "--cap", "1h", "--jitter", jitter]);
+        assert_eq!(header[..2], ["retry", "client-0"], "{jitter}");
+    }
+    let (header, _) = schedule(&["--base", "1s", "--cap", "1h", "--jitter", "equal"]);
+    assert_eq!(header[..3], ["retry", "expo", "client-0"]);
     // urllib3's immediate first retry, then backoff_factor x 2^(c - 1) (base = 2 x factor).
     let urllib3 = args(
         "--base 200ms --cap 120s --jitter none --immediate-retries 1 --attempts 5 --clients 1",
