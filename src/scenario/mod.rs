@@ -40,12 +40,25 @@ pub const QUICKSTART_NAME: &str = "scenarios/quickstart.toml";
 const STARTER: &str = include_str!("starter.toml");
 
 /// The starter scenario for `file`: its `name` is made from the file's stem (lowercased,
-/// characters outside `[a-z0-9_-]` replaced by `-`, at most 64), or `scenario`.
+/// leading dots dropped, characters outside `[a-z0-9_-]` replaced by `-`, at most 64), or
+/// `scenario`.
 pub fn starter(file: &std::path::Path) -> String {
-    let stem = file
-        .file_stem()
+    // The name without its `.toml` and without the dots that hide a file: `.toml` alone
+    // is a file with no stem (`file_stem` would give `.toml`, named `-toml`).
+    let file_name = file
+        .file_name()
         .map(|s| s.to_string_lossy().to_lowercase())
         .unwrap_or_default();
+    let stem = file_name
+        .strip_suffix(".toml")
+        .or_else(|| {
+            file_name
+                .rsplit_once('.')
+                .map(|(s, _)| s)
+                .filter(|s| !s.is_empty())
+        })
+        .unwrap_or(&file_name)
+        .trim_start_matches('.');
     let mut name: String = stem
         .chars()
         .map(|c| match c {

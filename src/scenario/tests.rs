@@ -215,3 +215,25 @@ fn an_unknown_key_lists_only_the_keys_its_table_takes() {
         "one of `name`, `base`"
     );
 }
+
+#[test]
+fn the_starter_is_named_after_its_file() {
+    let name_for = |file: &str| {
+        let text = starter(std::path::Path::new(file));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("name = "))
+            .expect("a name line")
+            .to_string();
+        line.split('"').nth(1).expect("quoted").to_string()
+    };
+    assert_eq!(name_for("Checkout API.toml"), "checkout-api");
+    assert_eq!(name_for("dir/peak.v2.toml"), "peak-v2");
+    assert_eq!(name_for("archive.v2"), "archive");
+    assert_eq!(name_for("plain"), "plain");
+    // A hidden file's dots do not become a leading `-`; `.toml` alone has no stem.
+    assert_eq!(name_for(".toml"), "scenario");
+    assert_eq!(name_for(".hidden.toml"), "hidden");
+    assert_eq!(name_for(".hidden"), "hidden");
+    assert_eq!(name_for("-"), "scenario");
+}
