@@ -68,6 +68,17 @@ pub fn shard_from_env(
         }
         Ok(Shard { index, count })
     };
+    // `--shard-count` is the count where the environment has none (Kubernetes); beside an
+    // environment that gives its own, a different one means the job was not submitted as
+    // the user thinks (ignoring it would run a different split than they asked for).
+    let agrees = |count: u32, from: &str| -> Result<()> {
+        match shard_count {
+            Some(given) if given != count => Err(Error::Usage(format!(
+                "--shard auto: --shard-count {given} disagrees with {from}, which gives {count} shards; drop --shard-count or submit the array with {given} tasks"
+            ))),
+            _ => Ok(()),
+        }
+    };
     if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
         let count = number("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
             Error::Usage(
@@ -113,6 +124,7 @@ pub fn shard_from_env(
                 "--shard auto: this Slurm array's {count} task ids do not run from {min} to {max} in steps of {step} (SLURM_ARRAY_TASK_COUNT, _MIN, _MAX, _STEP): they are not evenly spaced; submit --array=0-N or a stepped range such as --array=0-14:2, or use --shard i/n"
             )));
         }
+        agrees(count, "SLURM_ARRAY_TASK_COUNT")?;
         return checked(
             offset / step,
             count,
@@ -131,6 +143,7 @@ pub fn shard_from_env(
         let count = number("AWS_BATCH_JOB_ARRAY_SIZE")?.ok_or_else(|| {
             Error::Usage("--shard auto: AWS_BATCH_JOB_ARRAY_INDEX is set but AWS_BATCH_JOB_ARRAY_SIZE is not".into())
         })?;
+        agrees(count, "AWS_BATCH_JOB_ARRAY_SIZE")?;
         return checked(index, count, "AWS Batch (AWS_BATCH_JOB_ARRAY_INDEX)");
     }
     Err(Error::Usage(
@@ -270,6 +283,30 @@ mod tests {
             Shard { index: 0, count: 2 }
         );
         assert!(shard_from_env(env(&[]), None).is_err());
+        // A --shard-count beside an environment that gives its own count must agree with it.
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ]);
+        assert_eq!(
+            shard_from_env(slurm, Some(8)).unwrap(),
+            Shard { index: 4, count: 8 }
+        );
+        assert_eq!(
+            shard_from_env(slurm, Some(4)).unwrap_err().to_string(),
+            "--shard auto: --shard-count 4 disagrees with SLURM_ARRAY_TASK_COUNT, which gives 8 shards; drop --shard-count or submit the array with 4 tasks"
+        );
+        let aws = env(&[
+            ("AWS_BATCH_JOB_ARRAY_INDEX", "0"),
+            ("AWS_BATCH_JOB_ARRAY_SIZE", "2"),
+        ]);
+        assert!(
+            shard_from_env(aws, Some(3))
+                .unwrap_err()
+                .to_string()
+                .contains("--shard-count 3 disagrees with AWS_BATCH_JOB_ARRAY_SIZE, which gives 2")
+        );
         assert!(
             shard_from_env(
                 env(&[
