@@ -101,6 +101,7 @@ pub const SERVICES_COLUMNS: &[&str] = &[
     "requests",
     "timeouts",
     "lost",
+    "breaker_open_s",
 ];
 
 /// `populations.csv` columns after the sweep columns, in order.
@@ -393,6 +394,7 @@ pub fn services_csv(axes: &[SweepAxis], result: &ScenarioResult) -> Result<Vec<u
                     fmt_num(v.requests),
                     fmt_num(v.timeouts),
                     fmt_num(v.lost),
+                    fmt_num(v.breaker_open_s),
                 ])?;
             }
         }

@@ -624,3 +624,58 @@ name = "a"
         assert_eq!(m.entry().gave_up[GiveUpReason::Attempts as usize], 1);
     }
 }
+
+/// Breakers on every tier: the clients' breaker (open 2 s) guards calls to api, api's own
+/// (the strategy's, open 1 s) guards its calls to db, which is down. The client's first two
+/// requests fail and open its breaker at 7 ms, as api's two failed calls opened api's:
+/// services.csv gives each service the open time of the breakers guarding calls to it, and
+/// summary.csv's `breaker_open_s` is the clients' alone.
+#[test]
+fn each_service_reports_the_open_time_of_the_breakers_guarding_it() {
+    let text = r#"
+name = "tiers"
+time_limit = "10s"
+[clients]
+count = 1
+requests = 3
+retry = { max_attempts = 1, breaker = { failure_rate = 1.0, window_calls = 2, min_calls = 2, open_for = "2s", half_open_probes = 1, scope = "global" } }
+[network]
+latency = { dist = "constant", value = "1ms" }
+[[service]]
+name = "api"
+concurrency = 2
+service = { dist = "constant", value = "1ms" }
+calls = ["db"]
+retry = "strategy"
+[[service]]
+name = "db"
+concurrency = 1
+service = { dist = "constant", value = "1ms" }
+[[service.outages]]
+start = "0s"
+end = "1h"
+[retry]
+max_attempts = 3
+base = "1ms"
+cap = "1ms"
+multiplier = 1.0
+[metrics]
+bucket = "5ms"
+[[strategy]]
+name = "a"
+breaker = { failure_rate = 1.0, window_calls = 2, min_calls = 2, open_for = "1s", half_open_probes = 1, scope = "global" }
+"#;
+    let file = herdsim::scenario::sweep::load_str("tiers.toml", text).unwrap();
+    let result = herdsim::runner::run_scenario(&file, Default::default(), &|| {}).unwrap();
+    let services = herdsim::report::csv::services_csv(&file.axes, &result).unwrap();
+    let services = String::from_utf8(services).unwrap();
+    let column = |line: &str| line.rsplit(',').next().unwrap().to_string();
+    let rows: Vec<&str> = services.lines().collect();
+    assert!(rows[0].ends_with(",lost,breaker_open_s"), "{services}");
+    assert_eq!(
+        rows[1..].iter().map(|l| column(l)).collect::<Vec<_>>(),
+        ["2", "1"],
+        "{services}"
+    );
+    assert_eq!(result.points[0].strategies[0].summary.breaker_open_s, 2.0);
+}

@@ -658,7 +658,7 @@ cap = "1ms"
     let i = columns.iter().position(|c| *c == "amplification").unwrap();
     assert_eq!(herdsim::report::csv::summary_values(s, 1)[i], "");
     let services = herdsim::report::csv::services_csv(&[], &result).unwrap();
-    assert_eq!(lines(services), ["s,server,0,0,0,0,0,0,0,,0,0,0,0"]);
+    assert_eq!(lines(services), ["s,server,0,0,0,0,0,0,0,,0,0,0,0,0"]);
     let json = herdsim::report::json::summary_json(&file, &result, 1, &[]).unwrap();
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(json["rows"][0]["amplification"], serde_json::Value::Null);

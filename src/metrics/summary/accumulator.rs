@@ -409,6 +409,7 @@ impl StrategyAccumulator {
                 timeouts: mean_of(t.timeouts),
                 amplification: (requests > 0.0).then(|| mean_of(t.calls) / requests),
                 peak_rps: Stat::of(&per(&|x| x.service_peaks[i])).mean,
+                breaker_open_s: t.breaker_open_ns as f64 / 1e9 / r,
             })
             .collect();
         let populations = scenario

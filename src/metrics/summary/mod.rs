@@ -172,6 +172,9 @@ pub struct ServiceSummary {
     pub amplification: Option<f64>,
     /// Mean over replications of its peak arrivals per second.
     pub peak_rps: f64,
+    /// Time the breakers guarding calls to it spent open, summed over them (mean per
+    /// replication): the clients' for the entry service, the calling services' below it.
+    pub breaker_open_s: f64,
 }
 
 /// One row of `populations.csv`: means per replication, latencies pooled.
