@@ -77,6 +77,11 @@ pub(super) fn run_command(args: &RunArgs) -> Result<()> {
         )?;
     }
     output_dir::check_out(&args.out)?;
+    if args.shard.is_none() {
+        for f in &files {
+            output_dir::check_replaceable(&args.out.join(&f.first().name), &f.inputs())?;
+        }
+    }
     for f in &files {
         print_stderr(&warnings(f));
     }

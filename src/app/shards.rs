@@ -30,6 +30,14 @@ pub(super) fn run_shards(
             crate::shard::shard_from_env(|k| std::env::var(k).ok(), args.shard_count)?
         }
     };
+    // Checked for every file before any runs, as `run` does.
+    for file in files {
+        let folder = args.out.join(&file.first().name);
+        output_dir::check_replaceable(
+            &folder.join(crate::shard::folder_name(shard)),
+            &file.inputs(),
+        )?;
+    }
     // Each file's shard is put in place as soon as it is written: its folder is this shard's
     // alone, and holding the lock on `<out>/<name>` until every file has run would make the
     // other shards of the same sweep wait (or, given the files in another order, deadlock).
@@ -254,6 +262,7 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
         )));
     }
     output_dir::check_out(&out)?;
+    output_dir::check_replaceable(&out.join(&name), &[])?;
     output_dir::install_signal_cleanup();
     let staging = Staging::begin(&out, &name, args.quiet)?;
     let layout = OutputLayout::at(staging.path());

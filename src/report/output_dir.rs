@@ -210,6 +210,70 @@ pub fn check_out(out: &Path) -> Result<()> {
     check_can_create(out)
 }
 
+/// Checks, before anything runs, that the folder a run will replace whole, `target`
+/// (`<out>/<name>`, or a shard's folder), may go: refused (exit 2) when it holds one of the
+/// run's own `inputs` (the scenario file, a trace), or when it exists, is not empty, and
+/// is not herdsim's (no `summary.json`, no shard's `manifest.json`, no `shard-i-of-n`
+/// folder): a scenario named like a folder of the user's (`name = "src"`, `--out .`)
+/// would otherwise delete that folder's files.
+pub fn check_replaceable(target: &Path, inputs: &[&Path]) -> Result<()> {
+    let shown = || crate::text::escape(&target.display().to_string()).to_string();
+    let Ok(meta) = fs::symlink_metadata(target) else {
+        // Nothing there yet (or nothing readable: the write will say why).
+        return Ok(());
+    };
+    if !meta.is_dir() {
+        // A link or a file where the folder goes is refused when the output is put in place.
+        return Ok(());
+    }
+    if let Ok(folder) = fs::canonicalize(target) {
+        for input in inputs {
+            if fs::canonicalize(input).is_ok_and(|p| p.starts_with(&folder)) {
+                return Err(Error::Usage(format!(
+                    "--out: {} holds {}, an input of this run, and herdsim replaces that folder whole with the run's output: move the file out of it, or give another --out",
+                    shown(),
+                    crate::text::escape(&input.display().to_string())
+                )));
+            }
+        }
+    }
+    let entries = match fs::read_dir(target) {
+        Ok(entries) => entries,
+        Err(_) => return Ok(()),
+    };
+    let mut others = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if name == "summary.json"
+            || name == "manifest.json"
+            || (is_dir && name.starts_with("shard-") && name.contains("-of-"))
+        {
+            return Ok(());
+        }
+        others.push(name);
+    }
+    if others.is_empty() {
+        return Ok(());
+    }
+    others.sort();
+    let listed: Vec<String> = others
+        .iter()
+        .take(3)
+        .map(|n| crate::text::escape(n).to_string())
+        .collect();
+    Err(Error::Usage(format!(
+        "--out: {} exists and is not a herdsim output folder (it holds {}{}, and no summary.json): herdsim replaces its output folder whole, which would delete them; give another --out, or another name to the scenario",
+        shown(),
+        listed.join(", "),
+        if others.len() > 3 {
+            format!(" and {} more", others.len() - 3)
+        } else {
+            String::new()
+        }
+    )))
+}
+
 /// Whether herdsim may create folders in `out`, or, when `out` does not exist yet, in its
 /// nearest existing ancestor: tried with a probe folder (removed at once), so that a
 /// read-only `--out` fails before the simulation rather than after it.

@@ -34,6 +34,9 @@ impl Workspace {
     /// Writes `text` to `name` in the workspace and returns its path.
     pub fn file(&self, name: &str, text: &str) -> PathBuf {
         let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create the file's folder");
+        }
         std::fs::write(&path, text).expect("write scenario");
         path
     }

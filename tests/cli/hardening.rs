@@ -664,8 +664,10 @@ fn sigterm_while_writing_removes_the_staging_folder() {
         &common::tiny_with("replications = 2", "replications = 1\ntime_limit = \"2s\"")
             .replace("[retry]", "[metrics]\nbucket = \"1us\"\n[retry]"),
     );
+    // A previous output (herdsim's: it has a summary.json) with a file of the user's.
     std::fs::create_dir_all(ws.out().join("tiny")).unwrap();
     std::fs::write(ws.out().join("tiny/old.txt"), "old").unwrap();
+    std::fs::write(ws.out().join("tiny/summary.json"), "{}").unwrap();
     let mut child = run_tiny(&ws, &["--no-charts"])
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -689,7 +691,7 @@ fn sigterm_while_writing_removes_the_staging_folder() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?} (staging {staged})");
     assert_eq!(names(&ws.out()), ["tiny"]);
-    assert_eq!(names(&ws.out().join("tiny")), ["old.txt"]);
+    assert_eq!(names(&ws.out().join("tiny")), ["old.txt", "summary.json"]);
 }
 
 /// SIGTERM while writing into an `--out` the run created (`fresh/a/b`): the folders it made
@@ -746,6 +748,8 @@ fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
     let keep = ws.out().join("tiny/keep");
     std::fs::create_dir_all(&keep).unwrap();
     std::fs::write(keep.join("old.txt"), "old").unwrap();
+    // herdsim's previous output: it has a summary.json.
+    std::fs::write(ws.out().join("tiny/summary.json"), "{}").unwrap();
     let mode = |path: &Path, mode: u32| {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
     };
@@ -1202,4 +1206,96 @@ fn the_estimate_counts_slow_call_times_and_request_caps() {
     let budget = working("budget = { kind = \"ratio\" }");
     let capped = working("budget = { kind = \"ratio\", per_request = 0.2 }");
     assert_eq!(capped - budget, herdsim::limits::REQUEST_CAP_BYTES * 50);
+}
+
+/// A run replaces `<out>/<name>` whole, so it refuses (exit 2, before running, nothing
+/// deleted) a folder there that is not herdsim's, and one holding its own scenario or trace
+/// (helper-102: `name = "src"` with `--out .` deleted the user's sources; `run
+/// output/tiny/tiny.toml` deleted the scenario it ran). A herdsim folder, or an empty one,
+/// is still replaced, and so are a shard's and a merge's folders.
+#[test]
+fn a_run_never_replaces_a_folder_that_is_not_herdsims_or_holds_its_inputs() {
+    let ws = Workspace::new();
+    let run = |args: &[&str]| {
+        herdsim()
+            .current_dir(ws.path())
+            .args(args)
+            .args(["--no-charts", "--quiet"])
+            .output()
+            .unwrap()
+    };
+    let refused = |out: &std::process::Output, says: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(out.stdout.is_empty());
+    };
+    // A user's folder named like the scenario.
+    ws.file("tiny/main.rs", "fn main() {}\n");
+    ws.file("tiny.toml", common::TINY);
+    refused(
+        &run(&["run", "tiny.toml", "--out", "."]),
+        "--out: ./tiny exists and is not a herdsim output folder (it holds main.rs, and no summary.json)",
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("tiny/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    // The shard's own folder inside it, when that is someone else's, is refused too.
+    ws.file("tiny/shard-0-of-1/notes.txt", "mine\n");
+    refused(
+        &run(&["run", "tiny.toml", "--out", ".", "--shard", "0/1"]),
+        "shard-0-of-1 exists and is not a herdsim output folder (it holds notes.txt",
+    );
+    assert!(ws.path().join("tiny/shard-0-of-1/notes.txt").is_file());
+    // The scenario inside the output folder it would replace, and a trace there.
+    assert!(run(&["run", "tiny.toml", "--out", "out"]).status.success());
+    std::fs::copy(
+        ws.path().join("tiny.toml"),
+        ws.path().join("out/tiny/tiny.toml"),
+    )
+    .unwrap();
+    refused(
+        &run(&["run", "out/tiny/tiny.toml", "--out", "out"]),
+        "--out: out/tiny holds out/tiny/tiny.toml, an input of this run",
+    );
+    assert!(ws.path().join("out/tiny/tiny.toml").is_file());
+    ws.file("out/tiny/arrivals.csv", "t_s\n0\n0.5\n");
+    let traced = common::TINY.replace(
+        "[clients]\ncount = 50",
+        "[clients]\ntrace = \"out/tiny/arrivals.csv\"",
+    );
+    assert_ne!(traced, common::TINY);
+    ws.file("traced.toml", &traced);
+    refused(
+        &run(&["run", "traced.toml", "--out", "out"]),
+        "holds out/tiny/arrivals.csv, an input of this run",
+    );
+    assert!(ws.path().join("out/tiny/arrivals.csv").is_file());
+    // herdsim's own folder (extra files go with it) and an empty folder are replaced.
+    std::fs::remove_file(ws.path().join("out/tiny/tiny.toml")).unwrap();
+    std::fs::remove_file(ws.path().join("out/tiny/arrivals.csv")).unwrap();
+    ws.file("out/tiny/notes.txt", "goes with the old output\n");
+    assert!(run(&["run", "tiny.toml", "--out", "out"]).status.success());
+    assert!(!ws.path().join("out/tiny/notes.txt").exists());
+    std::fs::create_dir_all(ws.path().join("empty/tiny")).unwrap();
+    assert!(
+        run(&["run", "tiny.toml", "--out", "empty"])
+            .status
+            .success()
+    );
+    assert!(ws.path().join("empty/tiny/summary.json").is_file());
+    // A merge's --out folder likewise.
+    assert!(
+        run(&["run", "tiny.toml", "--out", "sh", "--shard", "0/1"])
+            .status
+            .success()
+    );
+    ws.file("merged/tiny/keep.txt", "mine\n");
+    refused(
+        &run(&["merge", "sh/tiny", "--out", "merged"]),
+        "merged/tiny exists and is not a herdsim output folder (it holds keep.txt",
+    );
+    assert!(run(&["merge", "sh/tiny"]).status.success());
+    assert!(ws.path().join("sh/tiny/summary.json").is_file());
 }

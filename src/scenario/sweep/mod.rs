@@ -102,6 +102,16 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
+    /// The files a run of it reads: the scenario file and its traces (`-`, stdin, is none).
+    pub fn inputs(&self) -> Vec<&std::path::Path> {
+        let mut inputs: Vec<&std::path::Path> =
+            self.traces.iter().map(|t| t.path.as_path()).collect();
+        if self.file != "-" {
+            inputs.insert(0, std::path::Path::new(&self.file));
+        }
+        inputs
+    }
+
     /// Applies `--seed` and `--replications` (`None`: not given) to every point. A flag over
     /// a key the file sweeps is refused (the error names the flag, the file and the swept
     /// values): every point would run with one value under one label, rows that cannot be
