@@ -392,6 +392,23 @@ fn a_missing_shard_is_refused_by_name() {
             named.join(", ")
         )
     );
+    // A shard count far above the plan's jobs is counted, not listed: merging one shard of
+    // a billion took 24 GB before it could say so (helper-102).
+    run(&ws, "billion", &["--no-charts", "--shard", "3/1000000000"]);
+    let m = merge(&ws, "billion/tiny", &[]);
+    assert_eq!(m.status.code(), Some(2));
+    let named: Vec<String> = (0..21)
+        .filter(|&i| i != 3)
+        .map(|i| format!("shard-{i}-of-1000000000"))
+        .collect();
+    assert_eq!(
+        String::from_utf8_lossy(&m.stderr),
+        format!(
+            "herdsim: error: merge: billion/tiny lacks 999999999 of 1000000000 shards: {} and 999999979 more (run them, then merge again)
+",
+            named.join(", ")
+        )
+    );
 }
 
 /// A shard of another scenario put among a run's shards is named as such, not by the seed
