@@ -216,7 +216,8 @@ impl<'a> Simulation<'a> {
             limit_reached: false,
             instant: SimTime::ZERO,
             instant_events: 0,
-            instant_limit: SAME_INSTANT_FLOOR + SAME_INSTANT_PER_CLIENT * total_clients as u64,
+            instant_limit: SAME_INSTANT_FLOOR
+                + SAME_INSTANT_PER_CLIENT.saturating_mul(scenario.requests_at_one_instant()),
             sample_every: Vec::new(),
             sample_left: Vec::new(),
             times_attempts,

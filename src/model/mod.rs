@@ -90,6 +90,30 @@ impl Scenario {
         self.populations.iter().map(|p| p.closed_requests()).sum()
     }
 
+    /// How many requests may begin at one instant, at most (roughly): every closed client,
+    /// and for a trace the most arrivals it lists at one time (a log with one-second
+    /// resolution lists thousands at each). Sizes the stall guard
+    /// ([`SAME_INSTANT_PER_CLIENT`](crate::engine::SAME_INSTANT_PER_CLIENT) events per
+    /// request): counting a trace as its `clients` (default 1) stopped a valid burst of
+    /// 1.1 million arrivals at one instant as if time had stopped advancing.
+    pub fn requests_at_one_instant(&self) -> u64 {
+        self.populations
+            .iter()
+            .map(|p| {
+                let burst = match &p.source {
+                    Source::Trace(t) => t
+                        .times
+                        .chunk_by(|a, b| a == b)
+                        .map(|same| same.len() as u64)
+                        .max()
+                        .unwrap_or(0),
+                    Source::Closed(_) | Source::Open(_) => 0,
+                };
+                u64::from(p.clients).max(burst)
+            })
+            .sum()
+    }
+
     /// Whether some population is open or a trace (work keeps arriving).
     pub fn has_open_work(&self) -> bool {
         self.populations.iter().any(|p| !p.is_closed())

@@ -218,9 +218,8 @@ fn sweep_point(file: &ScenarioFile, point: usize) -> Option<String> {
 /// problem (exit 2), named after the strategy (and sweep point) that looped.
 fn stalled_error(file: &ScenarioFile, job: Job, at: crate::time::SimTime) -> Error {
     let scenario = &file.points[job.point].scenario;
-    let clients: u64 = scenario.populations.iter().map(|p| p.clients as u64).sum();
-    let limit =
-        crate::engine::SAME_INSTANT_FLOOR + crate::engine::SAME_INSTANT_PER_CLIENT * clients;
+    let limit = crate::engine::SAME_INSTANT_FLOOR
+        + crate::engine::SAME_INSTANT_PER_CLIENT.saturating_mul(scenario.requests_at_one_instant());
     let at_point = sweep_point(file, job.point).map_or(String::new(), |p| format!(" at {p}"));
     Error::Scenario(ScenarioErrors(vec![ScenarioError {
         file: file.file.clone(),

@@ -1299,3 +1299,53 @@ fn a_run_never_replaces_a_folder_that_is_not_herdsims_or_holds_its_inputs() {
     assert!(run(&["merge", "sh/tiny"]).status.success());
     assert!(ws.path().join("sh/tiny/summary.json").is_file());
 }
+
+/// A trace that lists 1 050 000 arrivals at one time (a log of one-second resolution) is a
+/// valid burst, not time that stopped advancing: the stall guard counts a trace's largest
+/// burst as its clients (helper-102: it counted the `clients` key, 1, and refused the run).
+#[test]
+fn a_trace_burst_at_one_instant_runs() {
+    let ws = Workspace::new();
+    let mut trace = String::from("t_s\n");
+    for _ in 0..1_050_000 {
+        trace.push_str("1\n");
+    }
+    ws.file("burst.csv", &trace);
+    ws.file(
+        "burst.toml",
+        r#"
+name = "burst"
+time_limit = "1m"
+[clients]
+trace = "burst.csv"
+[network]
+latency = { dist = "constant", value = "10ms" }
+[server]
+concurrency = 200
+queue = 400
+service = { dist = "constant", value = "1ms" }
+[retry]
+max_attempts = 1
+[[strategy]]
+name = "once"
+base = "100ms"
+cap = "1s"
+"#,
+    );
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "burst.toml",
+            "--out",
+            "out",
+            "--no-charts",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let (header, rows) = common::read_csv(&ws.path().join("out/burst/summary.csv"));
+    assert_eq!(rows[0][common::column(&header, "requests")], "1050000");
+}
