@@ -191,12 +191,44 @@ pub fn validate(file: &str, src: &str) -> Result<(RawScenario, Scenario), Scenar
     validate_with(file, src, &mut Traces::beside(file))
 }
 
+/// The top-level tables written as arrays of tables (`[[server]]` for `[server]`): said as
+/// such, at the first header. Read as an array, they failed deeper in, with messages about
+/// something else (`server[0]: expected an integer, found a table`; `[[network]]` gave
+/// "missing required key `dist`" beside a `dist`).
+fn tables_written_as_arrays(file: &str, src: &str) -> Vec<ScenarioError> {
+    const TABLES: [&str; 6] = ["server", "network", "retry", "metrics", "fallback", "sweep"];
+    let Ok(doc) = toml_edit::Document::parse(src) else {
+        return Vec::new();
+    };
+    TABLES
+        .iter()
+        .filter_map(|&key| {
+            let tables = doc.as_table().get(key)?.as_array_of_tables()?;
+            let first = tables.iter().next()?;
+            Some(error_at(
+                file,
+                src,
+                first.span(),
+                key,
+                format!(
+                    "expected one table `[{key}]`, found an array of tables `[[{key}]]` ({} of them): write its header `[{key}]`, once",
+                    tables.len()
+                ),
+            ))
+        })
+        .collect()
+}
+
 /// [`validate`], reading trace files through `traces` (relative to its folder, each once).
 pub fn validate_with(
     file: &str,
     src: &str,
     traces: &mut Traces,
 ) -> Result<(RawScenario, Scenario), ScenarioErrors> {
+    let doubled = tables_written_as_arrays(file, src);
+    if !doubled.is_empty() {
+        return Err(ScenarioErrors(doubled));
+    }
     let mut text = src.to_string();
     let mut errors: Vec<ScenarioError> = Vec::new();
     let mut blanked: Vec<String> = Vec::new();

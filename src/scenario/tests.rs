@@ -237,3 +237,17 @@ fn the_starter_is_named_after_its_file() {
     assert_eq!(name_for(".hidden"), "hidden");
     assert_eq!(name_for("-"), "scenario");
 }
+
+#[test]
+fn a_table_written_as_an_array_of_tables_is_said_so_at_its_header() {
+    let text = "name = \"x\"\n[clients]\ncount = 1\n[[server]]\nconcurrency = 1\n[[server]]\nconcurrency = 2\n[[network]]\nlatency = { dist = \"constant\", value = \"1ms\" }\n";
+    let errors = validate("x.toml", text).unwrap_err().0;
+    let shown: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        shown,
+        [
+            "x.toml:4:1: server: expected one table `[server]`, found an array of tables `[[server]]` (2 of them): write its header `[server]`, once",
+            "x.toml:8:1: network: expected one table `[network]`, found an array of tables `[[network]]` (1 of them): write its header `[network]`, once",
+        ]
+    );
+}
