@@ -101,14 +101,28 @@ impl SimDuration {
     /// smaller f64 truncates to) to the `u64` cast out of line, so every input, NaN included
     /// (the `i64` cast gives 0), gives what `as u64` gives. Measured: quickstart
     /// 551.5 M -> 547.0 M instructions (0.81%; Brooker 979.3 M -> 971.3 M).
+    ///
+    /// The `i64` conversion is the processor's own (`cvttsd2si`): Rust's saturating `as i64`
+    /// added a NaN test and a clamp to every draw, and every input it would clamp (NaN,
+    /// 2^63 and up, and negative values) already goes to the out-of-line path, where the
+    /// processor's answer (`i64::MIN`, or a negative number) sends it.
     #[inline]
     pub fn from_nanos_f64(nanos: f64) -> Self {
         let x = nanos + 0.5;
-        let i = x as i64;
-        if (i as u64) < i64::MAX as u64 {
-            SimDuration(i as u64)
-        } else {
-            SimDuration(saturate_nanos(x))
+        match truncate_in_range(x) {
+            Some(n) => SimDuration(n),
+            None => SimDuration(saturate_nanos(x)),
+        }
+    }
+
+    /// `SimDuration(nanos.max(0.0) as u64)`: a float count of nanoseconds truncated,
+    /// negative and NaN giving zero and huge values saturating, with the conversion of
+    /// [`SimDuration::from_nanos_f64`].
+    #[inline]
+    pub fn from_nanos_f64_truncated(nanos: f64) -> Self {
+        match truncate_in_range(nanos) {
+            Some(n) => SimDuration(n),
+            None => SimDuration(saturate_nanos(nanos)),
         }
     }
 
@@ -263,6 +277,24 @@ fn why_not(e: &humantime::DurationError) -> String {
         }
         E::Empty => "it is empty".to_string(),
     }
+}
+
+/// `x` truncated toward zero when that lands in `[0, 2^63 - 1)` (so `-0.5` gives
+/// `Some(0)`), else `None` (NaN, -1 and below, 2^63 and up), without Rust's saturating
+/// float-to-int fix-ups on x86-64: `cvttsd2si` gives `i64::MIN` for NaN and out
+/// of range, and a negative number for the negative rest, all of which fail the one test.
+#[inline(always)]
+fn truncate_in_range(x: f64) -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86-64 baseline; the conversion has no precondition.
+    #[allow(unused_unsafe)]
+    let i = unsafe {
+        use std::arch::x86_64::{_mm_cvttsd_si64, _mm_set_sd};
+        _mm_cvttsd_si64(_mm_set_sd(x))
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let i = x as i64;
+    ((i as u64) < i64::MAX as u64).then_some(i as u64)
 }
 
 /// `from_nanos_f64`'s rare inputs (negative, 2^63 ns and up): Rust's saturating `as u64`.

@@ -60,7 +60,7 @@ impl Simulation<'_> {
         let now = self.now;
         if self.limiters[set as usize].is_stale(index, generation) {
             // A replaced wake-up, counted as inert since (`limiter_result`).
-            self.inert -= 1;
+            self.idle -= 1;
             return;
         }
         let mut gone = Vec::new();

@@ -165,7 +165,7 @@ impl<'a> Simulation<'a> {
             edge_policies,
             queue: EventQueue::reuse_or_new(reserved as usize),
             background: 0,
-            inert: 0,
+            idle: 0,
             now: SimTime::ZERO,
             time_limit: SimTime(scenario.time_limit.as_nanos()),
             requests: Requests::new(reserved),
@@ -214,7 +214,6 @@ impl<'a> Simulation<'a> {
             record_requests: record,
             stopped: false,
             limit_reached: false,
-            instant: SimTime::ZERO,
             instant_events: 0,
             instant_limit: SAME_INSTANT_FLOOR
                 + SAME_INSTANT_PER_CLIENT.saturating_mul(scenario.requests_at_one_instant()),

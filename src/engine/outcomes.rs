@@ -106,7 +106,7 @@ impl Simulation<'_> {
         if let Some(w) = limiters.on_response(index, self.now, throttled) {
             // It replaces the first waiter's pending wake-up, which does nothing now: inert
             // until it is popped (`limiter_wake`).
-            self.inert += 1;
+            self.idle += 1;
             self.push_wake(set, w);
         }
     }

@@ -78,6 +78,8 @@ impl Bucket {
 pub struct Timeline {
     width: u64,
     buckets: Vec<Bucket>,
+    /// The end of the last bucket; 0 while there is none, so that the first time met
+    /// creates it (the one test `at` and `occupancy` make per event).
     current_end: u64,
     in_service: u32,
     queued: u32,
@@ -111,7 +113,7 @@ impl Timeline {
     /// Amortised O(1): events arrive in time order, so this is almost always the last bucket.
     #[inline]
     pub fn at(&mut self, t: SimTime) -> &mut Bucket {
-        if t.0 >= self.current_end || self.buckets.is_empty() {
+        if t.0 >= self.current_end {
             self.extend_to(t);
         }
         self.buckets.last_mut().expect("extend_to leaves a bucket")
@@ -152,7 +154,7 @@ impl Timeline {
     #[inline]
     pub fn occupancy(&mut self, t: SimTime, in_service: u32, queued: u32) {
         // Extend first: the empty buckets before `t` held the old values throughout.
-        if t.0 >= self.current_end || self.buckets.is_empty() {
+        if t.0 >= self.current_end {
             self.extend_to(t);
         }
         // At the bucket's first instant: the value held now, or a larger one an increase

@@ -208,7 +208,7 @@ impl Backoff {
         state: SimDuration,
         u: f64,
     ) -> (SimDuration, SimDuration) {
-        let scaled = |lo: f64, width: f64| SimDuration((lo + u * width).max(0.0) as u64);
+        let scaled = |lo: f64, width: f64| SimDuration::from_nanos_f64_truncated(lo + u * width);
         let delay = match self.jitter {
             Jitter::None => expo,
             Jitter::Full => scaled(0.0, expo.as_nanos() as f64),

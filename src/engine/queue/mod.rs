@@ -190,6 +190,11 @@ pub struct EventQueue {
     scratch: Vec<Event>,
     /// Absolute number (`time >> FINE_SHIFT`) of the fine bucket being consumed.
     fine_at: u64,
+    /// The ends (in ns, saturating at `u64::MAX`) of the coarse slot and of the epoch of
+    /// `fine_at`: as no event is pushed into the past, a push compares its time with these
+    /// instead of shifting it and `fine_at` to compare slot and epoch numbers.
+    slot_end: u64,
+    epoch_end: u64,
     /// Fine buckets of the coarse slot being consumed.
     fine: Wheel<{ 1 << FINE_BITS }, { 1 << (FINE_BITS - 6) }>,
     /// Coarse slots of the epoch being consumed.
@@ -199,6 +204,7 @@ pub struct EventQueue {
     /// The insertion number of the next push (or reservation).
     next_seq: u64,
     len: usize,
+    /// The time of the last event popped, kept in debug builds only (see `pop`).
     last: u64,
 }
 
@@ -243,6 +249,8 @@ impl EventQueue {
             head: 0,
             scratch: Vec::new(),
             fine_at: 0,
+            slot_end: 1 << COARSE_SHIFT,
+            epoch_end: 1 << EPOCH_SHIFT,
             fine: Wheel::new(KEEP_BUCKET),
             coarse: Wheel::new(0),
             far: std::collections::BinaryHeap::new(),
@@ -283,6 +291,8 @@ impl EventQueue {
         }
         self.head = 0;
         self.fine_at = 0;
+        self.slot_end = 1 << COARSE_SHIFT;
+        self.epoch_end = 1 << EPOCH_SHIFT;
         self.next_seq = 0;
         self.len = 0;
         self.last = 0;
@@ -338,11 +348,15 @@ impl EventQueue {
         // sorted insert), the far heap and a bucket's growth are calls of their own, all in
         // tail position, so the common path saves no register (six when they were written
         // here: 15 M of the quickstart herd's 605 M instructions).
+        debug_assert_eq!(
+            self.slot_end,
+            end_of(self.fine_at >> FINE_BITS, COARSE_SHIFT)
+        );
         if fine == self.fine_at {
             self.push_current(event);
-        } else if t >> COARSE_SHIFT == self.fine_at >> FINE_BITS {
+        } else if t < self.slot_end {
             self.fine.push((fine & FINE_MASK) as usize, event);
-        } else if t >> EPOCH_SHIFT == self.fine_at >> (FINE_BITS + COARSE_BITS) {
+        } else if t < self.epoch_end {
             self.coarse
                 .push(((t >> COARSE_SHIFT) & COARSE_MASK) as usize, event);
         } else {
@@ -401,7 +415,10 @@ impl EventQueue {
         };
         self.head += 1;
         self.len -= 1;
-        self.last = e.time.0;
+        // Read only by the debug check of `push_as_of`: a store per event otherwise.
+        if cfg!(debug_assertions) {
+            self.last = e.time.0;
+        }
         Some(e)
     }
 
@@ -464,6 +481,8 @@ impl EventQueue {
         self.spread((slot & COARSE_MASK) as usize);
         let first = self.fine.next(0).expect("a non-empty slot was spread");
         self.fine_at = (slot << FINE_BITS) | first as u64;
+        self.slot_end = end_of(slot, COARSE_SHIFT);
+        self.epoch_end = end_of(slot >> COARSE_BITS, EPOCH_SHIFT);
         Some(first)
     }
 
@@ -492,6 +511,11 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// The end in ns of the span number `n` of `2^shift` ns, `u64::MAX` for the last one.
+fn end_of(n: u64, shift: u32) -> u64 {
+    (n + 1).saturating_mul(1 << shift)
 }
 
 #[cfg(test)]
