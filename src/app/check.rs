@@ -25,6 +25,23 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
         .enumerate()
         .filter(|(i, f)| !files[..*i].iter().any(|g| g.first().name == f.first().name))
         .map(|(_, f)| f);
+    // The limits `run` applies before it starts, with its defaults (this machine's threads
+    // and memory, charts drawn): a file `run` would refuse is not "ok" here (a rate of
+    // 1e300 arrivals per second passed `check` and was refused by `run`).
+    let threads = rayon::current_num_threads();
+    let memory = crate::limits::MemoryLimit::new(None);
+    let mut refused = Vec::new();
+    let good: Vec<&ScenarioFile> = good
+        .filter(
+            |f| match super::run::check_limits(f, threads, false, Some(false), memory, false) {
+                Ok(()) => true,
+                Err(e) => {
+                    refused.push(e);
+                    false
+                }
+            },
+        )
+        .collect();
     for f in good {
         let s = f.first();
         out.push_str(&format!(
@@ -45,10 +62,26 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
     for f in &files {
         print_stderr(&warnings(f));
     }
-    if errors.is_empty() {
-        Ok(())
+    if errors.is_empty() && refused.len() == 1 {
+        return Err(refused.remove(0));
+    }
+    // Several problems: each limit refusal said here, the scenario errors (or the last
+    // refusal) as the command's error.
+    let last = if errors.is_empty() {
+        refused.pop()
     } else {
-        Err(Error::Scenario(ScenarioErrors(errors)))
+        None
+    };
+    print_stderr(
+        &refused
+            .iter()
+            .map(|e| format!("herdsim: error: {e}"))
+            .collect::<Vec<_>>(),
+    );
+    match last {
+        Some(e) => Err(e),
+        None if errors.is_empty() => Ok(()),
+        None => Err(Error::Scenario(ScenarioErrors(errors))),
     }
 }
 

@@ -152,7 +152,7 @@ pub(super) fn run_command(args: &RunArgs) -> Result<()> {
 /// Refuses a file whose runs exceed [`limits::MAX_RUNS`] or whose estimated memory exceeds
 /// `memory` (exit 2), naming the numbers and what to change. `sharded`: for one shard of
 /// it, which holds every group's accumulator until the end.
-fn check_limits(
+pub(super) fn check_limits(
     file: &ScenarioFile,
     threads: usize,
     requests: bool,

@@ -307,6 +307,44 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
     );
 }
 
+/// `check` refuses what `run` would refuse before starting, with `run`'s defaults: an
+/// arrival rate of 1e300 per second passed `check` as ok (helper-102). The other file of
+/// the command is still said to be ok.
+#[test]
+fn check_refuses_what_run_would_refuse_for_memory() {
+    let ws = Workspace::new();
+    ws.file(
+        "huge.toml",
+        &common::tiny_with(
+            "[clients]\ncount = 50",
+            "[[clients]]\nname = \"x\"\nrate = 1e300\nend = \"1s\"\nprocess = \"uniform\"",
+        ),
+    );
+    ws.file(
+        "tiny.toml",
+        &common::tiny_with("name = \"tiny\"", "name = \"other\""),
+    );
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["check", "huge.toml", "tiny.toml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "tiny.toml: ok (other: 50 clients, 2 strategies, 2 replications)\n"
+    );
+    assert!(
+        stderr.contains("herdsim: error: huge.toml: this run needs an estimated "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Lower the arrival rate or its window (start, end)"),
+        "{stderr}"
+    );
+}
+
 /// The documented client maximum is accepted by `check`, and `run` refuses it up front
 /// when the estimate does not fit the limit (50 million clients need gigabytes per run in
 /// progress; memory does not grow with replications, so the limit is set low here).
