@@ -32,15 +32,15 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
     let memory = crate::limits::MemoryLimit::new(None);
     let mut refused = Vec::new();
     let good: Vec<&ScenarioFile> = good
-        .filter(
-            |f| match super::run::check_limits(f, threads, false, Some(false), memory, false) {
+        .filter(|f| {
+            match super::run::check_limits(f, threads, false, Some(false), memory, false, true) {
                 Ok(()) => true,
                 Err(e) => {
                     refused.push(e);
                     false
                 }
-            },
-        )
+            }
+        })
         .collect();
     for f in good {
         let s = f.first();

@@ -74,6 +74,10 @@ pub(super) fn run_command(args: &RunArgs) -> Result<()> {
             sample_attempts,
             memory,
             args.shard.is_some(),
+            // A shard draws no chart; its merge does, and checks its own estimate.
+            args.shard.is_none()
+                && !args.no_charts
+                && args.format.contains(&crate::cli::ChartFormat::Png),
         )?;
     }
     output_dir::check_out(&args.out)?;
@@ -151,7 +155,8 @@ pub(super) fn run_command(args: &RunArgs) -> Result<()> {
 
 /// Refuses a file whose runs exceed [`limits::MAX_RUNS`] or whose estimated memory exceeds
 /// `memory` (exit 2), naming the numbers and what to change. `sharded`: for one shard of
-/// it, which holds every group's accumulator until the end.
+/// it, which holds every group's accumulator until the end. `png_charts`: PNG charts are
+/// drawn after the runs.
 pub(super) fn check_limits(
     file: &ScenarioFile,
     threads: usize,
@@ -159,8 +164,12 @@ pub(super) fn check_limits(
     attempts: Option<bool>,
     memory: MemoryLimit,
     sharded: bool,
+    png_charts: bool,
 ) -> Result<()> {
     let mut estimate = limits::estimate(file, threads, requests, attempts);
+    if png_charts {
+        estimate = estimate.drawing_png_charts(file, threads);
+    }
     if sharded {
         let groups = file
             .points
@@ -195,7 +204,7 @@ pub(super) fn check_limits(
             knobs.push("the trace's rows");
         }
         return Err(Error::Limit(format!(
-            "{}: this run needs an estimated {estimate} of memory, more than the limit of {memory}. Lower {}, replications or the sweep, raise metrics.bucket or lower time_limit{}; or change the limit with --max-memory",
+            "{}: this run needs an estimated {estimate} of memory, more than the limit of {memory}. Lower {}, replications or the sweep, raise metrics.bucket or lower time_limit{}{}; or change the limit with --max-memory",
             file.file,
             knobs.join(", "),
             match (requests, attempts == Some(true)) {
@@ -203,6 +212,11 @@ pub(super) fn check_limits(
                 (true, false) => ", drop --requests",
                 (false, true) => ", drop --attempts",
                 (false, false) => "",
+            },
+            if estimate.per_chart > 0 {
+                ", draw no PNG charts (--no-charts, or --format svg)"
+            } else {
+                ""
             }
         )));
     }

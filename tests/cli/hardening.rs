@@ -293,7 +293,7 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
         stderr.contains(
             // Two strategies: two groups accumulate at most, not one per thread and one
             // finishing (helper-98: three were counted).
-            "herdsim: error: fine.toml: this run needs an estimated 16.0 GB (16.8 MB for the program, 12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 2 x 4.5 GB accumulating, 4.5 GB of reduced results) of memory"
+            "herdsim: error: fine.toml: this run needs an estimated 16.0 GB (16.8 MB for the program, 12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 2 x 4.5 GB accumulating, 4.5 GB of reduced results, 2 x 3.4 MB drawing PNG charts) of memory"
         ),
         "{stderr}"
     );
@@ -305,6 +305,55 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
         stderr.contains("raise metrics.bucket or lower time_limit"),
         "{stderr}"
     );
+    // The bitmaps of PNG charts count: a row of 260 pixels per strategy (helper-102: 1 000
+    // strategies were accepted at 294 MB and drew their charts at 1.76 GB).
+    let many: String = (0..1000)
+        .map(|i| format!("\n[[strategy]]\nname = \"s{i}\"\nbase = \"100ms\"\ncap = \"2s\"\n"))
+        .collect();
+    ws.file(
+        "many.toml",
+        &format!(
+            "{}{many}",
+            common::tiny_with("count = 50", "count = 2")
+                .replace("replications = 2", "replications = 2\ntime_limit = \"10s\"")
+        ),
+    );
+    let stderr = refused(
+        &ws,
+        &[
+            "run",
+            "many.toml",
+            "--out",
+            "out",
+            "--max-memory",
+            "1GB",
+            "--threads",
+            "2",
+        ],
+    );
+    assert!(
+        stderr.contains(", 2 x 1.1 GB drawing PNG charts)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("draw no PNG charts (--no-charts, or --format svg)"),
+        "{stderr}"
+    );
+    herdsim()
+        .current_dir(ws.path())
+        .args([
+            "run",
+            "many.toml",
+            "--out",
+            "out",
+            "--max-memory",
+            "1GB",
+            "--threads",
+            "2",
+        ])
+        .args(["--replications", "1", "--no-charts", "--quiet"])
+        .assert()
+        .code(0);
 }
 
 /// `check` refuses what `run` would refuse before starting, with `run`'s defaults: an
