@@ -193,6 +193,20 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
     let m = shards[0].manifest.clone();
     // The stored text already has the run's `--set` settings written in.
     let file = crate::shard::load_scenario(&shards[0])?;
+    // Its PNG charts are drawn as `run` draws them, one per thread at once.
+    if !args.no_charts && args.format.contains(&crate::cli::ChartFormat::Png) {
+        let threads = rayon::current_num_threads() as u64;
+        let charts = threads.saturating_mul(crate::limits::largest_png_chart(&file));
+        if estimate.saturating_add(charts) > memory.bytes {
+            return Err(Error::Limit(format!(
+                "merge: {}: merging needs an estimated {} of memory ({} for the shards' partial results, {threads} x {} drawing PNG charts), more than the limit of {memory}: draw no PNG charts (--no-charts, or --format svg), or change the limit with --max-memory",
+                crate::text::escape(&args.dir.display().to_string()),
+                crate::limits::Bytes(estimate.saturating_add(charts)),
+                crate::limits::Bytes(estimate),
+                crate::limits::Bytes(charts / threads.max(1)),
+            )));
+        }
+    }
     if runner::plan(&file).len() != m.total_jobs {
         return Err(Error::Usage(format!(
             "merge: the scenario of the shards plans {} jobs, their manifests {}",

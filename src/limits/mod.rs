@@ -171,17 +171,7 @@ impl Estimate {
     /// column). Without this, 1 000 strategies were accepted at an estimate of 294 MB and
     /// peaked at 1.76 GB drawing their charts (helper-102).
     pub fn drawing_png_charts(mut self, file: &ScenarioFile, threads: usize) -> Estimate {
-        let per_chart = file
-            .points
-            .iter()
-            .map(|p| {
-                let s = &p.scenario;
-                let width = 1_400u64.max(460 * (s.services.len() as u64 + 1));
-                let height = 300 + 260 * s.strategies.len() as u64;
-                3 * width * height
-            })
-            .max()
-            .unwrap_or(0);
+        let per_chart = largest_png_chart(file);
         self.charts_parallel = threads.max(1) as u64;
         self.per_chart = per_chart;
         self.total = self
@@ -202,6 +192,20 @@ impl Estimate {
         }
         self
     }
+}
+
+/// Bytes of the RGB bitmap of `file`'s largest chart (see [`Estimate::drawing_png_charts`]).
+pub fn largest_png_chart(file: &ScenarioFile) -> u64 {
+    file.points
+        .iter()
+        .map(|p| {
+            let s = &p.scenario;
+            let width = 1_400u64.max(460 * (s.services.len() as u64 + 1));
+            let height = 300 + 260 * s.strategies.len() as u64;
+            3 * width * height
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Time-series buckets a run of `s` holds at most: it stops at `time_limit`.

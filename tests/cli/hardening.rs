@@ -354,6 +354,39 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
         .args(["--replications", "1", "--no-charts", "--quiet"])
         .assert()
         .code(0);
+    // Its merge draws them likewise.
+    herdsim()
+        .current_dir(ws.path())
+        .args(["run", "many.toml", "--out", "sh", "--shard", "0/1"])
+        .args(["--replications", "1", "--quiet"])
+        .assert()
+        .code(0);
+    let out = herdsim()
+        .current_dir(ws.path())
+        .args(["merge", "sh/tiny", "--max-memory", "1GB"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!ws.path().join("sh/tiny/summary.json").exists());
+    assert!(
+        stderr.contains(
+            "drawing PNG charts), more than the limit of 1.0 GB (--max-memory): draw no PNG charts"
+        ),
+        "{stderr}"
+    );
+    herdsim()
+        .current_dir(ws.path())
+        .args([
+            "merge",
+            "sh/tiny",
+            "--max-memory",
+            "1GB",
+            "--no-charts",
+            "--quiet",
+        ])
+        .assert()
+        .code(0);
 }
 
 /// `check` refuses what `run` would refuse before starting, with `run`'s defaults: an
