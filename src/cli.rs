@@ -156,6 +156,10 @@ pub struct CheckArgs {
     /// Set a scenario key before validation, as with `run` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]
     pub set: Vec<Setting>,
+    /// Refuse a file whose estimated memory, as `run` estimates it with its defaults,
+    /// exceeds this, e.g. 64GB for a larger machine (default: 80% of this machine's memory).
+    #[arg(long, value_parser = size_arg, value_name = "SIZE", allow_hyphen_values = true)]
+    pub max_memory: Option<u64>,
 }
 
 /// `herdsim compare`.

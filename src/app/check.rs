@@ -25,11 +25,11 @@ pub(super) fn check_command(args: &CheckArgs) -> Result<()> {
         .enumerate()
         .filter(|(i, f)| !files[..*i].iter().any(|g| g.first().name == f.first().name))
         .map(|(_, f)| f);
-    // The limits `run` applies before it starts, with its defaults (this machine's threads
-    // and memory, charts drawn): a file `run` would refuse is not "ok" here (a rate of
+    // The limits `run` applies before it starts, with its defaults (this machine's threads,
+    // charts drawn) and `--max-memory`: a file `run` would refuse is not "ok" here (a rate of
     // 1e300 arrivals per second passed `check` and was refused by `run`).
     let threads = rayon::current_num_threads();
-    let memory = crate::limits::MemoryLimit::new(None);
+    let memory = crate::limits::MemoryLimit::new(args.max_memory);
     let mut refused = Vec::new();
     let good: Vec<&ScenarioFile> = good
         .filter(|f| {

@@ -81,10 +81,13 @@ pub(super) fn run_command(args: &RunArgs) -> Result<()> {
         )?;
     }
     output_dir::check_out(&args.out)?;
-    if args.shard.is_none() {
-        for f in &files {
-            output_dir::check_replaceable(&args.out.join(&f.first().name), &f.inputs())?;
-        }
+    // Every output folder against every input of the command: one file's folder may hold
+    // another's scenario. For a sharded run, `<out>/<name>` is the folder of its shards,
+    // which `merge` replaces in place; each shard's folder is checked once the shard is
+    // known.
+    let inputs: Vec<&std::path::Path> = files.iter().flat_map(|f| f.inputs()).collect();
+    for f in &files {
+        output_dir::check_replaceable(&args.out.join(&f.first().name), &inputs)?;
     }
     for f in &files {
         print_stderr(&warnings(f));
@@ -168,7 +171,8 @@ pub(super) fn check_limits(
 ) -> Result<()> {
     let mut estimate = limits::estimate(file, threads, requests, attempts);
     if png_charts {
-        estimate = estimate.drawing_png_charts(file, threads);
+        // Charts are drawn on the global thread pool, whatever `--threads` says.
+        estimate = estimate.drawing_png_charts(file, rayon::current_num_threads());
     }
     if sharded {
         let groups = file

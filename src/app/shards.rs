@@ -30,13 +30,12 @@ pub(super) fn run_shards(
             crate::shard::shard_from_env(|k| std::env::var(k).ok(), args.shard_count)?
         }
     };
-    // Checked for every file before any runs, as `run` does.
+    // Each shard's folder, checked for every file before any runs, as `run` checks
+    // `<out>/<name>`.
+    let inputs: Vec<&Path> = files.iter().flat_map(|f| f.inputs()).collect();
     for file in files {
         let folder = args.out.join(&file.first().name);
-        output_dir::check_replaceable(
-            &folder.join(crate::shard::folder_name(shard)),
-            &file.inputs(),
-        )?;
+        output_dir::check_replaceable(&folder.join(crate::shard::folder_name(shard)), &inputs)?;
     }
     // Each file's shard is put in place as soon as it is written: its folder is this shard's
     // alone, and holding the lock on `<out>/<name>` until every file has run would make the
@@ -276,7 +275,8 @@ pub(super) fn merge_command(args: &crate::cli::MergeArgs) -> Result<()> {
         )));
     }
     output_dir::check_out(&out)?;
-    output_dir::check_replaceable(&out.join(&name), &[])?;
+    // The scenario the shards were run from, where the merge can see it.
+    output_dir::check_replaceable(&out.join(&name), &[Path::new(&m.file)])?;
     output_dir::install_signal_cleanup();
     let staging = Staging::begin(&out, &name, args.quiet)?;
     let layout = OutputLayout::at(staging.path());

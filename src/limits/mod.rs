@@ -201,7 +201,11 @@ pub fn largest_png_chart(file: &ScenarioFile) -> u64 {
         .map(|p| {
             let s = &p.scenario;
             let width = 1_400u64.max(460 * (s.services.len() as u64 + 1));
-            let height = 300 + 260 * s.strategies.len() as u64;
+            let strategies = s.strategies.len() as u64;
+            // The attempt raster: a 260-pixel row per strategy; the populations' and the
+            // services' charts: 42 pixels per strategy and population (or service).
+            let rows = (s.populations.len().max(s.services.len()) as u64).max(1);
+            let height = 300 + (260 * strategies).max(42 * strategies * rows);
             3 * width * height
         })
         .max()

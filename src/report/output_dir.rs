@@ -212,10 +212,12 @@ pub fn check_out(out: &Path) -> Result<()> {
 
 /// Checks, before anything runs, that the folder a run will replace whole, `target`
 /// (`<out>/<name>`, or a shard's folder), may go: refused (exit 2) when it holds one of the
-/// run's own `inputs` (the scenario file, a trace), or when it exists, is not empty, and
-/// is not herdsim's (no `summary.json`, no shard's `manifest.json`, no `shard-i-of-n`
-/// folder): a scenario named like a folder of the user's (`name = "src"`, `--out .`)
-/// would otherwise delete that folder's files.
+/// command's `inputs` (scenario files, traces), or when it exists, is not empty, and is not
+/// herdsim's: a scenario named like a folder of the user's (`name = "src"`, `--out .`)
+/// would otherwise delete that folder's files. herdsim's is a folder whose `summary.json`
+/// is herdsim's, a shard folder whose `manifest.json` is, or a folder holding nothing but
+/// herdsim's shard folders (a sharded run's, which `merge` replaces in place); a file of the
+/// same name from another program (a web app's `manifest.json`) does not count.
 pub fn check_replaceable(target: &Path, inputs: &[&Path]) -> Result<()> {
     let shown = || crate::text::escape(&target.display().to_string()).to_string();
     let Ok(meta) = fs::symlink_metadata(target) else {
@@ -237,22 +239,26 @@ pub fn check_replaceable(target: &Path, inputs: &[&Path]) -> Result<()> {
             }
         }
     }
-    let entries = match fs::read_dir(target) {
-        Ok(entries) => entries,
-        Err(_) => return Ok(()),
-    };
-    let mut others = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if name == "summary.json"
-            || name == "manifest.json"
-            || (is_dir && name.starts_with("shard-") && name.contains("-of-"))
-        {
-            return Ok(());
-        }
-        others.push(name);
+    if written_by_herdsim(&target.join("summary.json"), "\"herdsim_version\"")
+        || written_by_herdsim(&target.join("manifest.json"), "\"herdsim\"")
+    {
+        return Ok(());
     }
+    let Ok(entries) = fs::read_dir(target) else {
+        return Ok(());
+    };
+    let mut others: Vec<String> = entries
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let shard = name.starts_with("shard-")
+                && name.contains("-of-")
+                && entry.file_type().is_ok_and(|t| t.is_dir())
+                && written_by_herdsim(&entry.path().join("manifest.json"), "\"herdsim\"");
+            !shard
+        })
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
     if others.is_empty() {
         return Ok(());
     }
@@ -263,7 +269,7 @@ pub fn check_replaceable(target: &Path, inputs: &[&Path]) -> Result<()> {
         .map(|n| crate::text::escape(n).to_string())
         .collect();
     Err(Error::Usage(format!(
-        "--out: {} exists and is not a herdsim output folder (it holds {}{}, and no summary.json): herdsim replaces its output folder whole, which would delete them; give another --out, or another name to the scenario",
+        "--out: {} exists and is not a herdsim output folder (it holds {}{}, and no herdsim summary.json or shard manifest): herdsim replaces its output folder whole, which would delete them; give another --out, or another name to the scenario",
         shown(),
         listed.join(", "),
         if others.len() > 3 {
@@ -272,6 +278,17 @@ pub fn check_replaceable(target: &Path, inputs: &[&Path]) -> Result<()> {
             String::new()
         }
     )))
+}
+
+/// Whether the file at `path` is one herdsim wrote: its first kilobyte holds `key` (the
+/// version key of a `summary.json` or a shard's `manifest.json`).
+fn written_by_herdsim(path: &Path, key: &str) -> bool {
+    use std::io::Read;
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(1024);
+    file.take(1024).read_to_end(&mut head).is_ok() && String::from_utf8_lossy(&head).contains(key)
 }
 
 /// Whether herdsim may create folders in `out`, or, when `out` does not exist yet, in its

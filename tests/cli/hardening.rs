@@ -787,7 +787,11 @@ fn sigterm_while_writing_removes_the_staging_folder() {
     // A previous output (herdsim's: it has a summary.json) with a file of the user's.
     std::fs::create_dir_all(ws.out().join("tiny")).unwrap();
     std::fs::write(ws.out().join("tiny/old.txt"), "old").unwrap();
-    std::fs::write(ws.out().join("tiny/summary.json"), "{}").unwrap();
+    std::fs::write(
+        ws.out().join("tiny/summary.json"),
+        r#"{"herdsim_version": "0.1.0"}"#,
+    )
+    .unwrap();
     let mut child = run_tiny(&ws, &["--no-charts"])
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -869,7 +873,11 @@ fn a_previous_output_that_cannot_be_deleted_is_named_in_a_warning() {
     std::fs::create_dir_all(&keep).unwrap();
     std::fs::write(keep.join("old.txt"), "old").unwrap();
     // herdsim's previous output: it has a summary.json.
-    std::fs::write(ws.out().join("tiny/summary.json"), "{}").unwrap();
+    std::fs::write(
+        ws.out().join("tiny/summary.json"),
+        r#"{"herdsim_version": "0.1.0"}"#,
+    )
+    .unwrap();
     let mode = |path: &Path, mode: u32| {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
     };
@@ -1355,7 +1363,7 @@ fn a_run_never_replaces_a_folder_that_is_not_herdsims_or_holds_its_inputs() {
     ws.file("tiny.toml", common::TINY);
     refused(
         &run(&["run", "tiny.toml", "--out", "."]),
-        "--out: ./tiny exists and is not a herdsim output folder (it holds main.rs, and no summary.json)",
+        "--out: ./tiny exists and is not a herdsim output folder (it holds main.rs, and no herdsim summary.json or shard manifest)",
     );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("tiny/main.rs")).unwrap(),
@@ -1365,9 +1373,18 @@ fn a_run_never_replaces_a_folder_that_is_not_herdsims_or_holds_its_inputs() {
     ws.file("tiny/shard-0-of-1/notes.txt", "mine\n");
     refused(
         &run(&["run", "tiny.toml", "--out", ".", "--shard", "0/1"]),
-        "shard-0-of-1 exists and is not a herdsim output folder (it holds notes.txt",
+        // The folder of the shards is checked too: merging in place would replace it.
+        "--out: ./tiny exists and is not a herdsim output folder (it holds main.rs, shard-0-of-1, and no herdsim summary.json or shard manifest)",
     );
     assert!(ws.path().join("tiny/shard-0-of-1/notes.txt").is_file());
+    // Another program's manifest.json or summary.json does not make a folder herdsim's.
+    ws.file("web/tiny/manifest.json", "{\"manifest_version\": 3}\n");
+    ws.file("web/tiny/summary.json", "{}\n");
+    refused(
+        &run(&["run", "tiny.toml", "--out", "web"]),
+        "--out: web/tiny exists and is not a herdsim output folder (it holds manifest.json, summary.json,",
+    );
+    assert!(ws.path().join("web/tiny/manifest.json").is_file());
     // The scenario inside the output folder it would replace, and a trace there.
     assert!(run(&["run", "tiny.toml", "--out", "out"]).status.success());
     std::fs::copy(

@@ -102,14 +102,11 @@ pub struct ScenarioFile {
 }
 
 impl ScenarioFile {
-    /// The files a run of it reads: the scenario file and its traces (`-`, stdin, is none).
+    /// The files a run of it reads: the scenario file and its traces.
     pub fn inputs(&self) -> Vec<&std::path::Path> {
-        let mut inputs: Vec<&std::path::Path> =
-            self.traces.iter().map(|t| t.path.as_path()).collect();
-        if self.file != "-" {
-            inputs.insert(0, std::path::Path::new(&self.file));
-        }
-        inputs
+        std::iter::once(std::path::Path::new(&self.file))
+            .chain(self.traces.iter().map(|t| t.path.as_path()))
+            .collect()
     }
 
     /// Applies `--seed` and `--replications` (`None`: not given) to every point. A flag over
