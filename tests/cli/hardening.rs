@@ -1422,6 +1422,14 @@ fn a_run_never_replaces_a_folder_that_is_not_herdsims_or_holds_its_inputs() {
             .success()
     );
     assert!(ws.path().join("empty/tiny/summary.json").is_file());
+    // Another shard still being written (its hidden staging folder) does not stop a shard.
+    std::fs::create_dir_all(ws.path().join("sh/tiny/.shard-1-of-2.herdsim-AbC123")).unwrap();
+    assert!(
+        run(&["run", "tiny.toml", "--out", "sh", "--shard", "0/2"])
+            .status
+            .success()
+    );
+    std::fs::remove_dir_all(ws.path().join("sh")).unwrap();
     // A merge's --out folder likewise.
     assert!(
         run(&["run", "tiny.toml", "--out", "sh", "--shard", "0/1"])
