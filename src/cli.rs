@@ -114,7 +114,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub attempts: bool,
     /// Set a scenario key before validation, as `[sweep]` paths name it, e.g.
-    /// clients.count=1000 or server.outages.0.end=5s (repeatable; applies to every file).
+    /// clients.count=1000 or server.outages.0.end=5s; sweep.PATH=[...] sweeps PATH, e.g.
+    /// 'sweep.clients.count=[100, 1000]' (repeatable; applies to every file).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = setting_arg)]
     pub set: Vec<Setting>,
     /// Draw every chart's y axis on a log scale (by default only where the data span more

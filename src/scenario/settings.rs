@@ -213,7 +213,17 @@ fn apply_settings(
     let mut errors = Vec::new();
     for setting in settings {
         let key = setting.key();
-        let segments: Vec<&str> = key.split('.').collect();
+        // A `[sweep]` key is a whole path, quoted (`"clients.count" = [10, 20]`): so is
+        // what follows `sweep.` here, and `[sweep]` is added if the file has none.
+        let segments: Vec<&str> = match key.split_once('.') {
+            Some(("sweep", axis)) => {
+                if !doc.contains_key("sweep") {
+                    doc.insert("sweep", toml_edit::table());
+                }
+                vec!["sweep", axis]
+            }
+            _ => key.split('.').collect(),
+        };
         match set_path(doc.as_table_mut(), &segments, setting.value(), "to set") {
             Ok(_) => {
                 let next = doc.to_string();

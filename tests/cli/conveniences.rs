@@ -100,6 +100,79 @@ fn set_writes_values_into_the_scenario_like_an_edit() {
     assert_eq!(rows[0][column(&header, "clients")], "50");
 }
 
+/// `--set sweep.PATH=[...]` sweeps PATH (a `[sweep]` key is one quoted path): it adds
+/// `[sweep]` to a file without one, exactly as the edit would, and replaces the list of a
+/// file that sweeps it. It was refused as "no table `sweep`", with a hint to set
+/// `sweep={ clients = { count = [...] } }`, itself refused.
+#[test]
+fn set_sweeps_a_path_like_an_edit() {
+    let ws = tiny_workspace();
+    ws.file(
+        "swept.toml",
+        &format!("{TINY}\n[sweep]\n\"clients.count\" = [10, 20]\n"),
+    );
+    let set = run_tiny(&ws, "set", &["--set", "sweep.clients.count=[10, 20]"]);
+    ok(
+        &ws,
+        &[
+            "run",
+            "swept.toml",
+            "--out",
+            "edit",
+            "--no-charts",
+            "--quiet",
+        ],
+    );
+    let a = text(&fs::read(set.join("summary.csv")).unwrap());
+    let b = text(&fs::read(ws.path().join("edit/tiny/summary.csv")).unwrap());
+    assert_eq!(a, b);
+    let (header, rows) = read_csv(&set.join("summary.csv"));
+    let counts: Vec<&str> = rows
+        .iter()
+        .map(|r| r[column(&header, "clients.count")].as_str())
+        .collect();
+    assert_eq!(counts, ["10", "10", "20", "20"]);
+    // A file's own sweep list is replaced; the index spelling of messages works too.
+    let out = ok(
+        &ws,
+        &[
+            "check",
+            "swept.toml",
+            "--set",
+            "sweep.clients.count=[5, 6, 7]",
+        ],
+    );
+    assert!(
+        text(&out.stdout).contains("5..7 clients"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = ok(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "sweep.server.outages[0].end=[\"1s\", \"2s\"]",
+        ],
+    );
+    assert!(
+        text(&out.stdout).contains("2 sweep points"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A path that names no key is refused at the point, naming the flag.
+    let stderr = refused_in(
+        &ws,
+        &["check", "tiny.toml", "--set", "sweep.clients.cont=[1,2]"],
+    );
+    assert!(
+        stderr.contains("clients.cont: unknown key `cont` in clients (did you mean `count`?)")
+            && stderr.contains("(from --set sweep.clients.cont=[1,2])"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn set_applies_to_check_and_to_the_built_in_quickstart() {
     let ws = tiny_workspace();
