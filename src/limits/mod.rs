@@ -166,9 +166,8 @@ impl fmt::Display for Estimate {
 impl Estimate {
     /// The estimate with PNG charts drawn (`run` without `--no-charts`, `png` among its
     /// formats): each chart is drawn on an RGB bitmap of its whole size, one chart per
-    /// worker thread at once, and the charts grow a row per strategy (the attempt raster's
-    /// 260 pixels are the tallest, across 1 400 or, for the load chart of a graph, 460 per
-    /// column). Without this, 1 000 strategies were accepted at an estimate of 294 MB and
+    /// worker thread at once, and the charts grow a row per strategy (their sizes are the
+    /// chart modules', [`crate::report::chart::largest_png_bytes`]). Without this, 1 000 strategies were accepted at an estimate of 294 MB and
     /// peaked at 1.76 GB drawing their charts (helper-102).
     pub fn drawing_png_charts(mut self, file: &ScenarioFile, threads: usize) -> Estimate {
         let per_chart = largest_png_chart(file);
@@ -198,16 +197,7 @@ impl Estimate {
 pub fn largest_png_chart(file: &ScenarioFile) -> u64 {
     file.points
         .iter()
-        .map(|p| {
-            let s = &p.scenario;
-            let width = 1_400u64.max(460 * (s.services.len() as u64 + 1));
-            let strategies = s.strategies.len() as u64;
-            // The attempt raster: a 260-pixel row per strategy; the populations' and the
-            // services' charts: 42 pixels per strategy and population (or service).
-            let rows = (s.populations.len().max(s.services.len()) as u64).max(1);
-            let height = 300 + (260 * strategies).max(42 * strategies * rows);
-            3 * width * height
-        })
+        .map(|p| crate::report::chart::largest_png_bytes(&p.scenario))
         .max()
         .unwrap_or(0)
 }

@@ -293,7 +293,7 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
         stderr.contains(
             // Two strategies: two groups accumulate at most, not one per thread and one
             // finishing (helper-98: three were counted).
-            "herdsim: error: fine.toml: this run needs an estimated 16.0 GB (16.8 MB for the program, 12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 2 x 4.5 GB accumulating, 4.5 GB of reduced results, 2 x 3.4 MB drawing PNG charts) of memory"
+            "herdsim: error: fine.toml: this run needs an estimated 16.0 GB (16.8 MB for the program, 12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 2 x 4.5 GB accumulating, 4.5 GB of reduced results, 2 x 3.3 MB drawing PNG charts) of memory"
         ),
         "{stderr}"
     );
@@ -318,19 +318,17 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
                 .replace("replications = 2", "replications = 2\ntime_limit = \"10s\"")
         ),
     );
-    let stderr = refused(
-        &ws,
-        &[
-            "run",
-            "many.toml",
-            "--out",
-            "out",
-            "--max-memory",
-            "1GB",
-            "--threads",
-            "2",
-        ],
-    );
+    let run_many = [
+        "run",
+        "many.toml",
+        "--out",
+        "out",
+        "--max-memory",
+        "1GB",
+        "--threads",
+        "2",
+    ];
+    let stderr = refused(&ws, &run_many);
     assert!(
         stderr.contains(", 2 x 1.1 GB drawing PNG charts)"),
         "{stderr}"
@@ -341,16 +339,7 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
     );
     herdsim()
         .current_dir(ws.path())
-        .args([
-            "run",
-            "many.toml",
-            "--out",
-            "out",
-            "--max-memory",
-            "1GB",
-            "--threads",
-            "2",
-        ])
+        .args(run_many)
         .args(["--replications", "1", "--no-charts", "--quiet"])
         .assert()
         .code(0);

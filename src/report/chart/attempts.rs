@@ -72,6 +72,13 @@ pub struct AttemptsData {
     pub panels: Vec<AttemptsPanel>,
 }
 
+/// The largest size of the chart of `strategies` rows whose legend takes at most `legend`
+/// pixels, for the memory estimate.
+pub fn size_bound(strategies: u64, legend: u64) -> (u64, u64) {
+    let height = TITLE as u64 + legend + (ROW as u64).saturating_mul(strategies.max(1));
+    (WIDTH as u64, height + timeseries::X_DESC as u64)
+}
+
 impl AttemptsData {
     fn legend_height(&self) -> u32 {
         legend_band((Y_AREA + 10, WIDTH as i32 - 20), &self.legend)

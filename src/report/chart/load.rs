@@ -74,6 +74,15 @@ pub struct LoadData {
     pub columns: Vec<Column>,
 }
 
+/// The largest size of the chart of `strategies` rows over `services` services whose
+/// legend takes at most `legend` pixels, for the memory estimate (a column per service, or
+/// two for one).
+pub fn size_bound(strategies: u64, services: u64, legend: u64) -> (u64, u64) {
+    let width = (MIN_WIDTH as u64).max((COLUMN as u64).saturating_mul(services + 1));
+    let height = TITLE as u64 + legend + (ROW as u64).saturating_mul(strategies.max(1));
+    (width, height + timeseries::X_DESC as u64)
+}
+
 impl LoadData {
     /// Width of the chart.
     fn width(&self) -> u32 {

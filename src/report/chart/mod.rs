@@ -40,6 +40,7 @@ pub use axes::{
 pub use legend::{Swatch, dash_segments};
 pub(crate) use legend::{dashed, hollow_marker, legend, legend_band, legend_height, marker_shape};
 
+use crate::model::Scenario;
 use crate::model::service::OutageKind;
 use crate::runner::ScenarioResult;
 use crate::scenario::sweep::ScenarioFile;
@@ -340,6 +341,32 @@ pub fn render_svg(chart: &Chart) -> Result<String, String> {
     Ok(canvas::finish_svg(&svg, &fragments.borrow(), &prefix))
 }
 
+/// Height left for a chart's legend in [`largest_png_bytes`]: several rows of entries.
+const LEGEND_BOUND: u64 = 200;
+
+/// Bytes of the RGB bitmap of the largest PNG chart of `scenario`: each is drawn on a
+/// bitmap of its whole size, and the charts grow by a row per strategy. For the memory
+/// estimate ([`crate::limits::Estimate::drawing_png_charts`]): an upper bound, as the
+/// legend's height is known only once its entries are laid out.
+pub fn largest_png_bytes(scenario: &Scenario) -> u64 {
+    let strategies = scenario.strategies.len() as u64;
+    let services = scenario.services.len() as u64;
+    let groups = (scenario.populations.len() as u64).max(services);
+    let fixed = |(w, h): (u32, u32)| (w as u64, h as u64);
+    [
+        raster::size_bound(strategies, LEGEND_BOUND),
+        attempts::size_bound(strategies, LEGEND_BOUND),
+        load::size_bound(strategies, services, LEGEND_BOUND),
+        rows::size_bound(strategies, groups, LEGEND_BOUND),
+        fixed(latency::SIZE),
+        fixed(sweep::SIZE),
+    ]
+    .into_iter()
+    .map(|(w, h)| 3u64.saturating_mul(w).saturating_mul(h))
+    .max()
+    .unwrap_or(0)
+}
+
 /// Draws `chart` as a PNG file at `path`. The encoder picks the format from the extension,
 /// so `path` must end in `.png`; callers pass a temporary name and rename it into place.
 pub fn render_png(chart: &Chart, path: &Path) -> Result<(), String> {
@@ -473,6 +500,61 @@ mod tests {
         for (i, a) in PALETTE.iter().enumerate() {
             assert_ne!(*a, RGBColor(255, 255, 255));
             assert!(PALETTE[..i].iter().all(|b| b != a));
+        }
+    }
+
+    /// The memory estimate's chart bound holds every chart drawn: a graph, a mixed fleet, a
+    /// three-tier graph and 30 strategies (where the raster's rows set the height).
+    #[test]
+    fn largest_png_bytes_bounds_every_chart_of_a_run() {
+        use crate::scenario::sweep::{Setting, load_with_settings};
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        // The quickstart with 30 strategies in all.
+        let many: String = (0..27)
+            .map(|i| {
+                format!(
+                    "[[strategy]]\nname = \"s{i}\"\nbase = \"{}ms\"\ncap = \"2s\"\n",
+                    10 + i
+                )
+            })
+            .collect();
+        let many = format!("{}\n{many}", crate::scenario::QUICKSTART);
+        let files = [
+            ("quickstart-graph", vec!["replications=1"]),
+            (
+                "mixed-fleet",
+                vec![
+                    "replications=1",
+                    "clients.0.count=100",
+                    "clients.1.count=100",
+                ],
+            ),
+            ("three-tier", vec!["replications=1", "time_limit=20s"]),
+        ];
+        let mut sizes = Vec::new();
+        for (name, set) in files {
+            let src = std::fs::read_to_string(folder.join(format!("{name}.toml"))).unwrap();
+            let set: Vec<Setting> = set.iter().map(|s| Setting::parse(s).unwrap()).collect();
+            sizes.push((name.to_string(), src, set));
+        }
+        let few = ["replications=1", "clients.count=200"].map(|s| Setting::parse(s).unwrap());
+        sizes.push(("many".into(), many, few.to_vec()));
+        for (name, src, set) in sizes {
+            let file = load_with_settings(&name, &src, &folder, &set).unwrap();
+            let options = crate::runner::RunOptions {
+                sample_attempts: Some(false),
+                ..Default::default()
+            };
+            let result = crate::runner::run_scenario(&file, options, &|| ()).unwrap();
+            let bound = largest_png_bytes(file.first());
+            let drawn: Vec<(ChartKind, u64)> = charts(&file, &result, &ChartOptions::default())
+                .iter()
+                .map(|c| (c.kind(), 3 * c.size().0 as u64 * c.size().1 as u64))
+                .collect();
+            let largest = drawn.iter().map(|d| d.1).max().unwrap();
+            assert!(largest <= bound, "{name}: {drawn:?} against {bound}");
+            // Not far above: the legend's allowance is the slack.
+            assert!(bound < largest * 3 / 2, "{name}: {drawn:?} against {bound}");
         }
     }
 

@@ -90,6 +90,17 @@ pub enum Item {
     },
 }
 
+/// The largest size of a chart of `groups` groups of `strategies` one-bar rows whose legend
+/// takes at most `legend` pixels (the populations' and services' charts), for the memory
+/// estimate. The width is that of names of ordinary length.
+pub fn size_bound(strategies: u64, groups: u64, legend: u64) -> (u64, u64) {
+    let row = (2 * ROW_PAD + ITEM) as u64;
+    let group = (GROUP as u64).saturating_add(row.saturating_mul(strategies.max(1)));
+    let body = group.saturating_mul(groups.max(1));
+    let height = (TITLE + CAPTION + AXIS + 8) as u64 + legend;
+    (MIN_WIDTH as u64, height.saturating_add(body))
+}
+
 impl Item {
     fn label(&self) -> &str {
         match self {
