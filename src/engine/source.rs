@@ -206,10 +206,7 @@ mod tests {
         let times: Vec<SimTime> = [0, 5, 5, 9].into_iter().map(SimTime).collect();
         let p = Population {
             name: "t".into(),
-            source: Source::Trace(Trace {
-                file: "t.csv".into(),
-                times: times.clone().into(),
-            }),
+            source: Source::Trace(Trace::new("t.csv".into(), times.clone().into())),
             clients: 3,
         };
         assert_eq!(all_times(&p), times);

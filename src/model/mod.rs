@@ -101,12 +101,7 @@ impl Scenario {
             .iter()
             .map(|p| {
                 let burst = match &p.source {
-                    Source::Trace(t) => t
-                        .times
-                        .chunk_by(|a, b| a == b)
-                        .map(|same| same.len() as u64)
-                        .max()
-                        .unwrap_or(0),
+                    Source::Trace(t) => t.largest_burst,
                     Source::Closed(_) | Source::Open(_) => 0,
                 };
                 u64::from(p.clients).max(burst)

@@ -92,6 +92,26 @@ pub struct Trace {
     pub file: String,
     /// Arrival times, non-decreasing. Shared, so sweep points do not copy the trace.
     pub times: Arc<[SimTime]>,
+    /// The most arrivals it lists at one time (a log with one-second resolution lists
+    /// thousands at each), for the stall guard; see [`Trace::new`].
+    pub largest_burst: u64,
+}
+
+impl Trace {
+    /// The trace of `times` (non-decreasing), read from `file`; counts its largest burst
+    /// once, here, rather than in every run.
+    pub fn new(file: String, times: Arc<[SimTime]>) -> Trace {
+        let largest_burst = times
+            .chunk_by(|a, b| a == b)
+            .map(|same| same.len() as u64)
+            .max()
+            .unwrap_or(0);
+        Trace {
+            file,
+            times,
+            largest_burst,
+        }
+    }
 }
 
 /// How arrivals are placed on the cumulative rate.

@@ -479,10 +479,7 @@ impl Check<'_> {
         let written = p.trace.as_ref()?;
         let file = written.get_ref();
         match self.traces.get(file) {
-            Ok(times) => Some(Trace {
-                file: file.clone(),
-                times,
-            }),
+            Ok(times) => Some(Trace::new(file.clone(), times)),
             Err(TraceProblem::Unreadable(why)) => {
                 let shown = self.traces.path(file).display().to_string();
                 self.err(
