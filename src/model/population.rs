@@ -91,7 +91,7 @@ pub struct Trace {
     /// The file as written in the scenario (for messages and reports).
     pub file: String,
     /// Arrival times, non-decreasing. Shared, so sweep points do not copy the trace.
-    pub times: Arc<[SimTime]>,
+    pub times: Arc<Vec<SimTime>>,
     /// The most arrivals it lists at one time (a log with one-second resolution lists
     /// thousands at each), for the stall guard; see [`Trace::new`].
     pub largest_burst: u64,
@@ -100,7 +100,7 @@ pub struct Trace {
 impl Trace {
     /// The trace of `times` (non-decreasing), read from `file`; counts its largest burst
     /// once, here, rather than in every run.
-    pub fn new(file: String, times: Arc<[SimTime]>) -> Trace {
+    pub fn new(file: String, times: Arc<Vec<SimTime>>) -> Trace {
         let largest_burst = times
             .chunk_by(|a, b| a == b)
             .map(|same| same.len() as u64)
