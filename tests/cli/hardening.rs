@@ -416,9 +416,11 @@ fn check_refuses_what_run_would_refuse_for_memory() {
     );
 }
 
-/// The documented client maximum is accepted by `check`, and `run` refuses it up front
-/// when the estimate does not fit the limit (50 million clients need gigabytes per run in
-/// progress; memory does not grow with replications, so the limit is set low here).
+/// The documented client maximum is accepted by `check` on a machine large enough, and
+/// `run` refuses it up front when the estimate does not fit the limit (50 million clients
+/// need gigabytes per run in progress; memory does not grow with replications, so the limit
+/// is set low here). Both limits are given: the default is the machine's memory, and this
+/// file's 16.1 GB would fail `check` on a smaller machine than this one's 24 GB.
 #[test]
 fn the_largest_population_is_checked_against_memory_before_running() {
     let ws = Workspace::new();
@@ -426,9 +428,14 @@ fn the_largest_population_is_checked_against_memory_before_running() {
     ws.file("big.toml", &text);
     herdsim()
         .current_dir(ws.path())
-        .args(["check", "big.toml"])
+        .args(["check", "big.toml", "--max-memory", "64GiB"])
         .assert()
         .code(0);
+    let stderr = refused(&ws, &["check", "big.toml", "--max-memory", "2GiB"]);
+    assert!(
+        stderr.contains("this run needs an estimated 16.1 GB"),
+        "{stderr}"
+    );
     let stderr = refused(
         &ws,
         &["run", "big.toml", "--out", "out", "--max-memory", "2GiB"],
