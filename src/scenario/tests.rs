@@ -169,6 +169,23 @@ fn a_syntax_error_stops_at_the_first() {
     );
 }
 
+/// A key of 100 dotted parts or more meets the parser's recursion limit, which came with no
+/// line and "found the end of the file".
+#[test]
+fn a_key_nested_too_deep_is_pointed_at() {
+    for parts in [100, 1000] {
+        let key = vec!["a"; parts].join(".");
+        let src = OK.replace("[clients]", &format!("{key} = 1\n\n[clients]"));
+        let p = problems(&src);
+        assert_eq!(
+            p,
+            [format!(
+                "s.toml:2:1: TOML syntax: expected a key of a few dotted parts, found one of {parts}, nested deeper than the parser reads"
+            )]
+        );
+    }
+}
+
 #[test]
 fn unknown_key_is_reported_with_its_position_and_path() {
     let src = "name = \"x\"\n[clients]\ncount = 5\ncuont = 6\n";

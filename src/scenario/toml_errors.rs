@@ -14,6 +14,22 @@ pub(crate) const TOO_LARGE: &str = "(above 9223372036854775807, the largest inte
 /// How much of the text where the parser stopped a syntax error quotes.
 const QUOTED_CHARS: usize = 40;
 
+/// The start of the key (before any `=`, or a header) with the most dotted parts, and how
+/// many it has; dots inside quotes count too, which only matters for a key already long.
+fn most_dotted_key(src: &str) -> Option<(usize, usize)> {
+    let mut at = 0;
+    let mut most: Option<(usize, usize)> = None;
+    for line in src.split_inclusive('\n') {
+        let key = line.split('=').next().unwrap_or("");
+        let parts = key.matches('.').count() + 1;
+        if most.is_none_or(|(_, m)| parts > m) {
+            most = Some((at + (key.len() - key.trim_start().len()), parts));
+        }
+        at += line.len();
+    }
+    most
+}
+
 /// Turns a toml/serde error into a positioned [`ScenarioError`].
 pub(crate) fn toml_error(file: &str, src: &str, e: toml::de::Error) -> ScenarioError {
     toml_error_in(file, src, src, e)
@@ -53,6 +69,22 @@ pub(super) fn toml_error_in(
         && let Some((path, msg)) = toml_keys::written_twice(src, at, Twice::Through)
     {
         return error_at(file, src_for_positions, span, path, msg);
+    }
+    // A dotted key of about 100 parts or more meets serde's recursion limit, which toml
+    // reports with no position ("recursion limit, found the end of the file"): point at
+    // the key with the most parts.
+    if raw == "recursion limit"
+        && let Some((start, parts)) = most_dotted_key(src)
+    {
+        return error_at(
+            file,
+            src_for_positions,
+            Some(start..start),
+            "",
+            format!(
+                "TOML syntax: expected a key of a few dotted parts, found one of {parts}, nested deeper than the parser reads"
+            ),
+        );
     }
     // Not TOML at all: say so, and what stands where the parser stopped.
     if path.is_empty() && raw != "duplicate key" && src.parse::<toml_edit::DocumentMut>().is_err() {
