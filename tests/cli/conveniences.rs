@@ -133,34 +133,21 @@ fn set_sweeps_a_path_like_an_edit() {
         .collect();
     assert_eq!(counts, ["10", "10", "20", "20"]);
     // A file's own sweep list is replaced; the index spelling of messages works too.
-    let out = ok(
-        &ws,
-        &[
-            "check",
+    for (file, setting, said) in [
+        (
             "swept.toml",
-            "--set",
             "sweep.clients.count=[5, 6, 7]",
-        ],
-    );
-    assert!(
-        text(&out.stdout).contains("5..7 clients"),
-        "{}",
-        text(&out.stdout)
-    );
-    let out = ok(
-        &ws,
-        &[
-            "check",
+            "5..7 clients",
+        ),
+        (
             "tiny.toml",
-            "--set",
             "sweep.server.outages[0].end=[\"1s\", \"2s\"]",
-        ],
-    );
-    assert!(
-        text(&out.stdout).contains("2 sweep points"),
-        "{}",
-        text(&out.stdout)
-    );
+            "2 sweep points",
+        ),
+    ] {
+        let out = text(&ok(&ws, &["check", file, "--set", setting]).stdout);
+        assert!(out.contains(said), "{setting}: {out}");
+    }
     // A path that names no key is refused at the point, naming the flag.
     let stderr = refused_in(
         &ws,
