@@ -127,11 +127,12 @@ fn whole_table(doc: &toml_edit::DocumentMut, segments: &[&str], value: Value) ->
     // holds (helper-101: `clients.1.retry={ budget = ... }` wiped the population's policy).
     (1..segments.len()).rev().find_map(|k| {
         let (path, rest) = segments.split_at(k);
-        if rest.iter().any(|s| s.parse::<usize>().is_ok()) {
+        if rest.iter().any(|s| s.is_empty() || s.parse::<usize>().is_ok()) {
             return None;
         }
+        // Each key as TOML writes it: a `[sweep]` key's dots quoted (`"clients.count"`).
         let inline = rest.iter().rev().fold(value.to_string(), |inner, key| {
-            format!("{{ {key} = {inner} }}")
+            format!("{{ {} = {inner} }}", toml_edit::Key::new(*key))
         });
         if inline.contains('\'') {
             return None;
@@ -214,16 +215,18 @@ fn apply_settings(
     for setting in settings {
         let key = setting.key();
         // A `[sweep]` key is a whole path, quoted (`"clients.count" = [10, 20]`): so is
-        // what follows `sweep.` here, and `[sweep]` is added if the file has none.
-        let segments: Vec<&str> = match key.split_once('.') {
-            Some(("sweep", axis)) => {
-                if !doc.contains_key("sweep") {
-                    doc.insert("sweep", toml_edit::table());
-                }
-                vec!["sweep", axis]
-            }
-            _ => key.split('.').collect(),
+        // what follows `sweep.` here (quoted or not), the file's own key for that path in
+        // whichever spelling (`"strategy[1].base"`), and `[sweep]` is added if the file has
+        // none (and taken out again if the setting fails).
+        let axis = key.strip_prefix("sweep.").map(|axis| swept_key(&doc, axis));
+        let segments: Vec<&str> = match &axis {
+            Some(axis) => vec!["sweep", axis],
+            None => key.split('.').collect(),
         };
+        let added_sweep = axis.is_some() && !doc.contains_key("sweep");
+        if added_sweep {
+            doc.insert("sweep", toml_edit::table());
+        }
         match set_path(doc.as_table_mut(), &segments, setting.value(), "to set") {
             Ok(_) => {
                 let next = doc.to_string();
@@ -231,6 +234,9 @@ fn apply_settings(
                 text = next;
             }
             Err(msg) => {
+                if added_sweep {
+                    doc.remove("sweep");
+                }
                 let hint = whole_table(&doc, &segments, setting.value())
                     .map(|whole| format!(" (to add the table, set it whole: --set '{whole}')"))
                     .unwrap_or_default();
@@ -250,6 +256,27 @@ fn apply_settings(
     } else {
         Err(ScenarioErrors(errors))
     }
+}
+
+/// The `[sweep]` key a `--set sweep.AXIS=...` sets: AXIS without the quotes it may be
+/// written in (`sweep."clients.count"`), or the key the file's `[sweep]` already has for
+/// the same path in another spelling (`"strategy[1].base"` for `strategy.1.base`), so that
+/// its list is replaced rather than a second key added for one value.
+fn swept_key(doc: &toml_edit::DocumentMut, axis: &str) -> String {
+    let unquoted = ['"', '\'']
+        .iter()
+        .find_map(|&q| axis.strip_prefix(q)?.strip_suffix(q))
+        .unwrap_or(axis);
+    let same = canonical_path(unquoted);
+    doc.get("sweep")
+        .and_then(|sweep| sweep.as_table_like())
+        .and_then(|sweep| {
+            sweep
+                .iter()
+                .find(|(written, _)| canonical_path(written) == same)
+                .map(|(written, _)| written.to_string())
+        })
+        .unwrap_or_else(|| unquoted.to_string())
 }
 
 /// `path` in the dotted form `[sweep]` uses (`server.outages[0].end` is

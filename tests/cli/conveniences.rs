@@ -148,6 +148,38 @@ fn set_sweeps_a_path_like_an_edit() {
         let out = text(&ok(&ws, &["check", file, "--set", setting]).stdout);
         assert!(out.contains(said), "{setting}: {out}");
     }
+    // The file's key for the path in another spelling is the one replaced (helper-107: a
+    // second key for the same value was refused), and a quoted path is the path.
+    ws.file(
+        "bracketed.toml",
+        &format!("{TINY}\n[sweep]\n\"strategy[1].base\" = [\"10ms\", \"20ms\"]\n"),
+    );
+    for setting in [
+        "sweep.strategy[1].base=[\"30ms\", \"40ms\", \"50ms\"]",
+        "sweep.strategy.1.base=[\"30ms\", \"40ms\", \"50ms\"]",
+        "sweep.\"strategy.1.base\"=[\"30ms\", \"40ms\", \"50ms\"]",
+    ] {
+        let out = text(&ok(&ws, &["check", "bracketed.toml", "--set", setting]).stdout);
+        assert!(out.contains("3 sweep points"), "{setting}: {out}");
+    }
+    // A failed sweep setting leaves no empty `[sweep]` for the next one to trip on.
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "sweep.=[1]",
+            "--set",
+            "sweep={ \"clients.count\" = [1] }",
+        ],
+    );
+    assert_eq!(
+        problems(&stderr),
+        [
+            "herdsim: error: tiny.toml: --set sweep.=[1]: expected a dotted key path such as `clients.count`, found an empty key"
+        ]
+    );
     // A path that names no key is refused at the point, naming the flag.
     let stderr = refused_in(
         &ws,
