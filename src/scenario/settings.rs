@@ -127,7 +127,10 @@ fn whole_table(doc: &toml_edit::DocumentMut, segments: &[&str], value: Value) ->
     // holds (helper-101: `clients.1.retry={ budget = ... }` wiped the population's policy).
     (1..segments.len()).rev().find_map(|k| {
         let (path, rest) = segments.split_at(k);
-        if rest.iter().any(|s| s.is_empty() || s.parse::<usize>().is_ok()) {
+        if rest
+            .iter()
+            .any(|s| s.is_empty() || s.parse::<usize>().is_ok())
+        {
             return None;
         }
         // Each key as TOML writes it: a `[sweep]` key's dots quoted (`"clients.count"`).

@@ -169,19 +169,46 @@ fn a_syntax_error_stops_at_the_first() {
     );
 }
 
-/// A key of 100 dotted parts or more meets the parser's recursion limit, which came with no
-/// line and "found the end of the file".
+/// A key of about 80 dotted parts or more meets the parser's recursion limit, which came
+/// with no line and "found the end of the file". The key is found past comments, strings,
+/// quoted keys and values whose dots are no parts (helper-107), and inside an inline table.
 #[test]
 fn a_key_nested_too_deep_is_pointed_at() {
-    for parts in [100, 1000] {
-        let key = vec!["a"; parts].join(".");
-        let src = OK.replace("[clients]", &format!("{key} = 1\n\n[clients]"));
-        let p = problems(&src);
+    let deep = |parts: usize| vec!["a"; parts].join(".");
+    let dots = vec!["q"; 300].join(".");
+    let floats = vec!["1.5"; 200].join(", ");
+    for (before, line, col, parts) in [
+        (format!("{} = 1\n", deep(100)), 2, 1, 100),
+        (format!("{} = 1\n", deep(1000)), 2, 1, 1000),
+        (format!("# {dots}\n  {} = 1\n", deep(110)), 3, 3, 110),
+        (
+            format!("d = \"\"\"\n{dots}\n\"\"\"\n{} = 1\n", deep(110)),
+            5,
+            1,
+            110,
+        ),
+        (format!("\"{dots}\" = 1\n{} = 1\n", deep(110)), 3, 1, 110),
+        (
+            format!("v = [\n{floats}\n]\n{} = 1\n", deep(110)),
+            5,
+            1,
+            110,
+        ),
+        (
+            format!("x = {{ b = 1.5, {} = 1 }}\n", deep(110)),
+            2,
+            16,
+            110,
+        ),
+        (format!("[{}]\nb = 1\n", deep(110)), 2, 2, 110),
+    ] {
+        let src = OK.replace("[clients]", &format!("{before}[clients]"));
         assert_eq!(
-            p,
+            problems(&src),
             [format!(
-                "s.toml:2:1: TOML syntax: expected a key of a few dotted parts, found one of {parts}, nested deeper than the parser reads"
-            )]
+                "s.toml:{line}:{col}: TOML syntax: expected a key of a few dotted parts, found one of {parts}, nested deeper than the parser reads"
+            )],
+            "{before}"
         );
     }
 }

@@ -14,20 +14,103 @@ pub(crate) const TOO_LARGE: &str = "(above 9223372036854775807, the largest inte
 /// How much of the text where the parser stopped a syntax error quotes.
 const QUOTED_CHARS: usize = 40;
 
-/// The start of the key (before any `=`, or a header) with the most dotted parts, and how
-/// many it has; dots inside quotes count too, which only matters for a key already long.
+/// The start of the key of `src` with the most dotted parts (`a.b.c` has 3), and how many
+/// it has: keys of lines, of headers and of inline tables, read with a small scanner
+/// (neither toml nor `toml_edit` reads such a file), which skips comments, strings (a
+/// quoted part's dots are not parts) and values (a float's dot is no part).
 fn most_dotted_key(src: &str) -> Option<(usize, usize)> {
-    let mut at = 0;
+    let b = src.as_bytes();
+    // Brackets open in the value being read: `[` arrays, `{` inline tables.
+    let mut open: Vec<u8> = Vec::new();
+    // A key may start here: at a line's start outside any value, after `{` or `,` in an
+    // inline table.
+    let mut expect_key = true;
+    // The key being read: its start, its dots, and whether it is a header's (ends at `]`).
+    let mut key: Option<(usize, usize, bool)> = None;
     let mut most: Option<(usize, usize)> = None;
-    for line in src.split_inclusive('\n') {
-        let key = line.split('=').next().unwrap_or("");
-        let parts = key.matches('.').count() + 1;
-        if most.is_none_or(|(_, m)| parts > m) {
-            most = Some((at + (key.len() - key.trim_start().len()), parts));
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' | b'\'' => {
+                if expect_key && key.is_none() {
+                    key = Some((i, 0, false));
+                }
+                i = past_string(b, i);
+                continue;
+            }
+            b' ' | b'\t' | b'\r' => {}
+            b'\n' => {
+                if open.is_empty() {
+                    key = None;
+                    expect_key = true;
+                }
+            }
+            b'.' if key.is_some() => {
+                if let Some((_, dots, _)) = key.as_mut() {
+                    *dots += 1;
+                }
+            }
+            b'=' | b']' if key.is_some() => {
+                let (start, dots, _) = key.take().expect("a key is being read");
+                if most.is_none_or(|(_, parts)| dots + 1 > parts) {
+                    most = Some((start, dots + 1));
+                }
+                expect_key = false;
+            }
+            b'[' if expect_key && key.is_none() && open.is_empty() => {
+                // A header, `[table]` or `[[array]]`: its key starts after the brackets.
+                let mut start = i + 1;
+                while start < b.len() && matches!(b[start], b'[' | b' ' | b'\t') {
+                    start += 1;
+                }
+                key = Some((start, 0, true));
+                i = start;
+                continue;
+            }
+            b'[' | b'{' if key.is_none() => {
+                open.push(c);
+                expect_key = c == b'{';
+            }
+            b']' | b'}' if key.is_none() => {
+                open.pop();
+                expect_key = false;
+            }
+            b',' if open.last() == Some(&b'{') => expect_key = true,
+            _ if expect_key && key.is_none() => key = Some((i, 0, false)),
+            _ => {}
         }
-        at += line.len();
+        i += 1;
     }
     most
+}
+
+/// Where the TOML string starting at `b[at]` (`"`, `'`, or a `"""` or `\'\'\'` block) ends:
+/// just past its closing quotes (the end of the text if it has none).
+fn past_string(b: &[u8], at: usize) -> usize {
+    let q = b[at];
+    let block = b.len() >= at + 3 && b[at + 1] == q && b[at + 2] == q;
+    let mut i = at + if block { 3 } else { 1 };
+    while i < b.len() {
+        if b[i] == b'\\' && q == b'"' {
+            i += 2;
+            continue;
+        }
+        if !block && b[i] == b'\n' {
+            return i;
+        }
+        if b[i] == q && (!block || b[i..].starts_with(&[q, q, q])) {
+            return i + if block { 3 } else { 1 };
+        }
+        i += 1;
+    }
+    b.len()
 }
 
 /// Turns a toml/serde error into a positioned [`ScenarioError`].
@@ -70,7 +153,7 @@ pub(super) fn toml_error_in(
     {
         return error_at(file, src_for_positions, span, path, msg);
     }
-    // A dotted key of about 100 parts or more meets serde's recursion limit, which toml
+    // A dotted key of about 80 parts or more meets serde's recursion limit, which toml
     // reports with no position ("recursion limit, found the end of the file"): point at
     // the key with the most parts.
     if raw == "recursion limit"
