@@ -201,6 +201,7 @@ fn a_key_nested_too_deep_is_pointed_at() {
             110,
         ),
         (format!("[{}]\nb = 1\n", deep(110)), 2, 2, 110),
+        (format!("x = {{\n  {} = 1 }}\n", deep(110)), 3, 3, 110),
     ] {
         let src = OK.replace("[clients]", &format!("{before}[clients]"));
         assert_eq!(

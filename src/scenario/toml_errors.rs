@@ -45,13 +45,12 @@ fn most_dotted_key(src: &str) -> Option<(usize, usize)> {
                 i = past_string(b, i);
                 continue;
             }
-            b' ' | b'\t' | b'\r' => {}
-            b'\n' => {
-                if open.is_empty() {
-                    key = None;
-                    expect_key = true;
-                }
+            b'\n' if open.is_empty() => {
+                key = None;
+                expect_key = true;
             }
+            // A line end inside an array or inline table is blank space.
+            b' ' | b'\t' | b'\r' | b'\n' => {}
             b'.' if key.is_some() => {
                 if let Some((_, dots, _)) = key.as_mut() {
                     *dots += 1;
