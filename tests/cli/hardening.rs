@@ -293,7 +293,7 @@ fn a_run_that_would_exceed_the_memory_limit_is_refused_with_its_estimate() {
         stderr.contains(
             // Two strategies: two groups accumulate at most, not one per thread and one
             // finishing (helper-98: three were counted).
-            "herdsim: error: fine.toml: this run needs an estimated 16.0 GB (16.8 MB for the program, 12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 2 x 4.5 GB accumulating, 4.5 GB of reduced results, 2 x 3.3 MB drawing PNG charts) of memory"
+            "herdsim: error: fine.toml: this run needs an estimated 16.0 GB (16.8 MB for the program, 12 runs x 0 B kept until the end, 2 x 1.3 GB in progress, 2 x 4.5 GB accumulating, 4.5 GB of reduced results, 2 x 3.4 MB drawing PNG charts) of memory"
         ),
         "{stderr}"
     );

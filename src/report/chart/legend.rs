@@ -23,7 +23,7 @@ pub enum Swatch {
 }
 
 /// Height of one line of legend entries.
-const LEGEND_LINE: i32 = 24;
+pub(crate) const LEGEND_LINE: i32 = 24;
 
 /// Where each legend entry goes: (x, line), filling lines from `x0` and wrapping before `x1`.
 /// Pure: text is measured with the bundled font, so a chart can size its legend band before
