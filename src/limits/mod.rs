@@ -167,8 +167,9 @@ impl Estimate {
     /// The estimate with PNG charts drawn (`run` without `--no-charts`, `png` among its
     /// formats): each chart is drawn on an RGB bitmap of its whole size, one chart per
     /// worker thread at once, and the charts grow a row per strategy (their sizes are the
-    /// chart modules', [`crate::report::chart::largest_png_bytes`]). Without this, 1 000 strategies were accepted at an estimate of 294 MB and
-    /// peaked at 1.76 GB drawing their charts (helper-102).
+    /// chart modules', [`crate::report::chart::largest_png_bytes`]). Without this, 1 000
+    /// strategies were accepted at an estimate of 294 MB and peaked at 1.76 GB drawing their
+    /// charts (helper-102).
     pub fn drawing_png_charts(mut self, file: &ScenarioFile, threads: usize) -> Estimate {
         let per_chart = largest_png_chart(file);
         self.charts_parallel = threads.max(1) as u64;
