@@ -266,10 +266,7 @@ fn apply_settings(
 /// the same path in another spelling (`"strategy[1].base"` for `strategy.1.base`), so that
 /// its list is replaced rather than a second key added for one value.
 fn swept_key(doc: &toml_edit::DocumentMut, axis: &str) -> String {
-    let unquoted = ['"', '\'']
-        .iter()
-        .find_map(|&q| axis.strip_prefix(q)?.strip_suffix(q))
-        .unwrap_or(axis);
+    let unquoted = unquoted(axis);
     let same = canonical_path(unquoted);
     doc.get("sweep")
         .and_then(|sweep| sweep.as_table_like())
@@ -280,6 +277,14 @@ fn swept_key(doc: &toml_edit::DocumentMut, axis: &str) -> String {
                 .map(|(written, _)| written.to_string())
         })
         .unwrap_or_else(|| unquoted.to_string())
+}
+
+/// `axis` without the quotes around it, if it is quoted (`"clients.count"`).
+fn unquoted(axis: &str) -> &str {
+    ['"', '\'']
+        .iter()
+        .find_map(|&q| axis.strip_prefix(q)?.strip_suffix(q))
+        .unwrap_or(axis)
 }
 
 /// `path` in the dotted form `[sweep]` uses (`server.outages[0].end` is
@@ -326,8 +331,12 @@ pub(crate) fn canonical_path(path: &str) -> String {
 /// `server.outages[0].end`): the later one would win silently, and one of the two is a
 /// mistake, as with other conflicting flags. Names both flags.
 pub fn check_repeats(settings: &[Setting]) -> Result<(), String> {
-    // Indexes compared as numbers: `outages[00]` and `outages.0` are one entry.
-    let canonical = |s: &Setting| canonical_path(&s.path);
+    // Indexes compared as numbers: `outages[00]` and `outages.0` are one entry; a swept
+    // path quoted or not is one key (`sweep."clients.count"`, `sweep.clients.count`).
+    let canonical = |s: &Setting| match dotted(&s.path).strip_prefix("sweep.") {
+        Some(axis) => format!("sweep.{}", canonical_path(unquoted(axis))),
+        None => canonical_path(&s.path),
+    };
     for (i, later) in settings.iter().enumerate() {
         if let Some(earlier) = settings[..i]
             .iter()

@@ -162,6 +162,22 @@ fn set_sweeps_a_path_like_an_edit() {
         let out = text(&ok(&ws, &["check", "bracketed.toml", "--set", setting]).stdout);
         assert!(out.contains("3 sweep points"), "{setting}: {out}");
     }
+    // The same swept path twice, quoted once, is the same key twice.
+    let stderr = refused_in(
+        &ws,
+        &[
+            "check",
+            "tiny.toml",
+            "--set",
+            "sweep.clients.count=[1]",
+            "--set",
+            "sweep.\"clients.count\"=[2]",
+        ],
+    );
+    assert!(
+        stderr.contains("set the same key `sweep.\"clients.count\"`: give it once"),
+        "{stderr}"
+    );
     // A failed sweep setting leaves no empty `[sweep]` for the next one to trip on.
     let stderr = refused_in(
         &ws,
